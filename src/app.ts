@@ -1,0 +1,33 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { Database } from "./db/database.js";
+import { ShipkeyError } from "./errors.js";
+import { registerErrorHandling } from "./http/error-handler.js";
+import { registerRoutes } from "./http/routes.js";
+
+export interface AppOptions {
+  database: Database;
+  logger?: FastifyServerOptions["logger"];
+}
+
+/** Builds the HTTP application around an open database. The caller owns the database. */
+export async function buildApp({ database, logger = false }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger,
+    // Routes set their own limits; this covers anything else.
+    bodyLimit: 64 * 1024,
+  });
+  // Request bodies are only ever JSON; Fastify's default text/plain parser would let a non-JSON
+  // body through to the handlers instead of answering 415.
+  app.removeContentTypeParser("text/plain");
+  // A POST without any Content-Type and without a body never reaches a parser; answer it like
+  // any other non-JSON request.
+  app.addHook("preValidation", async (request) => {
+    if (request.method === "POST" && request.headers["content-type"] === undefined) {
+      throw new ShipkeyError("UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+    }
+  });
+  registerErrorHandling(app);
+  registerRoutes(app, database.db);
+  await app.ready();
+  return app;
+}

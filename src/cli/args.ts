@@ -1,0 +1,92 @@
+import { parseArgs } from "node:util";
+import type { LicenseStatus } from "../db/schema.js";
+import { licenseStatuses } from "../db/schema.js";
+import { parseIsoTimestamp } from "../lib/time.js";
+
+/** A mistake on the command line: printed as one line with the usage hint. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export type Options = Record<string, string | boolean | undefined>;
+
+export function parseCommandLine(argv: string[]): { positionals: string[]; options: Options } {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        slug: { type: "string" },
+        name: { type: "string" },
+        product: { type: "string" },
+        "max-machines": { type: "string" },
+        key: { type: "string" },
+        status: { type: "string" },
+        "expires-at": { type: "string" },
+        edition: { type: "string" },
+        "edition-name": { type: "string" },
+        features: { type: "string" },
+        scopes: { type: "string" },
+      },
+    });
+    return { positionals, options: values };
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+export function stringOption(options: Options, name: string): string | undefined {
+  const value = options[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+export function requiredOption(options: Options, name: string): string {
+  const value = stringOption(options, name);
+  if (value === undefined || value === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+export function integerOption(options: Options, name: string): number | undefined {
+  const value = stringOption(options, name);
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`--${name} must be a non-negative integer, got "${value}"`);
+  }
+  return Number(value);
+}
+
+export function statusOption(options: Options): LicenseStatus | undefined {
+  const value = stringOption(options, "status");
+  if (value === undefined) return undefined;
+  if (!(licenseStatuses as readonly string[]).includes(value)) {
+    throw new UsageError(`--status must be one of ${licenseStatuses.join(", ")}`);
+  }
+  return value as LicenseStatus;
+}
+
+/** `--expires-at <iso>`; with allowNever, `never` clears the expiry (null). */
+export function expiryOption(options: Options, allowNever: boolean): number | null | undefined {
+  const value = stringOption(options, "expires-at");
+  if (value === undefined) return undefined;
+  if (allowNever && value === "never") return null;
+  const ms = parseIsoTimestamp(value);
+  if (ms === null) {
+    throw new UsageError(
+      `--expires-at must be an ISO 8601 timestamp with a zone, e.g. 2027-01-31T23:59:59Z${allowNever ? ", or never" : ""}`,
+    );
+  }
+  return ms;
+}
+
+/** A comma-separated list; an empty string is the empty list. */
+export function listOption(options: Options, name: string): string[] | undefined {
+  const value = stringOption(options, name);
+  if (value === undefined) return undefined;
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}

@@ -1,0 +1,192 @@
+import type { Kysely } from "kysely";
+import type { DB } from "../db/schema.js";
+import { createApiKey, listApiKeys, revokeApiKey } from "../domain/api-keys/api-keys.js";
+import {
+  createLicense,
+  type LicenseView,
+  showLicense,
+  updateLicense,
+} from "../domain/licenses/manage-licenses.js";
+import { createProduct, listProducts } from "../domain/products/products.js";
+import {
+  expiryOption,
+  integerOption,
+  listOption,
+  type Options,
+  requiredOption,
+  statusOption,
+  stringOption,
+  UsageError,
+} from "./args.js";
+
+export interface CommandResult {
+  /** Printed as JSON with --json. */
+  data: unknown;
+  /** Printed otherwise. */
+  text: string;
+}
+
+interface Command {
+  run(db: Kysely<DB>, args: string[], options: Options): Promise<CommandResult>;
+}
+
+export const usage = `Usage: shipkey <command> [options] [--json]
+
+  migrate
+  products create --slug <slug> --name <name>
+  products list
+  licenses create --product <slug> --max-machines <n> [--key <key>]
+      [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
+      [--edition-name <n>] [--features a,b,c]
+  licenses update <licenseKey> [--status ...] [--expires-at <iso>|never]
+      [--max-machines <n>] [--edition <e>] [--edition-name <n>] [--features a,b,c]
+  licenses show <licenseKey>
+  api-keys create --name <name> --scopes <s1,s2> [--expires-at <iso>]
+  api-keys list
+  api-keys revoke <id>
+
+The database is DATABASE_URL (default sqlite:./data/shipkey.db); it is created and migrated
+if needed. --json prints exactly one JSON document on stdout.
+`;
+
+function oneArgument(args: string[], what: string): string {
+  const [value, ...extra] = args;
+  if (value === undefined || extra.length > 0) throw new UsageError(`expected exactly one ${what}`);
+  return value;
+}
+
+function noArguments(args: string[]): void {
+  if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`);
+}
+
+/** Human output: aligned `key  value` lines. */
+function describe(record: Record<string, unknown>): string {
+  const width = Math.max(...Object.keys(record).map((k) => k.length));
+  return Object.entries(record)
+    .map(([key, value]) => {
+      const shown = Array.isArray(value) ? value.join(", ") : value === null ? "-" : String(value);
+      return `${key.padEnd(width)}  ${shown}`;
+    })
+    .join("\n");
+}
+
+function table(rows: Array<Record<string, unknown>>, empty: string): string {
+  if (rows.length === 0) return empty;
+  return rows.map((row) => describe(row)).join("\n\n");
+}
+
+function licenseSettings(options: Options, allowNever: boolean) {
+  return {
+    status: statusOption(options),
+    expiresAt: expiryOption(options, allowNever),
+    edition: stringOption(options, "edition"),
+    editionName: stringOption(options, "edition-name"),
+    features: listOption(options, "features"),
+    maxMachines: integerOption(options, "max-machines"),
+  };
+}
+
+function licenseText(license: LicenseView): string {
+  return describe({ ...license });
+}
+
+export const commands: Record<string, Command> = {
+  migrate: {
+    // main() migrates before any command runs; this one only reports it.
+    run: async (_db, args) => {
+      noArguments(args);
+      return { data: { migrated: true }, text: "Database is up to date." };
+    },
+  },
+  "products create": {
+    run: async (db, args, options) => {
+      noArguments(args);
+      const product = await createProduct(db, {
+        slug: requiredOption(options, "slug"),
+        name: requiredOption(options, "name"),
+      });
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+  "products list": {
+    run: async (db, args) => {
+      noArguments(args);
+      const products = await listProducts(db);
+      return {
+        data: products,
+        text: table(
+          products.map((p) => ({ ...p })),
+          "No products yet.",
+        ),
+      };
+    },
+  },
+  "licenses create": {
+    run: async (db, args, options) => {
+      noArguments(args);
+      const settings = licenseSettings(options, false);
+      const maxMachines = settings.maxMachines;
+      if (maxMachines === undefined) throw new UsageError("--max-machines is required");
+      const license = await createLicense(db, {
+        ...settings,
+        productSlug: requiredOption(options, "product"),
+        maxMachines,
+        licenseKey: stringOption(options, "key"),
+      });
+      return { data: license, text: licenseText(license) };
+    },
+  },
+  "licenses update": {
+    run: async (db, args, options) => {
+      const licenseKey = oneArgument(args, "license key");
+      const license = await updateLicense(db, licenseKey, licenseSettings(options, true));
+      return { data: license, text: licenseText(license) };
+    },
+  },
+  "licenses show": {
+    run: async (db, args) => {
+      const license = await showLicense(db, oneArgument(args, "license key"));
+      const { machines, ...rest } = license;
+      const machineText = table(
+        machines.map((m) => ({ ...m })),
+        "No active machines.",
+      );
+      return { data: license, text: `${licenseText(rest)}\n\nActive machines:\n${machineText}` };
+    },
+  },
+  "api-keys create": {
+    run: async (db, args, options) => {
+      noArguments(args);
+      const scopes = listOption(options, "scopes");
+      if (scopes === undefined) throw new UsageError("--scopes is required");
+      const created = await createApiKey(db, {
+        name: requiredOption(options, "name"),
+        scopes,
+        expiresAt: expiryOption(options, false) ?? null,
+      });
+      return {
+        data: created,
+        text: `${describe({ ...created })}\n\nStore the key now: it is shown only once.`,
+      };
+    },
+  },
+  "api-keys list": {
+    run: async (db, args) => {
+      noArguments(args);
+      const keys = await listApiKeys(db);
+      return {
+        data: keys,
+        text: table(
+          keys.map((k) => ({ ...k })),
+          "No API keys yet.",
+        ),
+      };
+    },
+  },
+  "api-keys revoke": {
+    run: async (db, args) => {
+      const key = await revokeApiKey(db, oneArgument(args, "API key id"));
+      return { data: key, text: describe({ ...key }) };
+    },
+  },
+};

@@ -1,0 +1,50 @@
+import { parseDatabaseUrl } from "./db/database.js";
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  logLevel: LogLevel;
+}
+
+const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+export const defaultDatabaseUrl = "sqlite:./data/shipkey.db";
+
+/** A configuration problem, reported at start as one line. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = env.PORT === undefined || env.PORT === "" ? 3000 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535 || !/^\d+$/.test(env.PORT ?? "3000")) {
+    throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`);
+  }
+  const host = env.HOST === undefined || env.HOST === "" ? "0.0.0.0" : env.HOST;
+  const databaseUrl = databaseUrlFrom(env);
+  const logLevel = (
+    env.LOG_LEVEL === undefined || env.LOG_LEVEL === "" ? "info" : env.LOG_LEVEL
+  ) as LogLevel;
+  if (!logLevels.includes(logLevel)) {
+    throw new ConfigError(
+      `LOG_LEVEL must be one of ${logLevels.join(", ")}, got "${env.LOG_LEVEL}"`,
+    );
+  }
+  return { port, host, databaseUrl, logLevel };
+}
+
+/** DATABASE_URL, defaulted and checked; shared by the server and the CLI. */
+export function databaseUrlFrom(env: NodeJS.ProcessEnv = process.env): string {
+  const url =
+    env.DATABASE_URL === undefined || env.DATABASE_URL === ""
+      ? defaultDatabaseUrl
+      : env.DATABASE_URL;
+  try {
+    parseDatabaseUrl(url);
+  } catch (err) {
+    throw new ConfigError(err instanceof Error ? err.message : String(err));
+  }
+  return url;
+}

@@ -1,0 +1,80 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import type { DB } from "./schema.js";
+
+export type Dialect = "sqlite" | "postgres";
+
+export interface Database {
+  db: Kysely<DB>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+export type DatabaseTarget =
+  | { dialect: "sqlite"; path: string }
+  | { dialect: "postgres"; connectionString: string };
+
+export class DatabaseUrlError extends Error {
+  override name = "DatabaseUrlError";
+}
+
+/** `sqlite:<path>` (`sqlite::memory:` for tests) or `postgres://…` / `postgresql://…`. */
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  if (url.startsWith("sqlite:")) {
+    const path = url.slice("sqlite:".length);
+    if (path === "") throw new DatabaseUrlError("DATABASE_URL sqlite: needs a file path");
+    return { dialect: "sqlite", path };
+  }
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
+    try {
+      new URL(url);
+    } catch {
+      throw new DatabaseUrlError("DATABASE_URL is not a valid postgres:// URL");
+    }
+    return { dialect: "postgres", connectionString: url };
+  }
+  throw new DatabaseUrlError("DATABASE_URL must start with sqlite: or postgres://");
+}
+
+// BIGINT (oid 20) comes back from pg as a string by default; our bigints are epoch
+// milliseconds and byte counts, all within Number.MAX_SAFE_INTEGER.
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number.parseInt(value, 10)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+export interface OpenOptions {
+  /** PostgreSQL pool size (default 10). */
+  poolSize?: number;
+}
+
+export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
+  const target = parseDatabaseUrl(url);
+  if (target.dialect === "sqlite") {
+    if (target.path !== ":memory:") mkdirSync(dirname(target.path), { recursive: true });
+    const sqlite = new SqliteDatabase(target.path);
+    // WAL: readers never block the writer. synchronous=NORMAL in WAL mode keeps every committed
+    // transaction across a crash of the process (kill -9); only an OS crash or power loss can
+    // roll back the most recent commits. busy_timeout lets the CLI write while the server runs.
+    sqlite.pragma("journal_mode = WAL");
+    sqlite.pragma("synchronous = NORMAL");
+    sqlite.pragma("busy_timeout = 5000");
+    sqlite.pragma("foreign_keys = ON");
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+    return { db, dialect: "sqlite", close: () => db.destroy() };
+  }
+  const pool = new pg.Pool({
+    connectionString: target.connectionString,
+    max: options.poolSize ?? 10,
+    types: pgTypes,
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on("error", () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: "postgres", close: () => db.destroy() };
+}

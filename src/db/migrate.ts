@@ -1,0 +1,28 @@
+import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely";
+import * as initial from "./migrations/0001_initial.js";
+import type { DB } from "./schema.js";
+
+// Migrations are imported statically (not read from a folder at run time) so the compiled
+// service and the tests run exactly the same list, in this order.
+const migrations: Record<string, Migration> = {
+  "0001_initial": initial,
+};
+
+export class MigrationError extends Error {
+  override name = "MigrationError";
+}
+
+/** Brings the schema to the latest version; throws MigrationError if any step fails. */
+export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
+    const reason = result.error instanceof Error ? result.error.message : String(result.error);
+    throw new MigrationError(`migration ${failed} failed: ${reason}`);
+  }
+  return result;
+}

@@ -1,0 +1,98 @@
+/**
+ * Table types as Kysely sees them. Timestamps are integer epoch milliseconds on both dialects
+ * (portable, exact to the millisecond, cheap to compare); JSON-valued columns are TEXT.
+ */
+export const licenseStatuses = ["ACTIVE", "SUSPENDED", "REVOKED"] as const;
+export type LicenseStatus = (typeof licenseStatuses)[number];
+
+export const channels = ["STABLE", "BETA", "ALPHA"] as const;
+export type Channel = (typeof channels)[number];
+
+export const platforms = ["WINDOWS", "MACOS", "LINUX"] as const;
+export type Platform = (typeof platforms)[number];
+
+export const arches = ["X64", "ARM64"] as const;
+export type Arch = (typeof arches)[number];
+
+export interface ProductsTable {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: number;
+}
+
+export interface LicensesTable {
+  id: string;
+  license_key: string;
+  product_id: string;
+  status: LicenseStatus;
+  expires_at: number | null;
+  edition: string | null;
+  edition_name: string | null;
+  /** JSON array of strings. */
+  features: string;
+  max_machines: number;
+  /** Slots in use; changed only together with an activation row, in one transaction. */
+  active_machines: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ActivationsTable {
+  id: string;
+  license_id: string;
+  machine_id: string;
+  machine_name: string | null;
+  platform: string | null;
+  activated_at: number;
+  last_seen_at: number;
+  /** null while the activation holds a slot. */
+  deactivated_at: number | null;
+}
+
+export interface ReleaseVersionsTable {
+  id: string;
+  product_id: string;
+  version: string;
+  channel: Channel;
+  release_notes: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ReleaseArtifactsTable {
+  id: string;
+  version_id: string;
+  platform: Platform;
+  arch: Arch;
+  download_url: string;
+  signature: string | null;
+  file_size: number | null;
+  /** 1 when first written, +1 on each replacement: tells "created" from "updated" atomically. */
+  revision: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  name: string;
+  /** Hex SHA-256 of the whole secret; the secret itself is never stored. */
+  key_hash: string;
+  display_prefix: string;
+  /** JSON array of strings. */
+  scopes: string;
+  created_at: number;
+  last_used_at: number | null;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface DB {
+  products: ProductsTable;
+  licenses: LicensesTable;
+  activations: ActivationsTable;
+  release_versions: ReleaseVersionsTable;
+  release_artifacts: ReleaseArtifactsTable;
+  api_keys: ApiKeysTable;
+}

@@ -1,0 +1,122 @@
+import type { Kysely, Transaction } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { ShipkeyError } from "../../errors.js";
+import { newId } from "../../lib/ids.js";
+import { toIso } from "../../lib/time.js";
+import { assertMaxLength, limits } from "../limits.js";
+import { assertLicenseUsable, requireLicenseByKey } from "./license-record.js";
+
+export interface ActivateInput {
+  licenseKey: string;
+  machineId: string;
+  productSlug: string;
+  machineName: string | null;
+  platform: string | null;
+}
+
+export interface ActivationView {
+  machineId: string;
+  machineName: string | null;
+  activatedAt: string;
+}
+
+export type ActivateResult =
+  | {
+      outcome: "activated";
+      activation: ActivationView;
+      activeMachines: number;
+      maxMachines: number;
+    }
+  | { outcome: "already-activated"; activation: ActivationView };
+
+/**
+ * Activates a machine. The slot limit is enforced by the database: the activation row is guarded
+ * by a partial unique index on the active (license, machine) pair, and the slot counter moves by a
+ * conditional UPDATE in the same transaction, so it holds across processes sharing one database.
+ */
+export async function activateMachine(
+  db: Kysely<DB>,
+  input: ActivateInput,
+  now = Date.now(),
+): Promise<ActivateResult> {
+  const license = await requireLicenseByKey(db, input.licenseKey);
+  assertLicenseUsable(license, input.productSlug, now);
+  assertMaxLength("machineId", input.machineId, limits.identifier);
+  assertMaxLength("machineName", input.machineName, limits.machineName);
+  assertMaxLength("platform", input.platform, limits.platform);
+
+  const existing = await touchActiveActivation(db, license.id, input.machineId, now);
+  if (existing) return { outcome: "already-activated", activation: existing };
+
+  return db.transaction().execute(async (trx) => {
+    const activation = {
+      id: newId("act"),
+      license_id: license.id,
+      machine_id: input.machineId,
+      machine_name: input.machineName,
+      platform: input.platform,
+      activated_at: now,
+      last_seen_at: now,
+      deactivated_at: null,
+    };
+    const inserted = await trx
+      .insertInto("activations")
+      .values(activation)
+      .onConflict((oc) =>
+        oc.columns(["license_id", "machine_id"]).where("deactivated_at", "is", null).doNothing(),
+      )
+      .returning("id")
+      .executeTakeFirst();
+    if (!inserted) {
+      // A concurrent request activated this machine first; it is now "already activated".
+      const winner = await touchActiveActivation(trx, license.id, input.machineId, now);
+      if (winner) return { outcome: "already-activated", activation: winner };
+      throw new Error("activation conflict without an active activation");
+    }
+    const counted = await trx
+      .updateTable("licenses")
+      .set((eb) => ({ active_machines: eb("active_machines", "+", 1) }))
+      .where("id", "=", license.id)
+      .whereRef("active_machines", "<", "max_machines")
+      .returning(["active_machines", "max_machines"])
+      .executeTakeFirst();
+    // Throwing rolls back the activation row inserted above.
+    if (!counted) throw ShipkeyError.spec("MAX_MACHINES_REACHED");
+    return {
+      outcome: "activated",
+      activation: toActivationView(activation),
+      activeMachines: counted.active_machines,
+      maxMachines: counted.max_machines,
+    };
+  });
+}
+
+/** Marks the machine's active activation as seen now and returns it, or null if there is none. */
+async function touchActiveActivation(
+  db: Kysely<DB> | Transaction<DB>,
+  licenseId: string,
+  machineId: string,
+  now: number,
+): Promise<ActivationView | null> {
+  const row = await db
+    .updateTable("activations")
+    .set({ last_seen_at: now })
+    .where("license_id", "=", licenseId)
+    .where("machine_id", "=", machineId)
+    .where("deactivated_at", "is", null)
+    .returning(["machine_id", "machine_name", "activated_at"])
+    .executeTakeFirst();
+  return row ? toActivationView(row) : null;
+}
+
+function toActivationView(row: {
+  machine_id: string;
+  machine_name: string | null;
+  activated_at: number;
+}): ActivationView {
+  return {
+    machineId: row.machine_id,
+    machineName: row.machine_name,
+    activatedAt: toIso(row.activated_at),
+  };
+}

@@ -1,0 +1,52 @@
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { ShipkeyError } from "../../errors.js";
+import { assertMaxLength, limits } from "../limits.js";
+import { requireLicenseByKey } from "./license-record.js";
+
+export interface DeactivateInput {
+  licenseKey: string;
+  machineId: string;
+}
+
+/**
+ * Ends the machine's active activation (kept as history) and frees its slot. Works whatever the
+ * license's status or expiry: a customer must always be able to free a slot.
+ */
+export async function deactivateMachine(
+  db: Kysely<DB>,
+  input: DeactivateInput,
+  now = Date.now(),
+): Promise<{ machineId: string }> {
+  const license = await requireLicenseByKey(db, input.licenseKey);
+  assertMaxLength("machineId", input.machineId, limits.identifier);
+  await endActivation(db, license.id, input.machineId, now);
+  return { machineId: input.machineId };
+}
+
+/**
+ * Ends one active activation and decrements the slot counter in one transaction. The conditional
+ * UPDATE means that of several concurrent calls exactly one sees a row change; the rest get 404.
+ */
+export async function endActivation(
+  db: Kysely<DB>,
+  licenseId: string,
+  machineId: string,
+  now: number,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const ended = await trx
+      .updateTable("activations")
+      .set({ deactivated_at: now })
+      .where("license_id", "=", licenseId)
+      .where("machine_id", "=", machineId)
+      .where("deactivated_at", "is", null)
+      .executeTakeFirst();
+    if (ended.numUpdatedRows === 0n) throw ShipkeyError.spec("ACTIVATION_NOT_FOUND");
+    await trx
+      .updateTable("licenses")
+      .set((eb) => ({ active_machines: eb("active_machines", "-", 1) }))
+      .where("id", "=", licenseId)
+      .execute();
+  });
+}

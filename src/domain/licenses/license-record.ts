@@ -1,0 +1,77 @@
+import type { Kysely } from "kysely";
+import type { DB, LicenseStatus } from "../../db/schema.js";
+import { ShipkeyError } from "../../errors.js";
+import { limits } from "../limits.js";
+
+/** A license as the license endpoints need it: its row plus its product's slug. */
+export interface LicenseForUse {
+  id: string;
+  productSlug: string;
+  status: LicenseStatus;
+  expiresAt: number | null;
+  edition: string | null;
+  editionName: string | null;
+  features: string[];
+  maxMachines: number;
+  activeMachines: number;
+}
+
+/** Reads the license by key or throws 404 "Invalid license key". */
+export async function requireLicenseByKey(
+  db: Kysely<DB>,
+  licenseKey: string,
+): Promise<LicenseForUse> {
+  // No stored key is longer than the limit, so an oversized key cannot match; skip the query.
+  const row =
+    licenseKey.length > limits.identifier
+      ? undefined
+      : await db
+          .selectFrom("licenses")
+          .innerJoin("products", "products.id", "licenses.product_id")
+          .select([
+            "licenses.id",
+            "products.slug as product_slug",
+            "licenses.status",
+            "licenses.expires_at",
+            "licenses.edition",
+            "licenses.edition_name",
+            "licenses.features",
+            "licenses.max_machines",
+            "licenses.active_machines",
+          ])
+          .where("licenses.license_key", "=", licenseKey)
+          .executeTakeFirst();
+  if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+  return {
+    id: row.id,
+    productSlug: row.product_slug,
+    status: row.status,
+    expiresAt: row.expires_at,
+    edition: row.edition,
+    editionName: row.edition_name,
+    features: parseFeatures(row.features),
+    maxMachines: row.max_machines,
+    activeMachines: row.active_machines,
+  };
+}
+
+/** The spec's license checks in their binding order: status → expiry → product. */
+export function assertLicenseUsable(
+  license: LicenseForUse,
+  productSlug: string,
+  now: number,
+): void {
+  if (license.status !== "ACTIVE") throw ShipkeyError.spec("LICENSE_NOT_ACTIVE");
+  if (isExpired(license.expiresAt, now)) throw ShipkeyError.spec("LICENSE_EXPIRED");
+  if (license.productSlug !== productSlug) throw ShipkeyError.spec("LICENSE_PRODUCT_MISMATCH");
+}
+
+/** A license whose expiry is at or before now is expired. */
+export function isExpired(expiresAt: number | null, now: number): boolean {
+  return expiresAt !== null && expiresAt <= now;
+}
+
+export function parseFeatures(json: string): string[] {
+  const value: unknown = JSON.parse(json);
+  return Array.isArray(value) ? value.filter((f): f is string => typeof f === "string") : [];
+}

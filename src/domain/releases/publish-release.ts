@@ -1,0 +1,169 @@
+import type { Kysely } from "kysely";
+import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
+import { ShipkeyError } from "../../errors.js";
+import { newId } from "../../lib/ids.js";
+import { assertMaxLength, limits } from "../limits.js";
+import type { Product } from "../products/products.js";
+
+/** A publish request that passed the spec's checks (section 7, in order). */
+export interface PublishRequest {
+  productSlug: string;
+  /** Already stripped of its leading "v" and checked as strict semver. */
+  version: string;
+  channel: Channel;
+  releaseNotes: unknown;
+  releases: Array<{
+    platform: Platform;
+    arch: Arch;
+    downloadUrl: string;
+    signature: unknown;
+    fileSize: unknown;
+  }>;
+}
+
+export interface ReleaseEntry {
+  platform: Platform;
+  arch: Arch;
+  downloadUrl: string;
+  signature: string | null;
+  fileSize: number | null;
+}
+
+export interface PublishResult {
+  product: string;
+  version: string;
+  channel: Channel;
+  releases: Array<{ platform: Platform; arch: Arch; status: "created" | "updated" }>;
+}
+
+/**
+ * The documented limits, checked after the spec's own checks (docs/decisions.md): every field
+ * within its size, optional fields of the right type, no platform+arch twice.
+ */
+export function checkPublishLimits(request: PublishRequest): {
+  releaseNotes: string | null;
+  entries: ReleaseEntry[];
+} {
+  assertMaxLength("version", request.version, limits.identifier);
+  const notes = request.releaseNotes;
+  if (notes !== undefined && notes !== null && typeof notes !== "string") {
+    throw new ShipkeyError("INVALID_FIELD_TYPE", "releaseNotes must be a string");
+  }
+  assertMaxLength("releaseNotes", notes, limits.releaseNotes);
+  if (request.releases.length > limits.releasesPerPublish) {
+    throw new ShipkeyError(
+      "TOO_MANY_RELEASES",
+      `releases must have at most ${limits.releasesPerPublish} entries`,
+    );
+  }
+  const seen = new Set<string>();
+  const entries = request.releases.map((entry, index): ReleaseEntry => {
+    const at = `releases[${index}]`;
+    assertMaxLength(`${at}.downloadUrl`, entry.downloadUrl, limits.downloadUrl);
+    const { signature, fileSize } = entry;
+    if (signature !== undefined && signature !== null && typeof signature !== "string") {
+      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.signature must be a string`);
+    }
+    assertMaxLength(`${at}.signature`, signature, limits.signature);
+    if (
+      fileSize !== undefined &&
+      fileSize !== null &&
+      !(typeof fileSize === "number" && Number.isSafeInteger(fileSize) && fileSize >= 0)
+    ) {
+      throw new ShipkeyError(
+        "INVALID_FIELD_VALUE",
+        `${at}.fileSize must be a non-negative integer number of bytes`,
+      );
+    }
+    const target = `${entry.platform}/${entry.arch}`;
+    if (seen.has(target)) {
+      throw new ShipkeyError("DUPLICATE_RELEASE_ENTRY", `${target} appears more than once`);
+    }
+    seen.add(target);
+    return {
+      platform: entry.platform,
+      arch: entry.arch,
+      downloadUrl: entry.downloadUrl,
+      signature: signature === undefined || signature === "" ? null : signature,
+      fileSize: fileSize ?? null,
+    };
+  });
+  return { releaseNotes: notes === undefined || notes === "" ? null : notes, entries };
+}
+
+/**
+ * Writes every entry or none, in one transaction. The version row is upserted first, so
+ * concurrent publishes of one version queue on its row and never deadlock on the entries.
+ * Each entry's `revision` tells, atomically, whether this upsert created or replaced it.
+ */
+export async function publishRelease(
+  db: Kysely<DB>,
+  product: Product,
+  request: {
+    version: string;
+    channel: Channel;
+    releaseNotes: string | null;
+    entries: ReleaseEntry[];
+  },
+  now = Date.now(),
+): Promise<PublishResult> {
+  const releases = await db.transaction().execute(async (trx) => {
+    const version = await trx
+      .insertInto("release_versions")
+      .values({
+        id: newId("ver"),
+        product_id: product.id,
+        version: request.version,
+        channel: request.channel,
+        release_notes: request.releaseNotes,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.columns(["product_id", "version"]).doUpdateSet({
+          channel: request.channel,
+          release_notes: request.releaseNotes,
+          updated_at: now,
+        }),
+      )
+      .returning("id")
+      .executeTakeFirstOrThrow();
+
+    const result: PublishResult["releases"] = [];
+    for (const entry of request.entries) {
+      const written = await trx
+        .insertInto("release_artifacts")
+        .values({
+          id: newId("art"),
+          version_id: version.id,
+          platform: entry.platform,
+          arch: entry.arch,
+          download_url: entry.downloadUrl,
+          signature: entry.signature,
+          file_size: entry.fileSize,
+          revision: 1,
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) =>
+          oc.columns(["version_id", "platform", "arch"]).doUpdateSet((eb) => ({
+            download_url: entry.downloadUrl,
+            signature: entry.signature,
+            file_size: entry.fileSize,
+            revision: eb(eb.ref("release_artifacts.revision"), "+", 1),
+            updated_at: now,
+          })),
+        )
+        .returning("revision")
+        .executeTakeFirstOrThrow();
+      result.push({
+        platform: entry.platform,
+        arch: entry.arch,
+        status: written.revision === 1 ? "created" : "updated",
+      });
+    }
+    return result;
+  });
+
+  return { product: product.name, version: request.version, channel: request.channel, releases };
+}

@@ -1,0 +1,124 @@
+/**
+ * The one error type of the service. Every failure a client can see is a ShipkeyError with a
+ * stable machine-readable code; the HTTP status comes from the exhaustive map below, so adding a
+ * code without deciding its status does not compile.
+ */
+export type ErrorCode =
+  // Request shape (any endpoint)
+  | "INVALID_JSON"
+  | "BODY_NOT_OBJECT"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "PAYLOAD_TOO_LARGE"
+  | "MISSING_REQUIRED_FIELDS"
+  | "INVALID_FIELD_TYPE"
+  | "FIELD_TOO_LONG"
+  | "INVALID_FIELD_VALUE"
+  | "ROUTE_NOT_FOUND"
+  | "BAD_REQUEST"
+  // Administration (CLI and admin API)
+  | "PRODUCT_SLUG_TAKEN"
+  | "LICENSE_KEY_TAKEN"
+  | "API_KEY_NOT_FOUND"
+  // Publish
+  | "INVALID_API_KEY"
+  | "MISSING_SCOPE"
+  | "INVALID_CHANNEL"
+  | "INVALID_RELEASE_ENTRY"
+  | "INVALID_PLATFORM_ARCH"
+  | "INVALID_DOWNLOAD_URL"
+  | "INVALID_VERSION"
+  | "TOO_MANY_RELEASES"
+  | "DUPLICATE_RELEASE_ENTRY"
+  | "PRODUCT_NOT_FOUND"
+  // License endpoints
+  | "LICENSE_NOT_FOUND"
+  | "LICENSE_NOT_ACTIVE"
+  | "LICENSE_EXPIRED"
+  | "LICENSE_PRODUCT_MISMATCH"
+  | "MAX_MACHINES_REACHED"
+  | "MACHINE_NOT_ACTIVATED"
+  | "ACTIVATION_NOT_FOUND"
+  // Faults
+  | "SERVICE_UNAVAILABLE"
+  | "INTERNAL_ERROR";
+
+export const httpStatusByCode: Record<ErrorCode, number> = {
+  INVALID_JSON: 400,
+  BODY_NOT_OBJECT: 400,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  PAYLOAD_TOO_LARGE: 413,
+  MISSING_REQUIRED_FIELDS: 400,
+  INVALID_FIELD_TYPE: 400,
+  FIELD_TOO_LONG: 400,
+  INVALID_FIELD_VALUE: 400,
+  ROUTE_NOT_FOUND: 404,
+  BAD_REQUEST: 400,
+  PRODUCT_SLUG_TAKEN: 409,
+  LICENSE_KEY_TAKEN: 409,
+  API_KEY_NOT_FOUND: 404,
+  INVALID_API_KEY: 401,
+  MISSING_SCOPE: 403,
+  INVALID_CHANNEL: 400,
+  INVALID_RELEASE_ENTRY: 400,
+  INVALID_PLATFORM_ARCH: 400,
+  INVALID_DOWNLOAD_URL: 400,
+  INVALID_VERSION: 409,
+  TOO_MANY_RELEASES: 400,
+  DUPLICATE_RELEASE_ENTRY: 400,
+  PRODUCT_NOT_FOUND: 404,
+  LICENSE_NOT_FOUND: 404,
+  LICENSE_NOT_ACTIVE: 403,
+  LICENSE_EXPIRED: 403,
+  LICENSE_PRODUCT_MISMATCH: 403,
+  MAX_MACHINES_REACHED: 403,
+  MACHINE_NOT_ACTIVATED: 403,
+  ACTIVATION_NOT_FOUND: 404,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL_ERROR: 500,
+};
+
+/** The spec's exact messages, for the codes whose message never varies. */
+export const specMessages = {
+  MISSING_REQUIRED_FIELDS: "Missing required fields",
+  INVALID_API_KEY: "Invalid or missing API key",
+  MISSING_SCOPE: "Missing required scope",
+  INVALID_CHANNEL: "Invalid channel",
+  INVALID_RELEASE_ENTRY: "Invalid release entry",
+  INVALID_PLATFORM_ARCH: "Invalid platform/arch",
+  INVALID_DOWNLOAD_URL: "Invalid download URL",
+  INVALID_VERSION: "Invalid version format",
+  PRODUCT_NOT_FOUND: "Product not found",
+  LICENSE_NOT_FOUND: "Invalid license key",
+  LICENSE_NOT_ACTIVE: "License is suspended/revoked",
+  LICENSE_EXPIRED: "License has expired",
+  LICENSE_PRODUCT_MISMATCH: "License is not valid for this product",
+  MAX_MACHINES_REACHED: "Maximum machines reached",
+  MACHINE_NOT_ACTIVATED: "Machine not activated",
+  ACTIVATION_NOT_FOUND: "Machine is not activated",
+} as const satisfies Partial<Record<ErrorCode, string>>;
+
+type SpecCode = keyof typeof specMessages;
+
+/** Extra fields a failure body may carry beyond error/code (e.g. validate's canActivate). */
+export type ErrorDetails = { canActivate?: boolean };
+
+export class ShipkeyError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message);
+    this.name = "ShipkeyError";
+    this.code = code;
+    this.details = details;
+  }
+
+  get statusCode(): number {
+    return httpStatusByCode[this.code];
+  }
+
+  /** An error whose message is fixed by the spec. */
+  static spec(code: SpecCode, details: ErrorDetails = {}): ShipkeyError {
+    return new ShipkeyError(code, specMessages[code], details);
+  }
+}

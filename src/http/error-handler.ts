@@ -1,0 +1,98 @@
+import type { IncomingMessage } from "node:http";
+import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
+import { ShipkeyError } from "../errors.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** Failure bodies of this route also carry `<flag>: false` (success or valid). */
+    failureFlag?: "success" | "valid";
+  }
+}
+
+/**
+ * Every failure leaves as `{error, code, ...}` JSON with the status of its code. Framework errors
+ * (body parsing, size, media type) are translated; anything unexpected is a 500 that is logged
+ * with its stack here and leaks nothing to the client.
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const failure = toShipkeyError(error, request);
+    if (failure.code === "INTERNAL_ERROR") {
+      request.log.error({ err: error }, "unhandled error");
+    }
+    if (failure.code === "PAYLOAD_TOO_LARGE") {
+      // A client still uploading would see EPIPE instead of our answer if we replied now.
+      await discardRemainingBody(request.raw);
+      reply.header("connection", "close");
+    }
+    const flag = request.routeOptions.config.failureFlag;
+    return reply
+      .status(failure.statusCode)
+      .type("application/json; charset=utf-8")
+      .send({
+        error: failure.message,
+        code: failure.code,
+        ...(flag ? { [flag]: false } : {}),
+        ...failure.details,
+      });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    return reply
+      .status(404)
+      .type("application/json; charset=utf-8")
+      .send({
+        error: `No route for ${request.method} ${request.url.split("?")[0]}`,
+        code: "ROUTE_NOT_FOUND",
+      });
+  });
+}
+
+// Past these bounds a hostile client is cut off without an answer rather than read forever.
+const discardMaxBytes = 64 * 1024 * 1024;
+const discardMaxMs = 10_000;
+
+function discardRemainingBody(raw: IncomingMessage): Promise<void> {
+  if (raw.complete || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let discarded = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      raw.off("data", onData).off("end", finish).off("close", finish).off("error", finish);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > discardMaxBytes) finish();
+    };
+    const timer = setTimeout(finish, discardMaxMs);
+    raw.on("data", onData).on("end", finish).on("close", finish).on("error", finish);
+    raw.resume();
+  });
+}
+
+function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyError {
+  if (error instanceof ShipkeyError) return error;
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new ShipkeyError(
+        "PAYLOAD_TOO_LARGE",
+        `Request body exceeds ${request.routeOptions.bodyLimit ?? 0} bytes`,
+      );
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new ShipkeyError("UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new ShipkeyError("BODY_NOT_OBJECT", "Request body must be a JSON object");
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return new ShipkeyError("INVALID_JSON", "Request body is not valid JSON");
+  }
+  // JSON.parse / secure-json-parse failures (including __proto__ poisoning) arrive as
+  // SyntaxErrors that Fastify already marked 400.
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    return new ShipkeyError("INVALID_JSON", "Request body is not valid JSON");
+  }
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ShipkeyError("BAD_REQUEST", "Bad request");
+  }
+  return new ShipkeyError("INTERNAL_ERROR", "Internal server error");
+}

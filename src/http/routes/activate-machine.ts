@@ -1,0 +1,43 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { activateMachine } from "../../domain/licenses/activate-machine.js";
+import { limits } from "../../domain/limits.js";
+import {
+  assertPresent,
+  optionalString,
+  requiredString,
+  requireJsonObject,
+} from "../request-fields.js";
+
+export function activateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void {
+  app.post("/api/license/activate", {
+    bodyLimit: limits.licenseBodyBytes,
+    config: { failureFlag: "success" },
+    handler: async (request) => {
+      const body = requireJsonObject(request.body);
+      assertPresent(body, ["licenseKey", "machineId", "productSlug"]);
+      const result = await activateMachine(db, {
+        licenseKey: requiredString(body, "licenseKey"),
+        machineId: requiredString(body, "machineId"),
+        productSlug: requiredString(body, "productSlug"),
+        machineName: optionalString(body, "machineName"),
+        platform: optionalString(body, "platform"),
+      });
+      if (result.outcome === "already-activated") {
+        return {
+          success: true,
+          message: "Machine already activated",
+          activation: result.activation,
+        };
+      }
+      return {
+        success: true,
+        message: "Machine activated",
+        activation: result.activation,
+        activeMachines: result.activeMachines,
+        maxMachines: result.maxMachines,
+      };
+    },
+  });
+}

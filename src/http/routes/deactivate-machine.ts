@@ -1,0 +1,23 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { deactivateMachine } from "../../domain/licenses/deactivate-machine.js";
+import { limits } from "../../domain/limits.js";
+import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
+
+export function deactivateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void {
+  app.post("/api/license/deactivate", {
+    bodyLimit: limits.licenseBodyBytes,
+    config: { failureFlag: "success" },
+    handler: async (request) => {
+      const body = requireJsonObject(request.body);
+      assertPresent(body, ["licenseKey", "machineId"]);
+      // A productSlug, if sent, is ignored: freeing a slot needs only the key and the machine.
+      const { machineId } = await deactivateMachine(db, {
+        licenseKey: requiredString(body, "licenseKey"),
+        machineId: requiredString(body, "machineId"),
+      });
+      return { success: true, message: "Machine deactivated", machineId };
+    },
+  });
+}

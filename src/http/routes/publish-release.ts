@@ -1,0 +1,111 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import { arches, channels, type DB, platforms } from "../../db/schema.js";
+import { authenticateApiKey } from "../../domain/api-keys/authenticate.js";
+import { limits } from "../../domain/limits.js";
+import { findProductBySlug } from "../../domain/products/products.js";
+import {
+  checkPublishLimits,
+  type PublishRequest,
+  publishRelease,
+} from "../../domain/releases/publish-release.js";
+import { normalizeVersion } from "../../domain/releases/version.js";
+import { ShipkeyError } from "../../errors.js";
+import {
+  isMissing,
+  type JsonObject,
+  requiredString,
+  requireJsonObject,
+  wrongType,
+} from "../request-fields.js";
+
+export function publishReleaseRoute(app: FastifyInstance, db: Kysely<DB>): void {
+  app.post("/api/releases/publish", {
+    bodyLimit: limits.publishBodyBytes,
+    // onRequest runs before the body is read: an unauthenticated caller learns nothing else.
+    onRequest: async (request) => {
+      await authenticateApiKey(db, request.headers.authorization, "releases:write");
+    },
+    handler: async (request) => {
+      const publish = parsePublishRequest(request.body);
+      const product = await findProductBySlug(db, publish.productSlug);
+      if (!product) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
+      const { releaseNotes, entries } = checkPublishLimits(publish);
+      return publishRelease(db, product, {
+        version: publish.version,
+        channel: publish.channel,
+        releaseNotes,
+        entries,
+      });
+    },
+  });
+}
+
+/**
+ * The spec's publish checks in their binding order; each check is one pass over all entries.
+ * Product existence and the documented limits follow in the handler.
+ */
+export function parsePublishRequest(rawBody: unknown): PublishRequest {
+  const body = requireJsonObject(rawBody);
+  if (["productSlug", "version", "channel", "releases"].some((f) => isMissing(body[f]))) {
+    throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
+  }
+  const productSlug = requiredString(body, "productSlug");
+  const rawVersion = requiredString(body, "version");
+  const channel = requiredString(body, "channel");
+  const releases = body.releases;
+  if (!Array.isArray(releases)) throw wrongType("releases", "an array");
+  if (releases.length === 0) throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
+  const notes = body.releaseNotes;
+  if (!isMissing(notes) && typeof notes !== "string") throw wrongType("releaseNotes", "a string");
+
+  if (!isOneOf(channels, channel)) throw ShipkeyError.spec("INVALID_CHANNEL");
+
+  const entries: JsonObject[] = [];
+  for (const entry of releases) {
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+      throw ShipkeyError.spec("INVALID_RELEASE_ENTRY");
+    }
+    const fields = entry as JsonObject;
+    if (isMissing(fields.platform) || isMissing(fields.arch) || isMissing(fields.downloadUrl)) {
+      throw ShipkeyError.spec("INVALID_RELEASE_ENTRY");
+    }
+    entries.push(fields);
+  }
+  const targeted = entries.map((entry) => {
+    const { platform, arch } = entry;
+    if (!isOneOf(platforms, platform) || !isOneOf(arches, arch)) {
+      throw ShipkeyError.spec("INVALID_PLATFORM_ARCH");
+    }
+    return { entry, platform, arch };
+  });
+  const located = targeted.map(({ entry, platform, arch }) => {
+    const downloadUrl = entry.downloadUrl;
+    if (typeof downloadUrl !== "string" || !isHttpsUrl(downloadUrl)) {
+      throw ShipkeyError.spec("INVALID_DOWNLOAD_URL");
+    }
+    return { platform, arch, downloadUrl, signature: entry.signature, fileSize: entry.fileSize };
+  });
+
+  const version = normalizeVersion(rawVersion);
+  if (version === null) throw ShipkeyError.spec("INVALID_VERSION");
+
+  return { productSlug, version, channel, releaseNotes: notes, releases: located };
+}
+
+function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {
+  return typeof value === "string" && (values as readonly string[]).includes(value);
+}
+
+// Must parse as a URL with scheme https: and a host; whitespace or control characters anywhere
+// make it malformed (the WHATWG parser would silently strip or encode them).
+function isHttpsUrl(text: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+  if (/[\s\u0000-\u001f\u007f]/.test(text)) return false;
+  try {
+    const url = new URL(text);
+    return url.protocol === "https:" && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}

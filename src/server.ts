@@ -1,0 +1,66 @@
+import { buildApp } from "./app.js";
+import { ConfigError, loadConfig } from "./config.js";
+import { type Database, DatabaseUrlError, openDatabase } from "./db/database.js";
+import { MigrationError, migrateToLatest } from "./db/migrate.js";
+
+/**
+ * Process concerns only: configuration, logging, migrations at start, graceful shutdown.
+ * The application itself is built by app.ts so tests can run it in-process.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  let database: Database;
+  try {
+    database = await openDatabase(config.databaseUrl);
+    await migrateToLatest(database.db);
+  } catch (err) {
+    throw startupError(err);
+  }
+  const app = await buildApp({
+    database,
+    logger: {
+      level: config.logLevel,
+      // Belt and braces: request logs carry no headers today, and must never carry keys.
+      redact: ["req.headers.authorization", "req.headers.cookie"],
+    },
+  });
+
+  let shuttingDown = false;
+  const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    app.log.info({ signal }, "shutting down: finishing in-flight requests");
+    try {
+      await app.close(); // stops accepting, waits for in-flight requests
+      await database.close();
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, "error during shutdown");
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await database.close();
+    throw new ConfigError(
+      `cannot listen on ${config.host}:${config.port}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+function startupError(err: unknown): Error {
+  if (err instanceof MigrationError || err instanceof DatabaseUrlError) return err;
+  const reason = err instanceof Error ? err.message : String(err);
+  return new ConfigError(`cannot open the database: ${reason}`);
+}
+
+main().catch((err: unknown) => {
+  // One clear line, no stack trace: these are configuration or environment problems.
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`shipkey: ${message}\n`);
+  process.exit(1);
+});
