@@ -35,7 +35,11 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
         status: 404,
         error: "Invalid license key",
         code: "LICENSE_NOT_FOUND",
-        body: async () => ({ licenseKey: "NO-SUCH-KEY", machineId: "m-1", productSlug: f.product.slug }),
+        body: async () => ({
+          licenseKey: "NO-SUCH-KEY",
+          machineId: "m-1",
+          productSlug: f.product.slug,
+        }),
       },
       {
         row: "403 License is suspended/revoked: license status is not ACTIVE",
@@ -106,7 +110,11 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
       expect(body).toEqual({
         success: true,
         message: "Machine activated",
-        activation: { machineId: "laptop-1", machineName: "Ada's laptop", activatedAt: expect.any(String) },
+        activation: {
+          machineId: "laptop-1",
+          machineName: "Ada's laptop",
+          activatedAt: expect.any(String),
+        },
         activeMachines: 1,
         maxMachines: 2,
       });
@@ -129,8 +137,18 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
 
     it("rule 2: the same machine again is 'Machine already activated' without slot counts", async () => {
       const licenseKey = await f.createLicense();
-      const first = await activate({ licenseKey, machineId: "m", productSlug: f.product.slug, machineName: "Old" });
-      const again = await activate({ licenseKey, machineId: "m", productSlug: f.product.slug, machineName: "New" });
+      const first = await activate({
+        licenseKey,
+        machineId: "m",
+        productSlug: f.product.slug,
+        machineName: "Old",
+      });
+      const again = await activate({
+        licenseKey,
+        machineId: "m",
+        productSlug: f.product.slug,
+        machineName: "New",
+      });
       expect(again.statusCode).toBe(200);
       expect(again.json()).toEqual({
         success: true,
@@ -151,7 +169,11 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
     it("rule 2: activating again updates last-seen", async () => {
       const licenseKey = await f.createLicense();
       await activate({ licenseKey, machineId: "seen", productSlug: f.product.slug });
-      await f.db.updateTable("activations").set({ last_seen_at: 0 }).where("machine_id", "=", "seen").execute();
+      await f.db
+        .updateTable("activations")
+        .set({ last_seen_at: 0 })
+        .where("machine_id", "=", "seen")
+        .execute();
       await activate({ licenseKey, machineId: "seen", productSlug: f.product.slug });
       const row = await f.db
         .selectFrom("activations")
@@ -171,7 +193,11 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
     it("a refused activation stores nothing", async () => {
       const licenseKey = await f.createLicense({ maxMachines: 0 });
       await activate({ licenseKey, machineId: "refused", productSlug: f.product.slug });
-      const rows = await f.db.selectFrom("activations").selectAll().where("machine_id", "=", "refused").execute();
+      const rows = await f.db
+        .selectFrom("activations")
+        .selectAll()
+        .where("machine_id", "=", "refused")
+        .execute();
       expect(rows).toEqual([]);
     });
   });
@@ -186,7 +212,11 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
       ["null", null],
       ["empty string", ""],
     ])("a required field that is %s is missing", async (_label, value) => {
-      const response = await activate({ licenseKey: "k", machineId: value, productSlug: f.product.slug });
+      const response = await activate({
+        licenseKey: "k",
+        machineId: value,
+        productSlug: f.product.slug,
+      });
       expect(response.statusCode).toBe(400);
       expect(response.json().error).toBe("Missing required fields");
     });
@@ -201,14 +231,26 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
       const body = { licenseKey: "k", machineId: "m", productSlug: f.product.slug, [field]: value };
       const response = await activate(body);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ success: false, error: message, code: "INVALID_FIELD_TYPE" });
+      expect(response.json()).toEqual({
+        success: false,
+        error: message,
+        code: "INVALID_FIELD_TYPE",
+      });
     });
 
     it("status is checked before expiry, expiry before product", async () => {
       const suspendedExpired = await f.createLicense({ status: "REVOKED", expiresAt: 1 });
       const expiredOther = await f.createLicense({ expiresAt: 1 });
-      const a = await activate({ licenseKey: suspendedExpired, machineId: "m", productSlug: "other-app" });
-      const b = await activate({ licenseKey: expiredOther, machineId: "m", productSlug: "other-app" });
+      const a = await activate({
+        licenseKey: suspendedExpired,
+        machineId: "m",
+        productSlug: "other-app",
+      });
+      const b = await activate({
+        licenseKey: expiredOther,
+        machineId: "m",
+        productSlug: "other-app",
+      });
       expect(a.json().error).toBe("License is suspended/revoked");
       expect(b.json().error).toBe("License has expired");
     });
@@ -216,7 +258,11 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
     it("product mismatch is checked before the machine's activation", async () => {
       const licenseKey = await f.createLicense();
       await activate({ licenseKey, machineId: "m", productSlug: f.product.slug });
-      const response = await activate({ licenseKey, machineId: "m", productSlug: f.otherProduct.slug });
+      const response = await activate({
+        licenseKey,
+        machineId: "m",
+        productSlug: f.otherProduct.slug,
+      });
       expect(response.json().error).toBe("License is not valid for this product");
     });
 
@@ -228,7 +274,11 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
 
     it("license keys are matched exactly (case-sensitive)", async () => {
       const licenseKey = await f.createLicense({ licenseKey: "Case-Key-1" });
-      const response = await activate({ licenseKey: licenseKey.toLowerCase(), machineId: "m", productSlug: f.product.slug });
+      const response = await activate({
+        licenseKey: licenseKey.toLowerCase(),
+        machineId: "m",
+        productSlug: f.product.slug,
+      });
       expect(response.statusCode).toBe(404);
     });
 
@@ -238,31 +288,57 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
       ["platform", "p".repeat(256)],
     ])("%s longer than 255 characters is a 400 and stores nothing", async (field, value) => {
       const licenseKey = await f.createLicense();
-      const response = await activate({ licenseKey, machineId: "m-long", productSlug: f.product.slug, [field]: value });
+      const response = await activate({
+        licenseKey,
+        machineId: "m-long",
+        productSlug: f.product.slug,
+        [field]: value,
+      });
       expect(response.statusCode).toBe(400);
       expect(response.json()).toEqual({
         success: false,
         error: `${field} must be at most 255 characters`,
         code: "FIELD_TOO_LONG",
       });
-      const count = await f.db.selectFrom("activations").select("id").where("license_id", "in", f.db.selectFrom("licenses").select("id").where("license_key", "=", licenseKey)).execute();
+      const count = await f.db
+        .selectFrom("activations")
+        .select("id")
+        .where(
+          "license_id",
+          "in",
+          f.db.selectFrom("licenses").select("id").where("license_key", "=", licenseKey),
+        )
+        .execute();
       expect(count).toEqual([]);
     });
 
     it("limits come after the spec's license checks: oversized machineId on an unknown key is 404", async () => {
-      const response = await activate({ licenseKey: "nope", machineId: "m".repeat(300), productSlug: f.product.slug });
+      const response = await activate({
+        licenseKey: "nope",
+        machineId: "m".repeat(300),
+        productSlug: f.product.slug,
+      });
       expect(response.statusCode).toBe(404);
     });
 
     it("an oversized licenseKey is simply an unknown key", async () => {
-      const response = await activate({ licenseKey: "K".repeat(10_000), machineId: "m", productSlug: f.product.slug });
+      const response = await activate({
+        licenseKey: "K".repeat(10_000),
+        machineId: "m",
+        productSlug: f.product.slug,
+      });
       expect(response.statusCode).toBe(404);
       expect(response.json().error).toBe("Invalid license key");
     });
 
     it("unknown extra fields are ignored", async () => {
       const licenseKey = await f.createLicense();
-      const response = await activate({ licenseKey, machineId: "extra", productSlug: f.product.slug, foo: { bar: 1 } });
+      const response = await activate({
+        licenseKey,
+        machineId: "extra",
+        productSlug: f.product.slug,
+        foo: { bar: 1 },
+      });
       expect(response.statusCode).toBe(200);
     });
 
@@ -270,11 +346,19 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
       const licenseKey = await f.createLicense();
       const first = await activate({ licenseKey, machineId: "again", productSlug: f.product.slug });
       await f.post("/api/license/deactivate", { licenseKey, machineId: "again" });
-      const second = await activate({ licenseKey, machineId: "again", productSlug: f.product.slug });
+      const second = await activate({
+        licenseKey,
+        machineId: "again",
+        productSlug: f.product.slug,
+      });
       expect(second.json().message).toBe("Machine activated");
       expect(second.json().activeMachines).toBe(1);
       expect(first.json().activation.machineId).toBe("again");
-      const rows = await f.db.selectFrom("activations").select(["deactivated_at"]).where("machine_id", "=", "again").execute();
+      const rows = await f.db
+        .selectFrom("activations")
+        .select(["deactivated_at"])
+        .where("machine_id", "=", "again")
+        .execute();
       expect(rows).toHaveLength(2);
       expect(rows.filter((r) => r.deactivated_at === null)).toHaveLength(1);
     });

@@ -61,9 +61,17 @@ describe.each(dialects)("POST /api/license/deactivate (%s)", (dialect) => {
       await activate(licenseKey, "old-pc");
       const response = await deactivate({ licenseKey, machineId: "old-pc" });
       expect(response.statusCode).toBe(200);
-      expect(response.json()).toEqual({ success: true, message: "Machine deactivated", machineId: "old-pc" });
+      expect(response.json()).toEqual({
+        success: true,
+        message: "Machine deactivated",
+        machineId: "old-pc",
+      });
       const next = await activate(licenseKey, "new-pc");
-      expect(next.json()).toMatchObject({ message: "Machine activated", activeMachines: 1, maxMachines: 1 });
+      expect(next.json()).toMatchObject({
+        message: "Machine activated",
+        activeMachines: 1,
+        maxMachines: 1,
+      });
     });
 
     it("a second deactivation of the same machine is 404 Machine is not activated", async () => {
@@ -81,15 +89,22 @@ describe.each(dialects)("POST /api/license/deactivate (%s)", (dialect) => {
       ["SUSPENDED", { status: "SUSPENDED" }],
       ["REVOKED", { status: "REVOKED" }],
       ["expired", { expiresAt: 1 }],
-    ] satisfies Array<[string, LicenseSettings]>)("works on a %s license: a customer can always free a slot", async (_label, change) => {
-      const licenseKey = await f.createLicense();
-      await activate(licenseKey, "stuck");
-      await updateLicense(f.db, licenseKey, change);
-      const response = await deactivate({ licenseKey, machineId: "stuck" });
-      expect(response.statusCode).toBe(200);
-      const license = await f.db.selectFrom("licenses").select("active_machines").where("license_key", "=", licenseKey).executeTakeFirstOrThrow();
-      expect(license.active_machines).toBe(0);
-    });
+    ] satisfies Array<[string, LicenseSettings]>)(
+      "works on a %s license: a customer can always free a slot",
+      async (_label, change) => {
+        const licenseKey = await f.createLicense();
+        await activate(licenseKey, "stuck");
+        await updateLicense(f.db, licenseKey, change);
+        const response = await deactivate({ licenseKey, machineId: "stuck" });
+        expect(response.statusCode).toBe(200);
+        const license = await f.db
+          .selectFrom("licenses")
+          .select("active_machines")
+          .where("license_key", "=", licenseKey)
+          .executeTakeFirstOrThrow();
+        expect(license.active_machines).toBe(0);
+      },
+    );
 
     it("ignores a productSlug if one is sent, even a wrong one", async () => {
       const licenseKey = await f.createLicense();
@@ -102,14 +117,22 @@ describe.each(dialects)("POST /api/license/deactivate (%s)", (dialect) => {
       const licenseKey = await f.createLicense();
       await activate(licenseKey, "hist");
       await deactivate({ licenseKey, machineId: "hist" });
-      const rows = await f.db.selectFrom("activations").select("deactivated_at").where("machine_id", "=", "hist").execute();
+      const rows = await f.db
+        .selectFrom("activations")
+        .select("deactivated_at")
+        .where("machine_id", "=", "hist")
+        .execute();
       expect(rows).toHaveLength(1);
       expect(rows[0]?.deactivated_at).toBeGreaterThan(0);
     });
 
     it("licenseKey of the wrong type is a 400 naming it", async () => {
       const response = await deactivate({ licenseKey: 1, machineId: "m" });
-      expect(response.json()).toEqual({ success: false, error: "licenseKey must be a string", code: "INVALID_FIELD_TYPE" });
+      expect(response.json()).toEqual({
+        success: false,
+        error: "licenseKey must be a string",
+        code: "INVALID_FIELD_TYPE",
+      });
     });
   });
 });

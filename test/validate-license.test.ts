@@ -58,7 +58,10 @@ describe.each(dialects)("POST /api/license/validate (%s)", (dialect) => {
       {
         row: "403 License is not valid for this product",
         status: 403,
-        expected: { error: "License is not valid for this product", code: "LICENSE_PRODUCT_MISMATCH" },
+        expected: {
+          error: "License is not valid for this product",
+          code: "LICENSE_PRODUCT_MISMATCH",
+        },
         body: async () => ({
           licenseKey: await f.createLicense(),
           machineId: "m",
@@ -68,7 +71,11 @@ describe.each(dialects)("POST /api/license/validate (%s)", (dialect) => {
       {
         row: "403 Machine not activated, canActivate true when slots are available",
         status: 403,
-        expected: { error: "Machine not activated", code: "MACHINE_NOT_ACTIVATED", canActivate: true },
+        expected: {
+          error: "Machine not activated",
+          code: "MACHINE_NOT_ACTIVATED",
+          canActivate: true,
+        },
         body: async () => ({
           licenseKey: await f.createLicense({ maxMachines: 1 }),
           machineId: "never-activated",
@@ -123,17 +130,38 @@ describe.each(dialects)("POST /api/license/validate (%s)", (dialect) => {
     it("unset edition, editionName and expiry are null; unset features are []", async () => {
       const licenseKey = await f.createLicense();
       await activate(licenseKey, "plain");
-      const response = await validate({ licenseKey, machineId: "plain", productSlug: f.product.slug });
-      expect(response.json()).toMatchObject({ edition: null, editionName: null, features: [], expiresAt: null });
+      const response = await validate({
+        licenseKey,
+        machineId: "plain",
+        productSlug: f.product.slug,
+      });
+      expect(response.json()).toMatchObject({
+        edition: null,
+        editionName: null,
+        features: [],
+        expiresAt: null,
+      });
     });
 
     it("updates the machine's last-seen timestamp, which no response returns", async () => {
       const licenseKey = await f.createLicense();
       await activate(licenseKey, "tick");
-      await f.db.updateTable("activations").set({ last_seen_at: 0 }).where("machine_id", "=", "tick").execute();
-      const response = await validate({ licenseKey, machineId: "tick", productSlug: f.product.slug });
+      await f.db
+        .updateTable("activations")
+        .set({ last_seen_at: 0 })
+        .where("machine_id", "=", "tick")
+        .execute();
+      const response = await validate({
+        licenseKey,
+        machineId: "tick",
+        productSlug: f.product.slug,
+      });
       expect(JSON.stringify(response.json())).not.toMatch(/seen/i);
-      const row = await f.db.selectFrom("activations").select("last_seen_at").where("machine_id", "=", "tick").executeTakeFirstOrThrow();
+      const row = await f.db
+        .selectFrom("activations")
+        .select("last_seen_at")
+        .where("machine_id", "=", "tick")
+        .executeTakeFirstOrThrow();
       expect(row.last_seen_at).toBeGreaterThan(Date.now() - 60_000);
     });
   });
@@ -142,7 +170,11 @@ describe.each(dialects)("POST /api/license/validate (%s)", (dialect) => {
     it("canActivate is false when no slot is available", async () => {
       const licenseKey = await f.createLicense({ maxMachines: 1 });
       await activate(licenseKey, "holder");
-      const response = await validate({ licenseKey, machineId: "outsider", productSlug: f.product.slug });
+      const response = await validate({
+        licenseKey,
+        machineId: "outsider",
+        productSlug: f.product.slug,
+      });
       expect(response.json()).toEqual({
         valid: false,
         error: "Machine not activated",
@@ -155,7 +187,11 @@ describe.each(dialects)("POST /api/license/validate (%s)", (dialect) => {
       const licenseKey = await f.createLicense();
       await activate(licenseKey, "gone");
       await f.post("/api/license/deactivate", { licenseKey, machineId: "gone" });
-      const response = await validate({ licenseKey, machineId: "gone", productSlug: f.product.slug });
+      const response = await validate({
+        licenseKey,
+        machineId: "gone",
+        productSlug: f.product.slug,
+      });
       expect(response.json().error).toBe("Machine not activated");
       expect(response.json().canActivate).toBe(true);
     });
@@ -174,9 +210,17 @@ describe.each(dialects)("POST /api/license/validate (%s)", (dialect) => {
       await activate(licenseKey, "x1");
       await activate(licenseKey, "x2");
       await updateLicense(f.db, licenseKey, { maxMachines: 1 });
-      await f.db.updateTable("activations").set({ last_seen_at: 5 }).where("machine_id", "=", "x1").execute();
+      await f.db
+        .updateTable("activations")
+        .set({ last_seen_at: 5 })
+        .where("machine_id", "=", "x1")
+        .execute();
       await validate({ licenseKey, machineId: "x1", productSlug: f.product.slug });
-      const row = await f.db.selectFrom("activations").select("last_seen_at").where("machine_id", "=", "x1").executeTakeFirstOrThrow();
+      const row = await f.db
+        .selectFrom("activations")
+        .select("last_seen_at")
+        .where("machine_id", "=", "x1")
+        .executeTakeFirstOrThrow();
       expect(row.last_seen_at).toBe(5);
     });
 
@@ -195,12 +239,20 @@ describe.each(dialects)("POST /api/license/validate (%s)", (dialect) => {
 
     it("machineId of the wrong type is a 400 naming it", async () => {
       const response = await validate({ licenseKey: "k", machineId: 12, productSlug: "p" });
-      expect(response.json()).toEqual({ valid: false, error: "machineId must be a string", code: "INVALID_FIELD_TYPE" });
+      expect(response.json()).toEqual({
+        valid: false,
+        error: "machineId must be a string",
+        code: "INVALID_FIELD_TYPE",
+      });
     });
 
     it("machineId over 255 characters on a usable license is a 400", async () => {
       const licenseKey = await f.createLicense();
-      const response = await validate({ licenseKey, machineId: "m".repeat(256), productSlug: f.product.slug });
+      const response = await validate({
+        licenseKey,
+        machineId: "m".repeat(256),
+        productSlug: f.product.slug,
+      });
       expect(response.statusCode).toBe(400);
       expect(response.json().code).toBe("FIELD_TOO_LONG");
     });

@@ -7,7 +7,9 @@ import { type Database, type Dialect, openDatabase } from "../../src/db/database
 import { migrateToLatest } from "../../src/db/migrate.js";
 
 /** SQLite always; PostgreSQL too when TEST_DATABASE_URL names a server to create databases on. */
-export const dialects: Dialect[] = process.env.TEST_DATABASE_URL ? ["sqlite", "postgres"] : ["sqlite"];
+export const dialects: Dialect[] = process.env.TEST_DATABASE_URL
+  ? ["sqlite", "postgres"]
+  : ["sqlite"];
 
 export interface TestDatabase {
   url: string;

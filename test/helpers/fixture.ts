@@ -28,7 +28,11 @@ export interface Fixture {
   /** Secret of a key without releases:write. */
   readOnlyKey: string;
   createLicense(input?: Partial<CreateLicenseInput>): Promise<string>;
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  post(
+    path: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 

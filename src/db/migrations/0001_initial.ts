@@ -66,6 +66,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("updated_at", "bigint", (c) => c.notNull())
     .addUniqueConstraint("release_versions_product_version_unique", ["product_id", "version"])
+    .addCheckConstraint(
+      "release_versions_channel_known",
+      sql`channel in ('STABLE', 'BETA', 'ALPHA')`,
+    )
     .execute();
 
   await db.schema
@@ -80,6 +84,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("revision", "integer", (c) => c.notNull())
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("updated_at", "bigint", (c) => c.notNull())
+    .addCheckConstraint(
+      "release_artifacts_platform_known",
+      sql`platform in ('WINDOWS', 'MACOS', 'LINUX')`,
+    )
+    .addCheckConstraint("release_artifacts_arch_known", sql`arch in ('X64', 'ARM64')`)
     .addUniqueConstraint("release_artifacts_version_platform_arch_unique", [
       "version_id",
       "platform",

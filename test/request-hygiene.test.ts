@@ -1,0 +1,173 @@
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dialects } from "./helpers/database.js";
+import { createFixture, type Fixture } from "./helpers/fixture.js";
+
+const licenseRoutes = [
+  ["/api/license/activate", "success"],
+  ["/api/license/validate", "valid"],
+  ["/api/license/deactivate", "success"],
+] as const;
+
+describe.each(dialects)("hostile and malformed requests never get a 5xx (%s)", (dialect) => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await createFixture(dialect);
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  const raw = (url: string, payload: string, contentType?: string) =>
+    f.app.inject({
+      method: "POST",
+      url,
+      headers: contentType === undefined ? {} : { "content-type": contentType },
+      payload,
+    });
+
+  describe.each(licenseRoutes)("%s", (url, flag) => {
+    it.each([
+      ["malformed JSON", "{licenseKey:", "application/json", 400, "INVALID_JSON"],
+      ["a JSON array", "[1,2]", "application/json", 400, "BODY_NOT_OBJECT"],
+      ["a JSON string", '"hello"', "application/json", 400, "BODY_NOT_OBJECT"],
+      ["JSON null", "null", "application/json", 400, "BODY_NOT_OBJECT"],
+      ["an empty body", "", "application/json", 400, "BODY_NOT_OBJECT"],
+      [
+        "__proto__ pollution",
+        '{"__proto__":{"admin":true}}',
+        "application/json",
+        400,
+        "INVALID_JSON",
+      ],
+      [
+        "a form body",
+        "licenseKey=a",
+        "application/x-www-form-urlencoded",
+        415,
+        "UNSUPPORTED_MEDIA_TYPE",
+      ],
+      ["text/plain", "{}", "text/plain", 415, "UNSUPPORTED_MEDIA_TYPE"],
+      ["no Content-Type", "", undefined, 415, "UNSUPPORTED_MEDIA_TYPE"],
+    ])("%s gets a JSON %s", async (_label, payload, contentType, status, code) => {
+      const response = await raw(url, payload, contentType);
+      expect(response.statusCode).toBe(status);
+      expect(response.headers["content-type"]).toMatch(/^application\/json/);
+      expect(response.json()).toMatchObject({ code, [flag]: false });
+      expect(typeof response.json().error).toBe("string");
+    });
+
+    it("a JSON body with charset is accepted", async () => {
+      const response = await raw(url, "{}", "application/json; charset=utf-8");
+      expect(response.json().code).toBe("MISSING_REQUIRED_FIELDS");
+    });
+
+    it("a body over 64 KiB is 413", async () => {
+      const body = JSON.stringify({
+        licenseKey: "k".repeat(70 * 1024),
+        machineId: "m",
+        productSlug: "p",
+      });
+      const response = await raw(url, body, "application/json");
+      expect(response.statusCode).toBe(413);
+      expect(response.json()).toEqual({
+        error: "Request body exceeds 65536 bytes",
+        code: "PAYLOAD_TOO_LARGE",
+        [flag]: false,
+      });
+    });
+
+    it("deeply nested JSON is handled without a 5xx", async () => {
+      const response = await raw(url, `${"[".repeat(5000)}${"]".repeat(5000)}`, "application/json");
+      expect(response.statusCode).toBe(400);
+    });
+  });
+
+  it("publish takes bodies up to 1 MiB and answers 413 beyond", async () => {
+    const notes = "n".repeat(1024 * 1024);
+    const response = await f.post(
+      "/api/releases/publish",
+      { releaseNotes: notes },
+      { authorization: `Bearer ${f.publishKey}` },
+    );
+    expect(response.statusCode).toBe(413);
+    expect(response.json()).toEqual({
+      error: "Request body exceeds 1048576 bytes",
+      code: "PAYLOAD_TOO_LARGE",
+    });
+    const fits = await f.post(
+      "/api/releases/publish",
+      { releaseNotes: "n".repeat(900 * 1024) },
+      { authorization: `Bearer ${f.publishKey}` },
+    );
+    expect(fits.statusCode).toBe(400);
+    expect(fits.json().code).toBe("MISSING_REQUIRED_FIELDS");
+  });
+
+  it("an unknown route is a JSON 404", async () => {
+    const response = await f.app.inject({ method: "GET", url: "/api/nothing?x=1" });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({
+      error: "No route for GET /api/nothing",
+      code: "ROUTE_NOT_FOUND",
+    });
+  });
+
+  it("a wrong method on a known path is a JSON 404", async () => {
+    const response = await f.app.inject({ method: "GET", url: "/api/license/activate" });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers["content-type"]).toMatch(/^application\/json/);
+  });
+
+  it("GET /healthz and GET /readyz answer JSON", async () => {
+    const health = await f.app.inject({ method: "GET", url: "/healthz" });
+    const ready = await f.app.inject({ method: "GET", url: "/readyz" });
+    expect(health.json()).toEqual({ status: "ok" });
+    expect(ready.json()).toEqual({ status: "ready" });
+  });
+});
+
+describe("over a real socket", () => {
+  let f: Fixture;
+  let base: string;
+  beforeAll(async () => {
+    f = await createFixture("sqlite");
+    await f.app.listen({ port: 0, host: "127.0.0.1" });
+    base = `http://127.0.0.1:${(f.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it("a client uploading a 5 MB body to a license endpoint reads the 413 answer (no EPIPE)", async () => {
+    const response = await fetch(`${base}/api/license/activate`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "a".repeat(5_000_000),
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ code: "PAYLOAD_TOO_LARGE", success: false });
+  });
+
+  it("a client uploading 20 MB to publish reads the 413 answer", async () => {
+    const response = await fetch(`${base}/api/releases/publish`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${f.publishKey}` },
+      body: "a".repeat(20_000_000),
+    });
+    expect(response.status).toBe(413);
+  });
+
+  it("readyz is 503 with a JSON error once the database is gone", async () => {
+    const { openTestDatabase } = await import("./helpers/database.js");
+    const { buildApp } = await import("../src/app.js");
+    const { database, testDatabase } = await openTestDatabase("sqlite");
+    const app = await buildApp({ database });
+    await database.close();
+    const response = await app.inject({ method: "GET", url: "/readyz" });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toEqual({ error: "Database unreachable", code: "SERVICE_UNAVAILABLE" });
+    await app.close();
+    await testDatabase.drop();
+  });
+});
