@@ -9,7 +9,10 @@ export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
 }
 
-/** Builds the HTTP application around an open database. The caller owns the database. */
+/**
+ * Builds the HTTP application around an open database. The caller owns the database and may add
+ * hooks before the app is started (listen() or inject() make it ready).
+ */
 export async function buildApp({ database, logger = false }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -28,6 +31,5 @@ export async function buildApp({ database, logger = false }: AppOptions): Promis
   });
   registerErrorHandling(app);
   registerRoutes(app, database.db);
-  await app.ready();
   return app;
 }

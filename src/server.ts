@@ -1,7 +1,8 @@
+import { sql } from "kysely";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { type Database, DatabaseUrlError, openDatabase } from "./db/database.js";
-import { MigrationError, migrateToLatest } from "./db/migrate.js";
+import { migrateToLatest } from "./db/migrate.js";
 
 /**
  * Process concerns only: configuration, logging, migrations at start, graceful shutdown.
@@ -9,13 +10,7 @@ import { MigrationError, migrateToLatest } from "./db/migrate.js";
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  let database: Database;
-  try {
-    database = await openDatabase(config.databaseUrl);
-    await migrateToLatest(database.db);
-  } catch (err) {
-    throw startupError(err);
-  }
+  const database = await openAndMigrate(config.databaseUrl);
   const app = await buildApp({
     database,
     logger: {
@@ -26,6 +21,11 @@ async function main(): Promise<void> {
   });
 
   let shuttingDown = false;
+  // Responses sent while draining tell keep-alive clients to hang up, so close() does not wait
+  // for their idle connections to time out.
+  app.addHook("onSend", async (_request, reply) => {
+    if (shuttingDown) reply.header("connection", "close");
+  });
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (shuttingDown) return;
     shuttingDown = true;
@@ -52,10 +52,24 @@ async function main(): Promise<void> {
   }
 }
 
-function startupError(err: unknown): Error {
-  if (err instanceof MigrationError || err instanceof DatabaseUrlError) return err;
-  const reason = err instanceof Error ? err.message : String(err);
-  return new ConfigError(`cannot open the database: ${reason}`);
+async function openAndMigrate(url: string): Promise<Database> {
+  let database: Database;
+  try {
+    database = await openDatabase(url);
+    await sql`select 1`.execute(database.db);
+  } catch (err) {
+    if (err instanceof DatabaseUrlError) throw err;
+    throw new ConfigError(
+      `cannot open the database: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  try {
+    await migrateToLatest(database.db);
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+  return database;
 }
 
 main().catch((err: unknown) => {

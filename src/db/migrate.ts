@@ -20,9 +20,11 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSe
   });
   const result = await migrator.migrateToLatest();
   if (result.error) {
-    const failed = result.results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
+    const failed = result.results?.find((r) => r.status === "Error")?.migrationName;
     const reason = result.error instanceof Error ? result.error.message : String(result.error);
-    throw new MigrationError(`migration ${failed} failed: ${reason}`);
+    throw new MigrationError(
+      failed ? `migration ${failed} failed: ${reason}` : `cannot migrate the database: ${reason}`,
+    );
   }
   return result;
 }

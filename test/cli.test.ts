@@ -1,0 +1,310 @@
+import { execFile } from "node:child_process";
+import { once } from "node:events";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
+import { postJson, startServer } from "./helpers/server-process.js";
+
+const run = promisify(execFile);
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
+  let testDatabase: TestDatabase;
+  beforeAll(async () => {
+    testDatabase = await createTestDatabase(dialect);
+  });
+  afterAll(async () => {
+    await testDatabase.drop();
+  });
+
+  async function cli(...args: string[]): Promise<CliResult> {
+    try {
+      const { stdout, stderr } = await run(process.execPath, ["bin/shipkey.js", ...args], {
+        env: { ...process.env, DATABASE_URL: testDatabase.url },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const failed = err as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  }
+
+  /** Runs with --json and parses stdout, which must be exactly one JSON document. */
+  async function json<T = Record<string, unknown>>(...args: string[]): Promise<T> {
+    const result = await cli(...args, "--json");
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    return JSON.parse(result.stdout) as T;
+  }
+
+  it("migrate works on a fresh database", async () => {
+    expect(await json("migrate")).toEqual({ migrated: true });
+  });
+
+  it("products create and list", async () => {
+    const product = await json("products", "create", "--slug", "cli-app", "--name", "CLI App");
+    expect(product).toMatchObject({ slug: "cli-app", name: "CLI App" });
+    const list = await json<Array<{ slug: string }>>("products", "list");
+    expect(list.map((p) => p.slug)).toContain("cli-app");
+  });
+
+  it("a duplicate product slug fails on stderr with a non-zero exit", async () => {
+    const result = await cli(
+      "products",
+      "create",
+      "--slug",
+      "cli-app",
+      "--name",
+      "Again",
+      "--json",
+    );
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe("");
+    expect(JSON.parse(result.stderr)).toMatchObject({ code: "PRODUCT_SLUG_TAKEN" });
+  });
+
+  it("licenses create with every option, generated key", async () => {
+    const license = await json(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "3",
+      "--status",
+      "ACTIVE",
+      "--expires-at",
+      "2030-01-01T00:00:00Z",
+      "--edition",
+      "pro",
+      "--edition-name",
+      "Professional",
+      "--features",
+      "sync, export",
+    );
+    expect(license).toEqual({
+      licenseKey: expect.stringMatching(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){4}$/),
+      product: "cli-app",
+      status: "ACTIVE",
+      expiresAt: "2030-01-01T00:00:00.000Z",
+      edition: "pro",
+      editionName: "Professional",
+      features: ["sync", "export"],
+      maxMachines: 3,
+      activeMachines: 0,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+  });
+
+  it("licenses create with a given key; defaults are null, [] and ACTIVE", async () => {
+    const license = await json(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "0",
+      "--key",
+      "GIVEN-KEY-1",
+    );
+    expect(license).toMatchObject({
+      licenseKey: "GIVEN-KEY-1",
+      status: "ACTIVE",
+      expiresAt: null,
+      edition: null,
+      editionName: null,
+      features: [],
+      maxMachines: 0,
+    });
+  });
+
+  it.each([
+    [
+      ["licenses", "create", "--product", "cli-app", "--max-machines=-1"],
+      "--max-machines must be a non-negative integer",
+    ],
+    [
+      ["licenses", "create", "--product", "cli-app", "--max-machines", "2", "--status", "active"],
+      "--status must be one of",
+    ],
+    [
+      [
+        "licenses",
+        "create",
+        "--product",
+        "cli-app",
+        "--max-machines",
+        "2",
+        "--expires-at",
+        "tomorrow",
+      ],
+      "--expires-at must be an ISO 8601",
+    ],
+    [["licenses", "create", "--product", "nope", "--max-machines", "2"], "Product not found"],
+    [["licenses", "create", "--product", "cli-app"], "--max-machines is required"],
+    [
+      ["api-keys", "create", "--name", "x", "--scopes", "releases:writ"],
+      'unknown scope "releases:writ"',
+    ],
+    [["frobnicate"], 'unknown command "frobnicate"'],
+    [["products", "create", "--slug", "x", "--bogus"], "Unknown option"],
+  ])("rejects %j with a clear message", async (args, message) => {
+    const result = await cli(...args);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("licenses update changes only what is given, and --expires-at never clears the expiry", async () => {
+    await json(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "1",
+      "--key",
+      "UPD-1",
+      "--expires-at",
+      "2031-05-05T05:05:05.005Z",
+      "--edition",
+      "basic",
+    );
+    const updated = await json(
+      "licenses",
+      "update",
+      "UPD-1",
+      "--status",
+      "SUSPENDED",
+      "--max-machines",
+      "4",
+    );
+    expect(updated).toMatchObject({
+      status: "SUSPENDED",
+      maxMachines: 4,
+      edition: "basic",
+      expiresAt: "2031-05-05T05:05:05.005Z",
+    });
+    const cleared = await json(
+      "licenses",
+      "update",
+      "UPD-1",
+      "--expires-at",
+      "never",
+      "--features",
+      "",
+    );
+    expect(cleared).toMatchObject({ expiresAt: null, features: [], status: "SUSPENDED" });
+  });
+
+  it("licenses update of an unknown key fails", async () => {
+    const result = await cli("licenses", "update", "NOPE-NOPE", "--status", "REVOKED");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("Invalid license key");
+  });
+
+  it("api-keys create shows the secret once; list and revoke never show it", async () => {
+    const created = await json<{
+      id: string;
+      key: string;
+      scopes: string[];
+      displayPrefix: string;
+    }>("api-keys", "create", "--name", "deploy", "--scopes", "releases:write,releases:read");
+    expect(created.key).toMatch(/^shk_/);
+    expect(created.scopes).toEqual(["releases:write", "releases:read"]);
+    const list = await cli("api-keys", "list", "--json");
+    expect(list.stdout).not.toContain(created.key);
+    expect(JSON.parse(list.stdout)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          id: created.id,
+          displayPrefix: created.displayPrefix,
+          revokedAt: null,
+        }),
+      ]),
+    );
+    const revoked = await json<{ revokedAt: string | null }>("api-keys", "revoke", created.id);
+    expect(revoked.revokedAt).toMatch(/Z$/);
+    const human = await cli("api-keys", "list");
+    expect(human.stdout).not.toContain(created.key);
+  });
+
+  it("api-keys revoke of an unknown id fails", async () => {
+    const result = await cli("api-keys", "revoke", "key_nothing", "--json");
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stderr)).toMatchObject({ code: "API_KEY_NOT_FOUND" });
+  });
+
+  it("changes made with the CLI are seen by a running server on its next request", async () => {
+    await json(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "1",
+      "--key",
+      "LIVE-1",
+    );
+    const server = await startServer({ DATABASE_URL: testDatabase.url });
+    try {
+      const body = { licenseKey: "LIVE-1", machineId: "desk", productSlug: "cli-app" };
+      expect((await postJson(server.baseUrl, "/api/license/activate", body)).status).toBe(200);
+      expect((await postJson(server.baseUrl, "/api/license/validate", body)).status).toBe(200);
+
+      const shown = await json<{ machines: Array<{ machineId: string; lastSeenAt: string }> }>(
+        "licenses",
+        "show",
+        "LIVE-1",
+      );
+      expect(shown.machines).toEqual([
+        expect.objectContaining({ machineId: "desk", lastSeenAt: expect.stringMatching(/Z$/) }),
+      ]);
+
+      await json("licenses", "update", "LIVE-1", "--status", "REVOKED");
+      expect((await postJson(server.baseUrl, "/api/license/validate", body)).body.error).toBe(
+        "License is suspended/revoked",
+      );
+
+      const key = await json<{ key: string; id: string }>(
+        "api-keys",
+        "create",
+        "--name",
+        "live",
+        "--scopes",
+        "releases:write",
+      );
+      await json("products", "create", "--slug", "live-app", "--name", "Live App");
+      const publish = {
+        productSlug: "live-app",
+        version: "1.0.0",
+        channel: "STABLE",
+        releases: [{ platform: "LINUX", arch: "X64", downloadUrl: "https://x.example.com/a" }],
+      };
+      const auth = { authorization: `Bearer ${key.key}` };
+      expect((await postJson(server.baseUrl, "/api/releases/publish", publish, auth)).status).toBe(
+        200,
+      );
+      await json("api-keys", "revoke", key.id);
+      expect((await postJson(server.baseUrl, "/api/releases/publish", publish, auth)).status).toBe(
+        401,
+      );
+    } finally {
+      server.child.kill("SIGTERM");
+      await once(server.child, "exit");
+    }
+  });
+
+  it("human output (without --json) is readable text", async () => {
+    const result = await cli("products", "list");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/slug\s+cli-app/);
+  });
+});

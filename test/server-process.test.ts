@@ -1,0 +1,145 @@
+import { once } from "node:events";
+import http from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db/database.js";
+import { migrateToLatest } from "../src/db/migrate.js";
+import { createLicense } from "../src/domain/licenses/manage-licenses.js";
+import { createProduct } from "../src/domain/products/products.js";
+import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
+import {
+  postJson,
+  runServerToExit,
+  type ServerProcess,
+  startServer,
+} from "./helpers/server-process.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function freshDatabase(dialect: "sqlite" | "postgres"): Promise<TestDatabase> {
+  const testDatabase = await createTestDatabase(dialect);
+  cleanups.push(() => testDatabase.drop());
+  return testDatabase;
+}
+
+function track(server: ServerProcess): ServerProcess {
+  cleanups.push(async () => {
+    if (server.child.exitCode === null && server.child.signalCode === null) {
+      server.child.kill("SIGKILL");
+      await once(server.child, "exit");
+    }
+  });
+  return server;
+}
+
+describe.each(dialects)("the server process (%s)", (dialect) => {
+  it("creates and migrates a fresh database on first start and reports ready", async () => {
+    const { url } = await freshDatabase(dialect);
+    const server = track(await startServer({ DATABASE_URL: url }));
+    const ready = await fetch(`${server.baseUrl}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: "ready" });
+  });
+
+  it("an acknowledged activation survives kill -9 of the server", async () => {
+    const { url } = await freshDatabase(dialect);
+    const seed = await openDatabase(url);
+    await migrateToLatest(seed.db);
+    await createProduct(seed.db, { slug: "app", name: "App" });
+    const { licenseKey } = await createLicense(seed.db, { productSlug: "app", maxMachines: 50 });
+    await seed.close();
+
+    const server = track(await startServer({ DATABASE_URL: url }));
+    const acknowledged: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const response = await postJson(server.baseUrl, "/api/license/activate", {
+        licenseKey,
+        machineId: `m-${i}`,
+        productSlug: "app",
+      });
+      if (response.status === 200) acknowledged.push(`m-${i}`);
+    }
+    expect(acknowledged).toHaveLength(25);
+    server.child.kill("SIGKILL");
+    await once(server.child, "exit");
+
+    const restarted = track(await startServer({ DATABASE_URL: url }));
+    for (const machineId of acknowledged) {
+      const response = await postJson(restarted.baseUrl, "/api/license/validate", {
+        licenseKey,
+        machineId,
+        productSlug: "app",
+      });
+      expect(response.body).toMatchObject({ valid: true, activeMachines: 25 });
+    }
+  });
+
+  it("SIGTERM finishes an in-flight request, closes the database, and exits 0", async () => {
+    const { url } = await freshDatabase(dialect);
+    const server = track(await startServer({ DATABASE_URL: url }));
+    const body = JSON.stringify({ licenseKey: "NOPE", machineId: "m", productSlug: "app" });
+    // Send the headers and half the body, signal, then send the rest: the request is provably
+    // in flight when SIGTERM arrives, and its handler needs the database.
+    const target = new URL(`${server.baseUrl}/api/license/validate`);
+    const request = http.request({
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+    });
+    const response = once(request, "response") as Promise<[http.IncomingMessage]>;
+    request.write(body.slice(0, 10));
+    await sleep(200);
+    server.child.kill("SIGTERM");
+    await sleep(200);
+    request.end(body.slice(10));
+    const [res] = await response;
+    let text = "";
+    for await (const chunk of res) text += chunk;
+    expect(res.statusCode).toBe(404);
+    expect(JSON.parse(text)).toEqual({
+      valid: false,
+      error: "Invalid license key",
+      code: "LICENSE_NOT_FOUND",
+    });
+    const [code] = (await once(server.child, "exit")) as [number | null];
+    expect(code).toBe(0);
+    expect(server.output()).toContain("shutting down");
+  });
+
+  it("after SIGTERM no new connection is accepted", async () => {
+    const { url } = await freshDatabase(dialect);
+    const server = track(await startServer({ DATABASE_URL: url }));
+    server.child.kill("SIGTERM");
+    await once(server.child, "exit");
+    await expect(fetch(`${server.baseUrl}/healthz`)).rejects.toThrow();
+  });
+});
+
+describe("bad configuration fails at start with one clear line", () => {
+  it.each([
+    ["PORT=abc", { PORT: "abc" }, "PORT must be an integer from 0 to 65535"],
+    ["PORT=70000", { PORT: "70000" }, "PORT must be an integer from 0 to 65535"],
+    ["LOG_LEVEL=loud", { LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of"],
+    [
+      "DATABASE_URL=mysql://x",
+      { DATABASE_URL: "mysql://x" },
+      "DATABASE_URL must start with sqlite: or postgres://",
+    ],
+    [
+      "an unreachable PostgreSQL",
+      { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" },
+      "cannot open the database",
+    ],
+  ])("%s", async (_label, env, message) => {
+    const { code, stderr } = await runServerToExit(env);
+    expect(code).toBe(1);
+    expect(stderr).toContain(message);
+    expect(stderr.trim().split("\n")).toHaveLength(1);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
