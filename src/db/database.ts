@@ -14,8 +14,7 @@ export interface Database {
 }
 
 export type DatabaseTarget =
-  | { dialect: "sqlite"; path: string }
-  | { dialect: "postgres"; connectionString: string };
+  { dialect: "sqlite"; path: string } | { dialect: "postgres"; connectionString: string };
 
 export class DatabaseUrlError extends Error {
   override name = "DatabaseUrlError";

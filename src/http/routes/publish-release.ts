@@ -100,7 +100,7 @@ function isOneOf<T extends string>(values: readonly T[], value: unknown): value 
 // Must parse as a URL with scheme https: and a host; whitespace or control characters anywhere
 // make it malformed (the WHATWG parser would silently strip or encode them).
 function isHttpsUrl(text: string): boolean {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+  // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
   if (/[\s\u0000-\u001f\u007f]/.test(text)) return false;
   try {
     const url = new URL(text);
