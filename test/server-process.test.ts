@@ -9,6 +9,7 @@ import { createProduct } from "../src/domain/products/products.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
 import {
   postJson,
+  runCliToExit,
   runServerToExit,
   type ServerProcess,
   startServer,
@@ -117,6 +118,24 @@ describe.each(dialects)("the server process (%s)", (dialect) => {
     server.child.kill("SIGTERM");
     await once(server.child, "exit");
     await expect(fetch(`${server.baseUrl}/healthz`)).rejects.toThrow();
+  });
+});
+
+describe("a failed migration", () => {
+  it("makes the server and `shipkey migrate` exit non-zero with the migration named", async () => {
+    const { url } = await freshDatabase("sqlite");
+    // A table in the way of the first migration, as a hand-edited database might have.
+    const database = await openDatabase(url);
+    await database.db.schema.createTable("products").addColumn("x", "integer").execute();
+    await database.close();
+
+    const server = await runServerToExit({ DATABASE_URL: url });
+    expect(server.code).toBe(1);
+    expect(server.stderr).toContain("migration 0001_initial failed");
+
+    const cli = await runCliToExit(["migrate"], { DATABASE_URL: url });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain("migration 0001_initial failed");
   });
 });
 

@@ -34,11 +34,20 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   return { child, baseUrl, output: () => output };
 }
 
-/** Runs the server with `env` until it exits; returns its exit code and stderr. */
-export async function runServerToExit(
-  env: Record<string, string>,
-): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ["dist/server.js"], {
+type ExitResult = { code: number | null; stderr: string };
+
+/** Runs the server with `env` until it exits. */
+export function runServerToExit(env: Record<string, string>): Promise<ExitResult> {
+  return runToExit(["dist/server.js"], env);
+}
+
+/** Runs the CLI (bin/shipkey.js) with `env` until it exits. */
+export function runCliToExit(args: string[], env: Record<string, string>): Promise<ExitResult> {
+  return runToExit(["bin/shipkey.js", ...args], env);
+}
+
+async function runToExit(args: string[], env: Record<string, string>): Promise<ExitResult> {
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
