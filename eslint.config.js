@@ -3,7 +3,16 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "dist-bench/", "node_modules/", "test-results/", "bench/results/", "coverage/"] },
+  {
+    ignores: [
+      "dist/",
+      "dist-bench/",
+      "node_modules/",
+      "test-results/",
+      "bench/results/",
+      "coverage/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {
