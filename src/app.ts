@@ -1,7 +1,11 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { Database } from "./db/database.js";
 import { ShipkeyError } from "./errors.js";
-import { registerErrorHandling } from "./http/error-handler.js";
+import {
+  clientErrorHandler,
+  frameworkErrors,
+  registerErrorHandling,
+} from "./http/error-handler.js";
 import { registerRoutes } from "./http/routes.js";
 
 export interface AppOptions {
@@ -21,7 +25,9 @@ export async function buildApp({ database, logger = false }: AppOptions): Promis
     // Fastify's two info lines per request cost a fifth of validate's CPU time (profiled, see
     // docs/performance.md). One line per request, at debug, replaces them; faults still log at
     // error from the error handler.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
+    frameworkErrors,
+    clientErrorHandler,
   });
   app.addHook("onResponse", async (request, reply) => {
     request.log.debug(
@@ -40,7 +46,11 @@ export async function buildApp({ database, logger = false }: AppOptions): Promis
   // A POST without any Content-Type and without a body never reaches a parser; answer it like
   // any other non-JSON request.
   app.addHook("preValidation", async (request) => {
-    if (request.method === "POST" && request.headers["content-type"] === undefined) {
+    if (
+      !request.is404 &&
+      request.method === "POST" &&
+      request.headers["content-type"] === undefined
+    ) {
       throw new ShipkeyError("UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
     }
   });

@@ -15,6 +15,8 @@ export type ErrorCode =
   | "INVALID_FIELD_VALUE"
   | "ROUTE_NOT_FOUND"
   | "BAD_REQUEST"
+  | "HEADERS_TOO_LARGE"
+  | "REQUEST_TIMEOUT"
   // Administration (CLI and admin API)
   | "PRODUCT_SLUG_TAKEN"
   | "LICENSE_KEY_TAKEN"
@@ -53,6 +55,8 @@ export const httpStatusByCode: Record<ErrorCode, number> = {
   INVALID_FIELD_VALUE: 400,
   ROUTE_NOT_FOUND: 404,
   BAD_REQUEST: 400,
+  HEADERS_TOO_LARGE: 431,
+  REQUEST_TIMEOUT: 408,
   PRODUCT_SLUG_TAKEN: 409,
   LICENSE_KEY_TAKEN: 409,
   API_KEY_NOT_FOUND: 404,

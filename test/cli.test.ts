@@ -153,6 +153,10 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       'unknown scope "releases:writ"',
     ],
     [["frobnicate"], 'unknown command "frobnicate"'],
+    [
+      ["licenses", "create", "--product", "cli-app", "--max-machines", "3000000000"],
+      "maxMachines must be an integer from 0 to 2147483647",
+    ],
     [["products", "create", "--slug", "x", "--bogus"], "Unknown option"],
   ])("rejects %j with a clear message", async (args, message) => {
     const result = await cli(...args);
@@ -202,6 +206,23 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "",
     );
     expect(cleared).toMatchObject({ expiresAt: null, features: [], status: "SUSPENDED" });
+  });
+
+  it("an empty --edition or --edition-name is stored and shown as null", async () => {
+    await json(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "1",
+      "--key",
+      "ED-1",
+      "--edition",
+      "pro",
+    );
+    const updated = await json("licenses", "update", "ED-1", "--edition", "", "--edition-name", "");
+    expect(updated).toMatchObject({ edition: null, editionName: null });
   });
 
   it("licenses update of an unknown key fails", async () => {

@@ -171,6 +171,42 @@ describe.each(dialects)("concurrency (%s)", (dialect) => {
     expect(rows).toEqual([{ revision: 12 }]);
   });
 
+  it("activations racing deactivations of the same machine never give a 5xx", async () => {
+    const licenseKey = await f.createLicense({ maxMachines: 1 });
+    for (let round = 0; round < 5; round++) {
+      const responses = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => {
+          const app = apps[i % apps.length] as FastifyInstance;
+          const path = i % 2 === 0 ? "/api/license/activate" : "/api/license/deactivate";
+          return app.inject({
+            method: "POST",
+            url: path,
+            headers: { "content-type": "application/json" },
+            payload: JSON.stringify({
+              licenseKey,
+              machineId: "flapping",
+              productSlug: f.product.slug,
+            }),
+          });
+        }),
+      );
+      expect(responses.filter((r) => r.statusCode >= 500).map((r) => r.body)).toEqual([]);
+    }
+    const license = await f.db
+      .selectFrom("licenses")
+      .select("active_machines")
+      .where("license_key", "=", licenseKey)
+      .executeTakeFirstOrThrow();
+    const active = await f.db
+      .selectFrom("activations")
+      .innerJoin("licenses", "licenses.id", "activations.license_id")
+      .select("activations.id")
+      .where("licenses.license_key", "=", licenseKey)
+      .where("activations.deactivated_at", "is", null)
+      .execute();
+    expect(license.active_machines).toBe(active.length);
+  });
+
   it("mixed activations and deactivations keep the slot counter equal to the active rows", async () => {
     const licenseKey = await f.createLicense({ maxMachines: 4 });
     const responses = await Promise.all(

@@ -204,6 +204,20 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
       expect(row).toEqual({ channel: "ALPHA", release_notes: "second" });
     });
 
+    it('an empty fileSize or signature ("") is missing and stored as null', async () => {
+      const response = await publish(
+        valid({ version: "7.1.0", releases: [entry({ fileSize: "", signature: "" })] }),
+      );
+      expect(response.statusCode).toBe(200);
+      const row = await f.db
+        .selectFrom("release_artifacts")
+        .innerJoin("release_versions", "release_versions.id", "release_artifacts.version_id")
+        .select(["file_size", "signature"])
+        .where("release_versions.version", "=", "7.1.0")
+        .executeTakeFirstOrThrow();
+      expect(row).toEqual({ file_size: null, signature: null });
+    });
+
     it("signature, fileSize and releaseNotes are optional", async () => {
       const response = await publish({
         productSlug: f.product.slug,

@@ -1,4 +1,4 @@
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
@@ -77,9 +77,29 @@ describe.each(dialects)("hostile and malformed requests never get a 5xx (%s)", (
       });
     });
 
-    it("deeply nested JSON is handled without a 5xx", async () => {
-      const response = await raw(url, `${"[".repeat(5000)}${"]".repeat(5000)}`, "application/json");
+    it("deeply nested JSON inside a field is handled without a 5xx", async () => {
+      const nested = `${"[".repeat(5000)}${"]".repeat(5000)}`;
+      const response = await raw(
+        url,
+        `{"licenseKey":${nested},"machineId":"m","productSlug":"p"}`,
+        "application/json",
+      );
       expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ code: "INVALID_FIELD_TYPE", [flag]: false });
+    });
+
+    it("a NUL character in a field is a 400 on every database", async () => {
+      const response = await raw(
+        url,
+        JSON.stringify({ licenseKey: "KEY\u0000X", machineId: "m", productSlug: "p" }),
+        "application/json",
+      );
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({
+        error: "licenseKey must not contain NUL characters",
+        code: "INVALID_FIELD_VALUE",
+        [flag]: false,
+      });
     });
   });
 
@@ -102,6 +122,34 @@ describe.each(dialects)("hostile and malformed requests never get a 5xx (%s)", (
     );
     expect(fits.statusCode).toBe(400);
     expect(fits.json().code).toBe("MISSING_REQUIRED_FIELDS");
+  });
+
+  it("a NUL character in publish's productSlug, releaseNotes or signature is a 400", async () => {
+    const base = {
+      productSlug: f.product.slug,
+      version: "1.0.0",
+      channel: "STABLE",
+      releases: [{ platform: "LINUX", arch: "X64", downloadUrl: "https://x.example.com/a" }],
+    };
+    const auth = { authorization: `Bearer ${f.publishKey}` };
+    for (const [field, body] of [
+      ["productSlug", { ...base, productSlug: "a\u0000" }],
+      ["releaseNotes", { ...base, releaseNotes: "notes\u0000" }],
+      ["signature", { ...base, releases: [{ ...base.releases[0], signature: "s\u0000" }] }],
+    ] as const) {
+      const response = await f.post("/api/releases/publish", body, auth);
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({
+        error: `${field} must not contain NUL characters`,
+        code: "INVALID_FIELD_VALUE",
+      });
+    }
+  });
+
+  it("a POST without Content-Type to an unknown route is 404, not 415", async () => {
+    const response = await f.app.inject({ method: "POST", url: "/nope" });
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe("ROUTE_NOT_FOUND");
   });
 
   it("an unknown route is a JSON 404", async () => {
@@ -156,6 +204,55 @@ describe("over a real socket", () => {
       body: "a".repeat(20_000_000),
     });
     expect(response.status).toBe(413);
+  });
+
+  it("a URL with broken percent-encoding gets a JSON 400", async () => {
+    const response = await fetch(`${base}/api/license/%zz`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: "Malformed request URL", code: "BAD_REQUEST" });
+  });
+
+  async function rawHttp(request: string): Promise<string> {
+    const socket = connect(Number(new URL(base).port), "127.0.0.1");
+    socket.write(request);
+    let answer = "";
+    for await (const chunk of socket) answer += chunk;
+    return answer;
+  }
+
+  it("malformed HTTP (Content-Length with Transfer-Encoding) gets a JSON 400", async () => {
+    const answer = await rawHttp(
+      "POST /api/license/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+        "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}",
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain(
+      "content-type: application/json".replace("content-type", "Content-Type"),
+    );
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
+      error: "Malformed HTTP request",
+      code: "BAD_REQUEST",
+    });
+  });
+
+  it("two Authorization headers are ambiguous: 401 even if one key is valid", async () => {
+    const answer = await rawHttp(
+      "POST /api/releases/publish HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
+        `Authorization: Bearer ${f.publishKey}\r\nAuthorization: Bearer nope\r\n` +
+        "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+  });
+
+  it("headers over the size limit get a JSON 431", async () => {
+    const answer = await rawHttp(
+      `POST /api/releases/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${"k".repeat(20_000)}\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
+      error: "Request headers are too large",
+      code: "HEADERS_TOO_LARGE",
+    });
   });
 
   it("readyz is 503 with a JSON error once the database is gone", async () => {

@@ -1,6 +1,8 @@
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
@@ -45,7 +47,7 @@ describe.each(dialects)("the server process (%s)", (dialect) => {
     expect(await ready.json()).toEqual({ status: "ready" });
   });
 
-  it("an acknowledged activation survives kill -9 of the server", async () => {
+  it("an acknowledged activation is committed before the answer: it survives kill -9", async () => {
     const { url } = await freshDatabase(dialect);
     const seed = await openDatabase(url);
     await migrateToLatest(seed.db);
@@ -78,7 +80,7 @@ describe.each(dialects)("the server process (%s)", (dialect) => {
     }
   });
 
-  it("SIGTERM finishes an in-flight request, closes the database, and exits 0", async () => {
+  it("SIGTERM refuses new connections, finishes the in-flight request, closes the database, exits 0", async () => {
     const { url } = await freshDatabase(dialect);
     const server = track(await startServer({ DATABASE_URL: url }));
     const body = JSON.stringify({ licenseKey: "NOPE", machineId: "m", productSlug: "app" });
@@ -90,6 +92,7 @@ describe.each(dialects)("the server process (%s)", (dialect) => {
       port: target.port,
       path: target.pathname,
       method: "POST",
+      agent: false,
       headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
     });
     const response = once(request, "response") as Promise<[http.IncomingMessage]>;
@@ -97,6 +100,11 @@ describe.each(dialects)("the server process (%s)", (dialect) => {
     await sleep(200);
     server.child.kill("SIGTERM");
     await sleep(200);
+
+    // While the old request is still open, the server is running but takes no new connection.
+    expect(server.child.exitCode).toBeNull();
+    await expect(fetch(`${server.baseUrl}/healthz`)).rejects.toThrow();
+
     request.end(body.slice(10));
     const [res] = await response;
     let text = "";
@@ -110,14 +118,65 @@ describe.each(dialects)("the server process (%s)", (dialect) => {
     const [code] = (await once(server.child, "exit")) as [number | null];
     expect(code).toBe(0);
     expect(server.output()).toContain("shutting down");
+    expect(await openConnections(url)).toBe(0);
   });
+});
 
-  it("after SIGTERM no new connection is accepted", async () => {
-    const { url } = await freshDatabase(dialect);
-    const server = track(await startServer({ DATABASE_URL: url }));
+/**
+ * Whether the server closed its database: SQLite removes the -wal file when the last connection
+ * closes cleanly; PostgreSQL shows no session on the database.
+ */
+async function openConnections(url: string): Promise<number> {
+  if (url.startsWith("sqlite:")) return existsSync(`${url.slice("sqlite:".length)}-wal`) ? 1 : 0;
+  const name = new URL(url).pathname.slice(1);
+  const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    const result = await client.query<{ n: string }>(
+      "select count(*) as n from pg_stat_activity where datname = $1",
+      [name],
+    );
+    return Number(result.rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+describe("logging", () => {
+  it("LOG_LEVEL=debug logs one line per request, and never the API key", async () => {
+    const { url } = await freshDatabase("sqlite");
+    const server = track(await startServer({ DATABASE_URL: url, LOG_LEVEL: "debug" }));
+    const secret = "shk_this-secret-must-never-appear-in-logs-0123456789abc";
+    const response = await postJson(
+      server.baseUrl,
+      "/api/releases/publish",
+      {},
+      { authorization: `Bearer ${secret}` },
+    );
+    expect(response.status).toBe(401);
     server.child.kill("SIGTERM");
     await once(server.child, "exit");
-    await expect(fetch(`${server.baseUrl}/healthz`)).rejects.toThrow();
+    const lines = server
+      .output()
+      .split("\n")
+      .filter((line) => line.includes('"request completed"'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      method: "POST",
+      url: "/api/releases/publish",
+      statusCode: 401,
+    });
+    expect(server.output()).not.toContain(secret);
+  });
+
+  it("at the default level (info) requests are not logged one by one", async () => {
+    const { url } = await freshDatabase("sqlite");
+    const server = track(await startServer({ DATABASE_URL: url }));
+    await fetch(`${server.baseUrl}/healthz`);
+    server.child.kill("SIGTERM");
+    await once(server.child, "exit");
+    expect(server.output()).not.toContain("request completed");
+    expect(server.output()).not.toContain("incoming request");
   });
 });
 

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from "node:http";
-import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
-import { ShipkeyError } from "../errors.js";
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type ErrorCode, httpStatusByCode, ShipkeyError } from "../errors.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -95,4 +97,42 @@ function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyEr
     return new ShipkeyError("BAD_REQUEST", "Bad request");
   }
   return new ShipkeyError("INTERNAL_ERROR", "Internal server error");
+}
+
+/** Errors Fastify raises before routing, such as a URL with a broken percent-encoding. */
+export function frameworkErrors(
+  _error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  void reply
+    .status(400)
+    .type("application/json; charset=utf-8")
+    .send({ error: "Malformed request URL", code: "BAD_REQUEST" });
+}
+
+/**
+ * HTTP the parser cannot read (conflicting lengths, oversized headers, timeouts) never reaches
+ * Fastify's request pipeline; answer it on the raw socket in the same JSON shape and hang up.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [code, message]: [ErrorCode, string] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? ["HEADERS_TOO_LARGE", "Request headers are too large"]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? ["REQUEST_TIMEOUT", "Request timed out"]
+        : ["BAD_REQUEST", "Malformed HTTP request"];
+  const status = httpStatusByCode[code];
+  const body = JSON.stringify({ error: message, code });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
+      "Content-Type: application/json; charset=utf-8\r\n" +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      "Connection: close\r\n\r\n" +
+      body,
+  );
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { ShipkeyError } from "../errors.js";
 
 /**
@@ -28,7 +29,7 @@ export function assertPresent(body: JsonObject, names: readonly string[]): void 
 export function requiredString(body: JsonObject, name: string): string {
   const value = body[name];
   if (typeof value !== "string") throw wrongType(name, "a string");
-  return value;
+  return assertNoNul(name, value);
 }
 
 /** An optional string: missing reads as null. */
@@ -36,9 +37,36 @@ export function optionalString(body: JsonObject, name: string): string | null {
   const value = body[name];
   if (isMissing(value)) return null;
   if (typeof value !== "string") throw wrongType(name, "a string");
+  return assertNoNul(name, value);
+}
+
+/**
+ * PostgreSQL text cannot hold U+0000 and SQLite would store it; refusing it up front keeps the
+ * two databases answering alike (400, never a 500).
+ */
+export function assertNoNul(name: string, value: string): string {
+  if (value.includes("\u0000")) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must not contain NUL characters`);
+  }
   return value;
 }
 
 export function wrongType(name: string, expected: string): ShipkeyError {
   return new ShipkeyError("INVALID_FIELD_TYPE", `${name} must be ${expected}`);
+}
+
+/**
+ * A header that must appear at most once. Node keeps only the first of repeated Authorization
+ * headers; a request carrying two credentials is ambiguous, so it reads as having none.
+ */
+export function singleHeader(raw: IncomingMessage, name: string): string | undefined {
+  let value: string | undefined;
+  let seen = 0;
+  for (let i = 0; i < raw.rawHeaders.length; i += 2) {
+    if (raw.rawHeaders[i]?.toLowerCase() === name) {
+      seen++;
+      value = raw.rawHeaders[i + 1];
+    }
+  }
+  return seen === 1 ? value : undefined;
 }

@@ -59,19 +59,22 @@ export async function activateMachine(
       last_seen_at: now,
       deactivated_at: null,
     };
-    const inserted = await trx
-      .insertInto("activations")
-      .values(activation)
-      .onConflict((oc) =>
-        oc.columns(["license_id", "machine_id"]).where("deactivated_at", "is", null).doNothing(),
-      )
-      .returning("id")
-      .executeTakeFirst();
-    if (!inserted) {
-      // A concurrent request activated this machine first; it is now "already activated".
+    // The partial unique index arbitrates concurrent activations of this machine. A conflict
+    // whose winner is already gone again (deactivated in between) is retried: the next attempt
+    // no longer conflicts. Each statement sees newly committed rows (READ COMMITTED).
+    for (let attempt = 1; ; attempt++) {
+      const inserted = await trx
+        .insertInto("activations")
+        .values(activation)
+        .onConflict((oc) =>
+          oc.columns(["license_id", "machine_id"]).where("deactivated_at", "is", null).doNothing(),
+        )
+        .returning("id")
+        .executeTakeFirst();
+      if (inserted) break;
       const winner = await touchActiveActivation(trx, license.id, input.machineId, now);
-      if (winner) return { outcome: "already-activated", activation: winner };
-      throw new Error("activation conflict without an active activation");
+      if (winner) return { outcome: "already-activated" as const, activation: winner };
+      if (attempt === 5) throw new Error("activation kept conflicting with vanishing activations");
     }
     const counted = await trx
       .updateTable("licenses")

@@ -45,6 +45,9 @@ export interface CreateLicenseInput extends LicenseSettings {
   licenseKey?: string;
 }
 
+/** The column is a 32-bit integer on both databases. */
+const maxMachinesLimit = 2_147_483_647;
+
 // Given keys must be printable and unambiguous to type: no spaces or control characters.
 const licenseKeyPattern = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
 
@@ -72,8 +75,8 @@ export async function createLicense(
       product_id: product.id,
       status: input.status ?? "ACTIVE",
       expires_at: input.expiresAt ?? null,
-      edition: input.edition ?? null,
-      edition_name: input.editionName ?? null,
+      edition: emptyToNull(input.edition) ?? null,
+      edition_name: emptyToNull(input.editionName) ?? null,
       features: JSON.stringify(input.features ?? []),
       max_machines: input.maxMachines,
       active_machines: 0,
@@ -101,8 +104,8 @@ export async function updateLicense(
     .set({
       status: changes.status,
       expires_at: changes.expiresAt,
-      edition: changes.edition,
-      edition_name: changes.editionName,
+      edition: emptyToNull(changes.edition),
+      edition_name: emptyToNull(changes.editionName),
       features,
       max_machines: changes.maxMachines,
       updated_at: now,
@@ -168,6 +171,11 @@ async function requireLicenseView(db: Kysely<DB>, licenseKey: string): Promise<L
   };
 }
 
+/** An empty edition is no edition: stored and returned as null. undefined means "unchanged". */
+function emptyToNull(value: string | null | undefined): string | null | undefined {
+  return value === "" ? null : value;
+}
+
 function assertSettings(settings: LicenseSettings): void {
   if (settings.status !== undefined && !licenseStatuses.includes(settings.status)) {
     throw new ShipkeyError(
@@ -177,9 +185,14 @@ function assertSettings(settings: LicenseSettings): void {
   }
   if (
     settings.maxMachines !== undefined &&
-    (!Number.isSafeInteger(settings.maxMachines) || settings.maxMachines < 0)
+    (!Number.isSafeInteger(settings.maxMachines) ||
+      settings.maxMachines < 0 ||
+      settings.maxMachines > maxMachinesLimit)
   ) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "maxMachines must be an integer >= 0");
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `maxMachines must be an integer from 0 to ${maxMachinesLimit}`,
+    );
   }
   assertMaxLength("edition", settings.edition, limits.edition);
   assertMaxLength("editionName", settings.editionName, limits.edition);

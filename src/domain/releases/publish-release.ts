@@ -60,7 +60,9 @@ export function checkPublishLimits(request: PublishRequest): {
   const entries = request.releases.map((entry, index): ReleaseEntry => {
     const at = `releases[${index}]`;
     assertMaxLength(`${at}.downloadUrl`, entry.downloadUrl, limits.downloadUrl);
-    const { signature, fileSize } = entry;
+    const { signature } = entry;
+    // "" is missing, like any optional field.
+    const fileSize = entry.fileSize === "" ? null : entry.fileSize;
     if (signature !== undefined && signature !== null && typeof signature !== "string") {
       throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.signature must be a string`);
     }

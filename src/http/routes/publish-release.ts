@@ -12,10 +12,12 @@ import {
 import { normalizeVersion } from "../../domain/releases/version.js";
 import { ShipkeyError } from "../../errors.js";
 import {
+  assertNoNul,
   isMissing,
   type JsonObject,
   requiredString,
   requireJsonObject,
+  singleHeader,
   wrongType,
 } from "../request-fields.js";
 
@@ -24,7 +26,7 @@ export function publishReleaseRoute(app: FastifyInstance, db: Kysely<DB>): void 
     bodyLimit: limits.publishBodyBytes,
     // onRequest runs before the body is read: an unauthenticated caller learns nothing else.
     onRequest: async (request) => {
-      await authenticateApiKey(db, request.headers.authorization, "releases:write");
+      await authenticateApiKey(db, singleHeader(request.raw, "authorization"), "releases:write");
     },
     handler: async (request) => {
       const publish = parsePublishRequest(request.body);
@@ -58,6 +60,7 @@ export function parsePublishRequest(rawBody: unknown): PublishRequest {
   if (releases.length === 0) throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
   const notes = body.releaseNotes;
   if (!isMissing(notes) && typeof notes !== "string") throw wrongType("releaseNotes", "a string");
+  if (typeof notes === "string") assertNoNul("releaseNotes", notes);
 
   if (!isOneOf(channels, channel)) throw ShipkeyError.spec("INVALID_CHANNEL");
 
@@ -84,7 +87,9 @@ export function parsePublishRequest(rawBody: unknown): PublishRequest {
     if (typeof downloadUrl !== "string" || !isHttpsUrl(downloadUrl)) {
       throw ShipkeyError.spec("INVALID_DOWNLOAD_URL");
     }
-    return { platform, arch, downloadUrl, signature: entry.signature, fileSize: entry.fileSize };
+    const { signature, fileSize } = entry;
+    if (typeof signature === "string") assertNoNul("signature", signature);
+    return { platform, arch, downloadUrl, signature, fileSize };
   });
 
   const version = normalizeVersion(rawVersion);
