@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { Database } from "./db/database.js";
+import { LastSeenBuffer } from "./domain/licenses/last-seen.js";
 import { ShipkeyError } from "./errors.js";
 import {
   clientErrorHandler,
@@ -7,6 +8,16 @@ import {
   registerErrorHandling,
 } from "./http/error-handler.js";
 import { registerRoutes } from "./http/routes.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Validate's buffered last-seen writes; tests flush it to observe them. */
+    lastSeen: LastSeenBuffer;
+  }
+}
+
+/** How often buffered last-seen times are written (docs/decisions.md: what a crash can lose). */
+export const lastSeenFlushMs = 1000;
 
 export interface AppOptions {
   database: Database;
@@ -55,6 +66,20 @@ export async function buildApp({ database, logger = false }: AppOptions): Promis
     }
   });
   registerErrorHandling(app);
-  registerRoutes(app, database.db);
+  const lastSeen = new LastSeenBuffer();
+  app.decorate("lastSeen", lastSeen);
+  const flushLastSeen = () =>
+    lastSeen.flush(database.db).catch((err: unknown) => {
+      app.log.error({ err }, "writing last-seen timestamps failed; will retry");
+    });
+  const timer = setInterval(flushLastSeen, lastSeenFlushMs);
+  timer.unref();
+  // Runs after in-flight requests finished and before the caller closes the database.
+  app.addHook("onClose", async () => {
+    clearInterval(timer);
+    await flushLastSeen();
+  });
+
+  registerRoutes(app, database.db, lastSeen);
   return app;
 }

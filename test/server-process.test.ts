@@ -120,6 +120,31 @@ describe.each(dialects)("the server process (%s)", (dialect) => {
     expect(server.output()).toContain("shutting down");
     expect(await openConnections(url)).toBe(0);
   });
+
+  it("buffered last-seen times are written on SIGTERM", async () => {
+    const { url } = await freshDatabase(dialect);
+    const seed = await openDatabase(url);
+    await migrateToLatest(seed.db);
+    await createProduct(seed.db, { slug: "app", name: "App" });
+    const { licenseKey } = await createLicense(seed.db, { productSlug: "app", maxMachines: 1 });
+    await seed.close();
+
+    const server = track(await startServer({ DATABASE_URL: url }));
+    const body = { licenseKey, machineId: "m", productSlug: "app" };
+    await postJson(server.baseUrl, "/api/license/activate", body);
+    const check = await openDatabase(url);
+    cleanups.push(() => check.close());
+    await check.db.updateTable("activations").set({ last_seen_at: 1 }).execute();
+    const before = Date.now();
+    expect((await postJson(server.baseUrl, "/api/license/validate", body)).status).toBe(200);
+    server.child.kill("SIGTERM");
+    await once(server.child, "exit");
+    const row = await check.db
+      .selectFrom("activations")
+      .select("last_seen_at")
+      .executeTakeFirstOrThrow();
+    expect(row.last_seen_at).toBeGreaterThanOrEqual(before);
+  });
 });
 
 /**

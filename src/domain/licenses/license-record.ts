@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { compileOnce } from "../../db/compiled-query.js";
 import type { DB, LicenseStatus } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { limits } from "../limits.js";
@@ -16,32 +17,53 @@ export interface LicenseForUse {
   activeMachines: number;
 }
 
+/** The license columns every license endpoint reads, joined with the product's slug. */
+export function selectLicenseForUse(db: Kysely<DB>) {
+  return db
+    .selectFrom("licenses")
+    .innerJoin("products", "products.id", "licenses.product_id")
+    .select([
+      "licenses.id",
+      "products.slug as product_slug",
+      "licenses.status",
+      "licenses.expires_at",
+      "licenses.edition",
+      "licenses.edition_name",
+      "licenses.features",
+      "licenses.max_machines",
+      "licenses.active_machines",
+    ]);
+}
+
+type LicenseRow = {
+  id: string;
+  product_slug: string;
+  status: LicenseStatus;
+  expires_at: number | null;
+  edition: string | null;
+  edition_name: string | null;
+  features: string;
+  max_machines: number;
+  active_machines: number;
+};
+
+const findLicenseByKey = compileOnce<{ licenseKey: string }, LicenseRow>(["licenseKey"], (db, p) =>
+  selectLicenseForUse(db).where("licenses.license_key", "=", p.licenseKey),
+);
+
 /** Reads the license by key or throws 404 "Invalid license key". */
 export async function requireLicenseByKey(
   db: Kysely<DB>,
   licenseKey: string,
 ): Promise<LicenseForUse> {
   // No stored key is longer than the limit, so an oversized key cannot match; skip the query.
-  const row =
-    licenseKey.length > limits.identifier
-      ? undefined
-      : await db
-          .selectFrom("licenses")
-          .innerJoin("products", "products.id", "licenses.product_id")
-          .select([
-            "licenses.id",
-            "products.slug as product_slug",
-            "licenses.status",
-            "licenses.expires_at",
-            "licenses.edition",
-            "licenses.edition_name",
-            "licenses.features",
-            "licenses.max_machines",
-            "licenses.active_machines",
-          ])
-          .where("licenses.license_key", "=", licenseKey)
-          .executeTakeFirst();
+  const [row] =
+    licenseKey.length > limits.identifier ? [] : await findLicenseByKey(db, { licenseKey });
   if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+  return toLicenseForUse(row);
+}
+
+export function toLicenseForUse(row: LicenseRow): LicenseForUse {
   return {
     id: row.id,
     productSlug: row.product_slug,

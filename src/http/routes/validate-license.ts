@@ -1,22 +1,27 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { validateLicense } from "../../domain/licenses/validate-license.js";
+import { type LastSeenRecorder, validateLicense } from "../../domain/licenses/validate-license.js";
 import { limits } from "../../domain/limits.js";
 import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
 
-export function validateLicenseRoute(app: FastifyInstance, db: Kysely<DB>): void {
+export function validateLicenseRoute(
+  app: FastifyInstance,
+  db: Kysely<DB>,
+  lastSeen: LastSeenRecorder,
+): void {
   app.post("/api/license/validate", {
     bodyLimit: limits.licenseBodyBytes,
     config: { failureFlag: "valid" },
     handler: async (request) => {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId", "productSlug"]);
-      const result = await validateLicense(db, {
+      const input = {
         licenseKey: requiredString(body, "licenseKey"),
         machineId: requiredString(body, "machineId"),
         productSlug: requiredString(body, "productSlug"),
-      });
+      };
+      const result = await validateLicense(db, input, lastSeen);
       return { valid: true, ...result };
     },
   });

@@ -1,0 +1,64 @@
+import { type Kysely, sql } from "kysely";
+import type { DB } from "../../db/schema.js";
+
+/**
+ * Validate is the hottest path and its only write is last-seen, which no endpoint returns. It is
+ * buffered here (latest time per activation) and written in batches by `flush`, which the app
+ * runs every second and on shutdown. A crash of the process loses at most the last-seen updates
+ * recorded since the previous flush; nothing else is deferred.
+ */
+export class LastSeenBuffer {
+  readonly #pending = new Map<string, number>();
+  #flushing: Promise<void> | null = null;
+
+  record(activationId: string, at: number): void {
+    const previous = this.#pending.get(activationId);
+    if (previous === undefined || at > previous) this.#pending.set(activationId, at);
+  }
+
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  /** Writes everything recorded so far. Concurrent calls share one flush. */
+  flush(db: Kysely<DB>): Promise<void> {
+    this.#flushing ??= this.#write(db).finally(() => {
+      this.#flushing = null;
+    });
+    return this.#flushing;
+  }
+
+  async #write(db: Kysely<DB>): Promise<void> {
+    while (this.#pending.size > 0) {
+      const batch = [...this.#pending].slice(0, batchSize);
+      for (const [id] of batch) this.#pending.delete(id);
+      try {
+        await writeBatch(db, batch);
+      } catch (err) {
+        // Put the batch back (unless newer times arrived meanwhile) for the next flush.
+        for (const [id, at] of batch) this.record(id, at);
+        throw err;
+      }
+    }
+  }
+}
+
+const batchSize = 200;
+
+// One UPDATE per batch: SET last_seen_at = CASE id WHEN ? THEN ? ... END WHERE id IN (...).
+// Portable across SQLite and PostgreSQL; the cast keeps PostgreSQL from typing the values as text.
+async function writeBatch(db: Kysely<DB>, batch: Array<[string, number]>): Promise<void> {
+  const cases = sql.join(
+    batch.map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
+    sql` `,
+  );
+  await db
+    .updateTable("activations")
+    .set({ last_seen_at: sql<number>`case id ${cases} end` })
+    .where(
+      "id",
+      "in",
+      batch.map(([id]) => id),
+    )
+    .execute();
+}
