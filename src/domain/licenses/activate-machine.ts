@@ -4,7 +4,7 @@ import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 import { assertMaxLength, limits } from "../limits.js";
-import { assertLicenseUsable, requireLicenseByKey } from "./license-record.js";
+import { assertLicenseUsable, requireLicenseWithActivation } from "./license-record.js";
 
 export interface ActivateInput {
   licenseKey: string;
@@ -39,14 +39,28 @@ export async function activateMachine(
   input: ActivateInput,
   now = Date.now(),
 ): Promise<ActivateResult> {
-  const license = await requireLicenseByKey(db, input.licenseKey);
+  const { license, activation: existing } = await requireLicenseWithActivation(db, input);
   assertLicenseUsable(license, input.productSlug, now);
   assertMaxLength("machineId", input.machineId, limits.identifier);
   assertMaxLength("machineName", input.machineName, limits.machineName);
   assertMaxLength("platform", input.platform, limits.platform);
 
-  const existing = await touchActiveActivation(db, license.id, input.machineId, now);
-  if (existing) return { outcome: "already-activated", activation: existing };
+  if (existing) {
+    // Already activated: only last-seen changes (written now, not buffered: activate is rare).
+    await db
+      .updateTable("activations")
+      .set({ last_seen_at: now })
+      .where("id", "=", existing.id)
+      .execute();
+    return {
+      outcome: "already-activated",
+      activation: toActivationView({
+        machine_id: existing.machineId,
+        machine_name: existing.machineName,
+        activated_at: existing.activatedAt,
+      }),
+    };
+  }
 
   return db.transaction().execute(async (trx) => {
     const activation = {

@@ -63,6 +63,58 @@ export async function requireLicenseByKey(
   return toLicenseForUse(row);
 }
 
+/** The machine's active activation on a license (at most one, by the partial unique index). */
+export interface ActiveActivation {
+  id: string;
+  machineId: string;
+  machineName: string | null;
+  activatedAt: number;
+}
+
+// One round trip: the license, its product's slug and the machine's active activation, if any.
+const findLicenseWithActivation = compileOnce<
+  { licenseKey: string; machineId: string },
+  LicenseRow & {
+    activation_id: string | null;
+    activation_machine_name: string | null;
+    activation_activated_at: number | null;
+  }
+>(["licenseKey", "machineId"], (db, p) =>
+  selectLicenseForUse(db)
+    .leftJoin("activations", (join) =>
+      join
+        .onRef("activations.license_id", "=", "licenses.id")
+        .on("activations.machine_id", "=", p.machineId)
+        .on("activations.deactivated_at", "is", null),
+    )
+    .select([
+      "activations.id as activation_id",
+      "activations.machine_name as activation_machine_name",
+      "activations.activated_at as activation_activated_at",
+    ])
+    .where("licenses.license_key", "=", p.licenseKey),
+);
+
+/** Reads the license and the machine's active activation, or throws 404 "Invalid license key". */
+export async function requireLicenseWithActivation(
+  db: Kysely<DB>,
+  input: { licenseKey: string; machineId: string },
+): Promise<{ license: LicenseForUse; activation: ActiveActivation | null }> {
+  const [row] =
+    input.licenseKey.length > limits.identifier ? [] : await findLicenseWithActivation(db, input);
+  if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+  const activation =
+    row.activation_id === null || row.activation_activated_at === null
+      ? null
+      : {
+          id: row.activation_id,
+          machineId: input.machineId,
+          machineName: row.activation_machine_name,
+          activatedAt: row.activation_activated_at,
+        };
+  return { license: toLicenseForUse(row), activation };
+}
+
 export function toLicenseForUse(row: LicenseRow): LicenseForUse {
   return {
     id: row.id,
