@@ -290,8 +290,9 @@ async function main(): Promise<void> {
   };
 
   printTable(report.baseline.requestsPerSecond, baselineBefore, baselineAfter, reports);
-  mkdirSync("bench/results", { recursive: true });
-  const file = join("bench/results", `${report.startedAt.replace(/[:.]/g, "-")}.json`);
+  const resultsDir = process.env.BENCH_RESULTS_DIR ?? "bench/results";
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `${report.startedAt.replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`results written to ${file}`);
 }

@@ -3,9 +3,11 @@ import { execFileSync } from "node:child_process";
 // Process-level tests (durability, shutdown, CLI) run the compiled service exactly as
 // `npm start` does, so build it once before any test file runs.
 export default function setup(): void {
-  execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
-    stdio: "inherit",
-  });
+  for (const project of ["tsconfig.build.json", "tsconfig.bench.json"]) {
+    execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", project], {
+      stdio: "inherit",
+    });
+  }
   if (process.env.REQUIRE_POSTGRES === "1" && !process.env.TEST_DATABASE_URL) {
     throw new Error("REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set");
   }

@@ -1,0 +1,64 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+
+// The benchmark reports, it never fails the build on speed: this only proves the harness runs
+// every scenario end to end against the real server and that every request got a 2xx.
+describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing assertions)", () => {
+  it(
+    "runs every scenario with zero errors and writes the JSON report",
+    { timeout: 120_000 },
+    async () => {
+      const results = mkdtempSync(join(tmpdir(), "shipkey-bench-smoke-"));
+      try {
+        const { stdout } = await run(
+          process.execPath,
+          ["dist-bench/bench/run.js", "--licenses", "300", "--duration", "1", "--connections", "8"],
+          { env: { ...process.env, BENCH_RESULTS_DIR: results, BENCH_DATABASE_URL: "" } },
+        );
+        expect(stdout).toMatch(/^scenario\s+req\/s/m);
+        const [file] = readdirSync(results);
+        const report = JSON.parse(readFileSync(join(results, file as string), "utf8")) as {
+          node: string;
+          machine: { cpu: string; cores: number };
+          scenarios: Array<{
+            scenario: string;
+            non2xx: number;
+            errors: number;
+            timeouts: number;
+            totalRequests: number;
+            peakRssMiB: number;
+          }>;
+        };
+        expect(report.node).toBe(process.version);
+        expect(report.machine.cores).toBeGreaterThan(0);
+        expect(report.scenarios.map((s) => s.scenario)).toEqual([
+          "validate",
+          "activate-deactivate",
+          "publish",
+          "mixed",
+        ]);
+        for (const scenario of report.scenarios) {
+          expect({
+            scenario: scenario.scenario,
+            non2xx: scenario.non2xx,
+            errors: scenario.errors + scenario.timeouts,
+          }).toEqual({
+            scenario: scenario.scenario,
+            non2xx: 0,
+            errors: 0,
+          });
+          expect(scenario.totalRequests).toBeGreaterThan(0);
+          expect(scenario.peakRssMiB).toBeGreaterThan(0);
+        }
+      } finally {
+        rmSync(results, { recursive: true, force: true });
+      }
+    },
+  );
+});
