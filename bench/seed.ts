@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Insertable, Kysely } from "kysely";
 import type { DB } from "../src/db/schema.js";
 import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createProduct } from "../src/domain/products/products.js";
@@ -30,8 +30,8 @@ export async function seed(
   const started = Date.now();
   for (let start = 0; start < shape.licenses; start += batchSize) {
     const end = Math.min(start + batchSize, shape.licenses);
-    const licenses: DB["licenses"][] = [];
-    const activations: DB["activations"][] = [];
+    const licenses: Insertable<DB["licenses"]>[] = [];
+    const activations: Insertable<DB["activations"]>[] = [];
     for (let i = start; i < end; i++) {
       const count = machineCountFor(i, shape);
       licenses.push({

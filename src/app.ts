@@ -39,6 +39,9 @@ export async function buildApp({ database, logger = false }: AppOptions): Promis
     logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors,
     clientErrorHandler,
+    // Admin request schemas: no type coercion ("5" is not 5), unknown fields are an error rather
+    // than silently dropped; the first error is reported.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
   app.addHook("onResponse", async (request, reply) => {
     request.log.debug(
@@ -54,12 +57,11 @@ export async function buildApp({ database, logger = false }: AppOptions): Promis
   // Request bodies are only ever JSON; Fastify's default text/plain parser would let a non-JSON
   // body through to the handlers instead of answering 415.
   app.removeContentTypeParser("text/plain");
-  // A POST without any Content-Type and without a body never reaches a parser; answer it like
-  // any other non-JSON request.
+  // A POST without any Content-Type and without a body never reaches a parser; on the JSON
+  // endpoints of the spec, answer it like any other non-JSON request.
   app.addHook("preValidation", async (request) => {
     if (
-      !request.is404 &&
-      request.method === "POST" &&
+      request.routeOptions.config.jsonBody === true &&
       request.headers["content-type"] === undefined
     ) {
       throw new ShipkeyError("UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");

@@ -19,6 +19,8 @@ export type ErrorCode =
   | "REQUEST_TIMEOUT"
   // Administration (CLI and admin API)
   | "PRODUCT_SLUG_TAKEN"
+  | "PRODUCT_IN_USE"
+  | "RELEASE_NOT_FOUND"
   | "LICENSE_KEY_TAKEN"
   | "API_KEY_NOT_FOUND"
   // Publish
@@ -58,6 +60,8 @@ export const httpStatusByCode: Record<ErrorCode, number> = {
   HEADERS_TOO_LARGE: 431,
   REQUEST_TIMEOUT: 408,
   PRODUCT_SLUG_TAKEN: 409,
+  PRODUCT_IN_USE: 409,
+  RELEASE_NOT_FOUND: 404,
   LICENSE_KEY_TAKEN: 409,
   API_KEY_NOT_FOUND: 404,
   INVALID_API_KEY: 401,

@@ -86,6 +86,12 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "Professional",
       "--features",
       "sync, export",
+      "--customer-name",
+      "Grace Hopper",
+      "--customer-email",
+      "grace@example.com",
+      "--note",
+      "reseller order 7",
     );
     expect(license).toEqual({
       licenseKey: expect.stringMatching(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){4}$/),
@@ -97,6 +103,9 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       features: ["sync", "export"],
       maxMachines: 3,
       activeMachines: 0,
+      customerName: "Grace Hopper",
+      customerEmail: "grace@example.com",
+      note: "reseller order 7",
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -30,6 +30,9 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "edition-name": { type: "string" },
         features: { type: "string" },
         scopes: { type: "string" },
+        "customer-name": { type: "string" },
+        "customer-email": { type: "string" },
+        note: { type: "string" },
       },
     });
     return { positionals, options: values };

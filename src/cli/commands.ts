@@ -37,9 +37,11 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   products list
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
-      [--edition-name <n>] [--features a,b,c]
+      [--edition-name <n>] [--features a,b,c] [--customer-name <n>] [--customer-email <e>]
+      [--note <text>]
   licenses update <licenseKey> [--status ...] [--expires-at <iso>|never]
       [--max-machines <n>] [--edition <e>] [--edition-name <n>] [--features a,b,c]
+      [--customer-name <n>] [--customer-email <e>] [--note <text>]
   licenses show <licenseKey>
   api-keys create --name <name> --scopes <s1,s2> [--expires-at <iso>]
   api-keys list
@@ -83,6 +85,9 @@ function licenseSettings(options: Options, allowNever: boolean) {
     editionName: stringOption(options, "edition-name"),
     features: listOption(options, "features"),
     maxMachines: integerOption(options, "max-machines"),
+    customerName: stringOption(options, "customer-name"),
+    customerEmail: stringOption(options, "customer-email"),
+    note: stringOption(options, "note"),
   };
 }
 

@@ -1,11 +1,13 @@
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely";
 import * as initial from "./migrations/0001_initial.js";
+import * as admin from "./migrations/0002_admin.js";
 import type { DB } from "./schema.js";
 
 // Migrations are imported statically (not read from a folder at run time) so the compiled
 // service and the tests run exactly the same list, in this order.
 const migrations: Record<string, Migration> = {
   "0001_initial": initial,
+  "0002_admin": admin,
 };
 
 export class MigrationError extends Error {

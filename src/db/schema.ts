@@ -36,6 +36,9 @@ export interface LicensesTable {
   active_machines: number;
   created_at: number;
   updated_at: number;
+  customer_name: string | null;
+  customer_email: string | null;
+  note: string | null;
 }
 
 export interface ActivationsTable {
@@ -88,7 +91,25 @@ export interface ApiKeysTable {
   revoked_at: number | null;
 }
 
+export type AuditActorType = "api_key" | "admin" | "cli";
+
+export interface AuditLogTable {
+  id: string;
+  at: number;
+  actor_type: AuditActorType;
+  actor_id: string | null;
+  actor_label: string;
+  /** e.g. license.create, api_key.revoke */
+  action: string;
+  target_type: string;
+  target_id: string;
+  ip: string | null;
+  /** JSON object of what changed; never a secret. */
+  details: string;
+}
+
 export interface DB {
+  audit_log: AuditLogTable;
   products: ProductsTable;
   licenses: LicensesTable;
   activations: ActivationsTable;

@@ -12,6 +12,7 @@ export const limits = {
   downloadUrl: 2048,
   signature: 8 * 1024,
   releaseNotes: 64 * 1024,
+  note: 4096,
   releasesPerPublish: 50,
   licenseBodyBytes: 64 * 1024,
   publishBodyBytes: 1024 * 1024,

@@ -8,6 +8,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** Failure bodies of this route also carry `<flag>: false` (success or valid). */
     failureFlag?: "success" | "valid";
+    /** The route takes a JSON body: a POST without Content-Type is 415 even when empty. */
+    jsonBody?: boolean;
   }
 }
 
@@ -87,6 +89,10 @@ function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyEr
       return new ShipkeyError("BODY_NOT_OBJECT", "Request body must be a JSON object");
     case "FST_ERR_CTP_INVALID_JSON_BODY":
       return new ShipkeyError("INVALID_JSON", "Request body is not valid JSON");
+    case "FST_ERR_VALIDATION":
+      // Admin routes validate with JSON Schema; Fastify's message names the field and the rule
+      // ("body/maxMachines must be integer").
+      return new ShipkeyError("INVALID_FIELD_VALUE", error.message);
   }
   // JSON.parse / secure-json-parse failures (including __proto__ poisoning) arrive as
   // SyntaxErrors that Fastify already marked 400.

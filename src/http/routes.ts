@@ -2,7 +2,13 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
+import { registerActor } from "./admin-auth.js";
 import { activateMachineRoute } from "./routes/activate-machine.js";
+import { adminApiKeyRoutes } from "./routes/admin/api-keys.js";
+import { adminAuditRoutes } from "./routes/admin/audit.js";
+import { adminLicenseRoutes } from "./routes/admin/licenses.js";
+import { adminProductRoutes } from "./routes/admin/products.js";
+import { adminReleaseRoutes } from "./routes/admin/releases.js";
 import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
 import { healthRoutes } from "./routes/health.js";
 import { publishReleaseRoute } from "./routes/publish-release.js";
@@ -19,4 +25,11 @@ export function registerRoutes(
   activateMachineRoute(app, db);
   validateLicenseRoute(app, db, lastSeen);
   deactivateMachineRoute(app, db);
+
+  registerActor(app);
+  adminProductRoutes(app, db);
+  adminLicenseRoutes(app, db);
+  adminReleaseRoutes(app, db);
+  adminApiKeyRoutes(app, db);
+  adminAuditRoutes(app, db);
 }

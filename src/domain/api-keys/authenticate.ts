@@ -21,12 +21,12 @@ export async function authenticateApiKey(
   authorization: string | undefined,
   scope: ApiKeyScope,
   now = Date.now(),
-): Promise<{ apiKeyId: string }> {
+): Promise<{ apiKeyId: string; name: string }> {
   const token = authorization === undefined ? undefined : bearerPattern.exec(authorization)?.[1];
   if (token === undefined || token.length > 512) throw ShipkeyError.spec("INVALID_API_KEY");
   const key = await db
     .selectFrom("api_keys")
-    .select(["id", "scopes", "expires_at", "revoked_at", "last_used_at"])
+    .select(["id", "name", "scopes", "expires_at", "revoked_at", "last_used_at"])
     .where("key_hash", "=", hashApiKey(token))
     .executeTakeFirst();
   if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now)) {
@@ -36,5 +36,5 @@ export async function authenticateApiKey(
     await db.updateTable("api_keys").set({ last_used_at: now }).where("id", "=", key.id).execute();
   }
   if (!parseScopes(key.scopes).includes(scope)) throw ShipkeyError.spec("MISSING_SCOPE");
-  return { apiKeyId: key.id };
+  return { apiKeyId: key.id, name: key.name };
 }

@@ -1,9 +1,10 @@
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { type DB, type LicenseStatus, licenseStatuses } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId, newLicenseKey } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { assertMaxLength, limits } from "../limits.js";
+import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
 import { findProductBySlug } from "../products/products.js";
 import { parseFeatures } from "./license-record.js";
 
@@ -17,6 +18,9 @@ export interface LicenseView {
   features: string[];
   maxMachines: number;
   activeMachines: number;
+  customerName: string | null;
+  customerEmail: string | null;
+  note: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -37,6 +41,9 @@ export interface LicenseSettings {
   editionName?: string | null;
   features?: string[];
   maxMachines?: number;
+  customerName?: string | null;
+  customerEmail?: string | null;
+  note?: string | null;
 }
 
 export interface CreateLicenseInput extends LicenseSettings {
@@ -80,6 +87,9 @@ export async function createLicense(
       features: JSON.stringify(input.features ?? []),
       max_machines: input.maxMachines,
       active_machines: 0,
+      customer_name: emptyToNull(input.customerName) ?? null,
+      customer_email: emptyToNull(input.customerEmail) ?? null,
+      note: emptyToNull(input.note) ?? null,
       created_at: now,
       updated_at: now,
     })
@@ -108,6 +118,9 @@ export async function updateLicense(
       edition_name: emptyToNull(changes.editionName),
       features,
       max_machines: changes.maxMachines,
+      customer_name: emptyToNull(changes.customerName),
+      customer_email: emptyToNull(changes.customerEmail),
+      note: emptyToNull(changes.note),
       updated_at: now,
     })
     .where("license_key", "=", licenseKey)
@@ -116,11 +129,32 @@ export async function updateLicense(
   return requireLicenseView(db, licenseKey);
 }
 
+export interface PastActivationView extends MachineView {
+  deactivatedAt: string;
+}
+
+/** A license with its active machines and, newest first, its ended activations. */
 export async function showLicense(
   db: Kysely<DB>,
   licenseKey: string,
-): Promise<LicenseView & { machines: MachineView[] }> {
+): Promise<LicenseView & { machines: MachineView[]; pastActivations: PastActivationView[] }> {
   const license = await requireLicenseView(db, licenseKey);
+  const past = await db
+    .selectFrom("activations")
+    .innerJoin("licenses", "licenses.id", "activations.license_id")
+    .select([
+      "activations.machine_id",
+      "activations.machine_name",
+      "activations.platform",
+      "activations.activated_at",
+      "activations.last_seen_at",
+      "activations.deactivated_at",
+    ])
+    .where("licenses.license_key", "=", licenseKey)
+    .where("activations.deactivated_at", "is not", null)
+    .orderBy("activations.deactivated_at", "desc")
+    .limit(100)
+    .execute();
   const machines = await db
     .selectFrom("activations")
     .innerJoin("licenses", "licenses.id", "activations.license_id")
@@ -144,18 +178,93 @@ export async function showLicense(
       activatedAt: toIso(m.activated_at),
       lastSeenAt: toIso(m.last_seen_at),
     })),
+    pastActivations: past.map((m) => ({
+      machineId: m.machine_id,
+      machineName: m.machine_name,
+      platform: m.platform,
+      activatedAt: toIso(m.activated_at),
+      lastSeenAt: toIso(m.last_seen_at),
+      deactivatedAt: toIso(m.deactivated_at ?? m.last_seen_at),
+    })),
   };
 }
 
-async function requireLicenseView(db: Kysely<DB>, licenseKey: string): Promise<LicenseView> {
-  const row = await db
+export interface LicenseFilter {
+  product?: string;
+  status?: LicenseStatus;
+  /** true: only expired; false: only unexpired (or never expiring). */
+  expired?: boolean;
+  /** Key prefix, or part of the customer's name or email (case-insensitive). */
+  q?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** Newest first, cursor-paginated. */
+export async function listLicenses(
+  db: Kysely<DB>,
+  filter: LicenseFilter,
+  now = Date.now(),
+): Promise<Page<LicenseView>> {
+  let query = selectLicenseViews(db)
+    .orderBy("licenses.created_at", "desc")
+    .orderBy("licenses.id", "desc")
+    .limit(filter.limit + 1);
+  if (filter.product !== undefined) query = query.where("products.slug", "=", filter.product);
+  if (filter.status !== undefined) query = query.where("licenses.status", "=", filter.status);
+  if (filter.expired === true) {
+    query = query
+      .where("licenses.expires_at", "is not", null)
+      .where("licenses.expires_at", "<=", now);
+  } else if (filter.expired === false) {
+    query = query.where((eb) =>
+      eb.or([eb("licenses.expires_at", "is", null), eb("licenses.expires_at", ">", now)]),
+    );
+  }
+  if (filter.q !== undefined && filter.q !== "") {
+    const escaped = filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+    query = query.where((eb) =>
+      eb.or([
+        eb(sql`lower(licenses.license_key)`, "like", sql`${`${escaped}%`} escape '\\'`),
+        eb(sql`lower(licenses.customer_name)`, "like", sql`${`%${escaped}%`} escape '\\'`),
+        eb(sql`lower(licenses.customer_email)`, "like", sql`${`%${escaped}%`} escape '\\'`),
+      ]),
+    );
+  }
+  if (filter.cursor !== undefined) {
+    const { at, id } = decodeCursor(filter.cursor);
+    query = query.where((eb) =>
+      eb.or([
+        eb("licenses.created_at", "<", at),
+        eb.and([eb("licenses.created_at", "=", at), eb("licenses.id", "<", id)]),
+      ]),
+    );
+  }
+  const rows = await query.execute();
+  const last = rows[filter.limit - 1];
+  return {
+    items: rows.slice(0, filter.limit).map(toLicenseView),
+    nextCursor: rows.length > filter.limit && last ? encodeCursor(last.created_at, last.id) : null,
+  };
+}
+
+function selectLicenseViews(db: Kysely<DB>) {
+  return db
     .selectFrom("licenses")
     .innerJoin("products", "products.id", "licenses.product_id")
     .selectAll("licenses")
-    .select("products.slug as product_slug")
+    .select("products.slug as product_slug");
+}
+
+async function requireLicenseView(db: Kysely<DB>, licenseKey: string): Promise<LicenseView> {
+  const row = await selectLicenseViews(db)
     .where("licenses.license_key", "=", licenseKey)
     .executeTakeFirst();
   if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+  return toLicenseView(row);
+}
+
+function toLicenseView(row: DB["licenses"] & { product_slug: string }): LicenseView {
   return {
     licenseKey: row.license_key,
     product: row.product_slug,
@@ -166,6 +275,9 @@ async function requireLicenseView(db: Kysely<DB>, licenseKey: string): Promise<L
     features: parseFeatures(row.features),
     maxMachines: row.max_machines,
     activeMachines: row.active_machines,
+    customerName: row.customer_name,
+    customerEmail: row.customer_email,
+    note: row.note,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };
@@ -195,6 +307,12 @@ function assertSettings(settings: LicenseSettings): void {
     );
   }
   assertMaxLength("edition", settings.edition, limits.edition);
+  assertMaxLength("customerName", settings.customerName, limits.name);
+  assertMaxLength("customerEmail", settings.customerEmail, limits.name);
+  assertMaxLength("note", settings.note, limits.note);
+  if (settings.customerEmail && !/^[^\s@]+@[^\s@]+$/.test(settings.customerEmail)) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "customerEmail must be an email address");
+  }
   assertMaxLength("editionName", settings.editionName, limits.edition);
   if (settings.features !== undefined) {
     if (settings.features.length > limits.features) {

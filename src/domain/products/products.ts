@@ -60,3 +60,47 @@ export async function findProductBySlug(db: Kysely<DB>, slug: string): Promise<P
 function toProduct(row: DB["products"]): Product {
   return { id: row.id, slug: row.slug, name: row.name, createdAt: toIso(row.created_at) };
 }
+
+export async function requireProduct(db: Kysely<DB>, slug: string): Promise<Product> {
+  const product = await findProductBySlug(db, slug);
+  if (!product) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
+  return product;
+}
+
+export async function renameProduct(db: Kysely<DB>, slug: string, name: string): Promise<Product> {
+  assertMaxLength("name", name, limits.name);
+  if (name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
+  const result = await db
+    .updateTable("products")
+    .set({ name })
+    .where("slug", "=", slug)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
+  return requireProduct(db, slug);
+}
+
+/** Refused with 409 PRODUCT_IN_USE while licenses or releases reference the product. */
+export async function deleteProduct(db: Kysely<DB>, slug: string): Promise<void> {
+  const product = await requireProduct(db, slug);
+  await db.transaction().execute(async (trx) => {
+    const license = await trx
+      .selectFrom("licenses")
+      .select("id")
+      .where("product_id", "=", product.id)
+      .limit(1)
+      .executeTakeFirst();
+    const release = await trx
+      .selectFrom("release_versions")
+      .select("id")
+      .where("product_id", "=", product.id)
+      .limit(1)
+      .executeTakeFirst();
+    if (license || release) {
+      throw new ShipkeyError(
+        "PRODUCT_IN_USE",
+        `Product "${slug}" still has ${license ? "licenses" : "releases"}; delete or move them first`,
+      );
+    }
+    await trx.deleteFrom("products").where("id", "=", product.id).execute();
+  });
+}

@@ -13,7 +13,7 @@ import {
 export function activateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void {
   app.post("/api/license/activate", {
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "success" },
+    config: { failureFlag: "success", jsonBody: true },
     handler: async (request) => {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId", "productSlug"]);

@@ -8,7 +8,7 @@ import { assertPresent, requiredString, requireJsonObject } from "../request-fie
 export function deactivateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void {
   app.post("/api/license/deactivate", {
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "success" },
+    config: { failureFlag: "success", jsonBody: true },
     handler: async (request) => {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId"]);

@@ -24,6 +24,7 @@ import {
 export function publishReleaseRoute(app: FastifyInstance, db: Kysely<DB>): void {
   app.post("/api/releases/publish", {
     bodyLimit: limits.publishBodyBytes,
+    config: { jsonBody: true },
     // onRequest runs before the body is read: an unauthenticated caller learns nothing else.
     onRequest: async (request) => {
       await authenticateApiKey(db, singleHeader(request.raw, "authorization"), "releases:write");

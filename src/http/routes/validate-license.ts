@@ -12,7 +12,7 @@ export function validateLicenseRoute(
 ): void {
   app.post("/api/license/validate", {
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "valid" },
+    config: { failureFlag: "valid", jsonBody: true },
     handler: async (request) => {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId", "productSlug"]);

@@ -1,0 +1,83 @@
+import type { Kysely } from "kysely";
+import type { AuditActorType, DB } from "../../db/schema.js";
+import { newId } from "../../lib/ids.js";
+import { toIso } from "../../lib/time.js";
+import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
+
+/** Who did something: an API key, a signed-in admin, or the CLI on the server. */
+export interface Actor {
+  type: AuditActorType;
+  id: string | null;
+  label: string;
+  ip: string | null;
+}
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  actor: { type: AuditActorType; id: string | null; label: string };
+  action: string;
+  target: { type: string; id: string };
+  ip: string | null;
+  details: Record<string, unknown>;
+}
+
+/** Records one write. `details` must never hold a secret (API key secrets, passwords). */
+export async function recordAudit(
+  db: Kysely<DB>,
+  actor: Actor,
+  action: string,
+  target: { type: string; id: string },
+  details: Record<string, unknown> = {},
+  now = Date.now(),
+): Promise<void> {
+  await db
+    .insertInto("audit_log")
+    .values({
+      id: newId("aud"),
+      at: now,
+      actor_type: actor.type,
+      actor_id: actor.id,
+      actor_label: actor.label,
+      action,
+      target_type: target.type,
+      target_id: target.id,
+      ip: actor.ip,
+      details: JSON.stringify(details),
+    })
+    .execute();
+}
+
+/** Newest first, cursor-paginated. */
+export async function listAudit(
+  db: Kysely<DB>,
+  options: { limit: number; cursor?: string },
+): Promise<Page<AuditEntry>> {
+  let query = db
+    .selectFrom("audit_log")
+    .selectAll()
+    .orderBy("at", "desc")
+    .orderBy("id", "desc")
+    .limit(options.limit + 1);
+  if (options.cursor !== undefined) {
+    const { at, id } = decodeCursor(options.cursor);
+    query = query.where((eb) =>
+      eb.or([eb("at", "<", at), eb.and([eb("at", "=", at), eb("id", "<", id)])]),
+    );
+  }
+  const rows = await query.execute();
+  const items = rows.slice(0, options.limit).map((row): AuditEntry => ({
+    id: row.id,
+    at: toIso(row.at),
+    actor: { type: row.actor_type, id: row.actor_id, label: row.actor_label },
+    action: row.action,
+    target: { type: row.target_type, id: row.target_id },
+    ip: row.ip,
+    details: JSON.parse(row.details) as Record<string, unknown>,
+  }));
+  const last = rows[options.limit - 1];
+  return {
+    items,
+    nextCursor: rows.length > options.limit && last ? encodeCursor(last.at, last.id) : null,
+  };
+}

@@ -1,0 +1,26 @@
+import { ShipkeyError } from "../errors.js";
+
+export interface Page<T> {
+  items: T[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export const pageLimits = { default: 50, max: 200 } as const;
+
+/** Opaque cursor over (timestamp, id) ordering. */
+export function encodeCursor(at: number, id: string): string {
+  return Buffer.from(JSON.stringify([at, id])).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): { at: number; id: string } {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(value) && typeof value[0] === "number" && typeof value[1] === "string") {
+      return { at: value[0], id: value[1] };
+    }
+  } catch {
+    // fall through
+  }
+  throw new ShipkeyError("INVALID_FIELD_VALUE", "cursor is not valid");
+}

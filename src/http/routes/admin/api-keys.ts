@@ -1,0 +1,98 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../../db/schema.js";
+import {
+  apiKeyScopes,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from "../../../domain/api-keys/api-keys.js";
+import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { ShipkeyError } from "../../../errors.js";
+import { parseIsoTimestamp } from "../../../lib/time.js";
+import { actorOf, requireScope } from "../../admin-auth.js";
+
+export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
+  // Listing shows no secret, but who holds which scopes is itself sensitive: api-keys:write.
+  const write = requireScope(db, "api-keys:write");
+
+  app.get("/api/admin/api-keys", { onRequest: write }, async () => ({
+    items: await listApiKeys(db),
+  }));
+
+  app.post<{ Body: { name: string; scopes: string[]; expiresAt?: string | null } }>(
+    "/api/admin/api-keys",
+    {
+      onRequest: write,
+      schema: {
+        body: {
+          type: "object",
+          required: ["name", "scopes"],
+          additionalProperties: false,
+          properties: {
+            name: { type: "string", minLength: 1, maxLength: 255 },
+            scopes: {
+              type: "array",
+              minItems: 1,
+              maxItems: 20,
+              items: { type: "string", enum: apiKeyScopes },
+            },
+            expiresAt: { type: ["string", "null"], maxLength: 64 },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { name, scopes, expiresAt } = request.body;
+      let expiresAtMs: number | null = null;
+      if (expiresAt !== undefined && expiresAt !== null) {
+        expiresAtMs = parseIsoTimestamp(expiresAt);
+        if (expiresAtMs === null) {
+          throw new ShipkeyError(
+            "INVALID_FIELD_VALUE",
+            "expiresAt must be an ISO 8601 timestamp with a zone, or null",
+          );
+        }
+      }
+      const created = await createApiKey(db, { name, scopes, expiresAt: expiresAtMs });
+      // The secret goes to the caller once and never into the audit log.
+      await recordAudit(
+        db,
+        actorOf(request),
+        "api_key.create",
+        { type: "api_key", id: created.id },
+        {
+          name: created.name,
+          scopes: created.scopes,
+          displayPrefix: created.displayPrefix,
+        },
+      );
+      return reply.status(201).send(created);
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    "/api/admin/api-keys/:id/revoke",
+    {
+      onRequest: write,
+      schema: {
+        params: {
+          type: "object",
+          required: ["id"],
+          properties: { id: { type: "string", maxLength: 64 } },
+        },
+      },
+    },
+    async (request) => {
+      const key = await revokeApiKey(db, request.params.id);
+      await recordAudit(
+        db,
+        actorOf(request),
+        "api_key.revoke",
+        { type: "api_key", id: key.id },
+        { name: key.name },
+      );
+      return key;
+    },
+  );
+}

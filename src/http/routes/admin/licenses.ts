@@ -1,0 +1,216 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB, LicenseStatus } from "../../../db/schema.js";
+import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { deactivateMachine } from "../../../domain/licenses/deactivate-machine.js";
+import {
+  createLicense,
+  type LicenseSettings,
+  listLicenses,
+  showLicense,
+  updateLicense,
+} from "../../../domain/licenses/manage-licenses.js";
+import { pageLimits } from "../../../domain/pagination.js";
+import { ShipkeyError } from "../../../errors.js";
+import { parseIsoTimestamp } from "../../../lib/time.js";
+import { actorOf, requireScope } from "../../admin-auth.js";
+import { licenseKeyParam, licenseSettingsProperties, pageQuery } from "./schemas.js";
+
+interface SettingsBody {
+  status?: LicenseStatus;
+  expiresAt?: string | null;
+  maxMachines?: number;
+  edition?: string | null;
+  editionName?: string | null;
+  features?: string[];
+  customerName?: string | null;
+  customerEmail?: string | null;
+  note?: string | null;
+}
+
+/** The body's settings as the domain takes them; expiresAt ISO text → epoch ms. */
+function toSettings(body: SettingsBody): LicenseSettings {
+  const { expiresAt, ...rest } = body;
+  if (expiresAt === undefined || expiresAt === null) return { ...rest, expiresAt };
+  const ms = parseIsoTimestamp(expiresAt);
+  if (ms === null) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      "expiresAt must be an ISO 8601 timestamp with a zone, or null",
+    );
+  }
+  return { ...rest, expiresAt: ms };
+}
+
+export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
+  const read = requireScope(db, "licenses:read");
+  const write = requireScope(db, "licenses:write");
+
+  app.get<{
+    Querystring: {
+      product?: string;
+      status?: LicenseStatus;
+      expired?: "true" | "false";
+      q?: string;
+      limit?: string;
+      cursor?: string;
+    };
+  }>(
+    "/api/admin/licenses",
+    {
+      onRequest: read,
+      schema: {
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            product: { type: "string", maxLength: 255 },
+            status: { type: "string", enum: ["ACTIVE", "SUSPENDED", "REVOKED"] },
+            expired: { type: "string", enum: ["true", "false"] },
+            q: { type: "string", maxLength: 255 },
+            ...pageQuery,
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { expired, limit, ...filter } = request.query;
+      return listLicenses(db, {
+        ...filter,
+        expired: expired === undefined ? undefined : expired === "true",
+        limit: Math.min(limit === undefined ? pageLimits.default : Number(limit), pageLimits.max),
+      });
+    },
+  );
+
+  app.post<{
+    Body: SettingsBody & { productSlug: string; maxMachines: number; licenseKey?: string };
+  }>(
+    "/api/admin/licenses",
+    {
+      onRequest: write,
+      schema: {
+        body: {
+          type: "object",
+          required: ["productSlug", "maxMachines"],
+          additionalProperties: false,
+          properties: {
+            productSlug: { type: "string", minLength: 1, maxLength: 255 },
+            licenseKey: { type: "string", minLength: 1, maxLength: 255 },
+            ...licenseSettingsProperties,
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
+      const license = await createLicense(db, {
+        ...toSettings(settings),
+        productSlug,
+        maxMachines,
+        licenseKey,
+      });
+      await recordAudit(
+        db,
+        actorOf(request),
+        "license.create",
+        { type: "license", id: license.licenseKey },
+        {
+          product: license.product,
+          maxMachines: license.maxMachines,
+          status: license.status,
+        },
+      );
+      return reply.status(201).send(license);
+    },
+  );
+
+  app.get<{ Params: { licenseKey: string } }>(
+    "/api/admin/licenses/:licenseKey",
+    { onRequest: read, schema: { params: licenseKeyParam } },
+    async (request) => showLicense(db, request.params.licenseKey),
+  );
+
+  app.patch<{ Params: { licenseKey: string }; Body: SettingsBody }>(
+    "/api/admin/licenses/:licenseKey",
+    {
+      onRequest: write,
+      schema: {
+        params: licenseKeyParam,
+        body: {
+          type: "object",
+          minProperties: 1,
+          additionalProperties: false,
+          properties: licenseSettingsProperties,
+        },
+      },
+    },
+    async (request) => {
+      const license = await updateLicense(db, request.params.licenseKey, toSettings(request.body));
+      await recordAudit(
+        db,
+        actorOf(request),
+        "license.update",
+        { type: "license", id: license.licenseKey },
+        {
+          changed: Object.keys(request.body),
+        },
+      );
+      return license;
+    },
+  );
+
+  const statusActions = { suspend: "SUSPENDED", revoke: "REVOKED", reinstate: "ACTIVE" } as const;
+  for (const [action, status] of Object.entries(statusActions)) {
+    app.post<{ Params: { licenseKey: string } }>(
+      `/api/admin/licenses/:licenseKey/${action}`,
+      { onRequest: write, schema: { params: licenseKeyParam } },
+      async (request) => {
+        const license = await updateLicense(db, request.params.licenseKey, { status });
+        await recordAudit(db, actorOf(request), `license.${action}`, {
+          type: "license",
+          id: license.licenseKey,
+        });
+        return license;
+      },
+    );
+  }
+
+  app.get<{ Params: { licenseKey: string } }>(
+    "/api/admin/licenses/:licenseKey/machines",
+    { onRequest: read, schema: { params: licenseKeyParam } },
+    async (request) => {
+      const { machines, pastActivations } = await showLicense(db, request.params.licenseKey);
+      return { items: machines, past: pastActivations };
+    },
+  );
+
+  app.delete<{ Params: { licenseKey: string; machineId: string } }>(
+    "/api/admin/licenses/:licenseKey/machines/:machineId",
+    {
+      onRequest: write,
+      schema: {
+        params: {
+          type: "object",
+          required: ["licenseKey", "machineId"],
+          properties: {
+            licenseKey: { type: "string", minLength: 1, maxLength: 255 },
+            machineId: { type: "string", minLength: 1, maxLength: 255 },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { licenseKey, machineId } = request.params;
+      await deactivateMachine(db, { licenseKey, machineId });
+      await recordAudit(
+        db,
+        actorOf(request),
+        "machine.deactivate",
+        { type: "license", id: licenseKey },
+        { machineId },
+      );
+      return { deactivated: true, licenseKey, machineId };
+    },
+  );
+}

@@ -1,0 +1,97 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../../db/schema.js";
+import { recordAudit } from "../../../domain/audit/audit-log.js";
+import {
+  createProduct,
+  deleteProduct,
+  listProducts,
+  renameProduct,
+  requireProduct,
+} from "../../../domain/products/products.js";
+import { actorOf, requireScope } from "../../admin-auth.js";
+import { slugParam } from "./schemas.js";
+
+export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
+  const read = requireScope(db, "products:read");
+  const write = requireScope(db, "products:write");
+
+  app.get("/api/admin/products", { onRequest: read }, async () => ({
+    items: await listProducts(db),
+  }));
+
+  app.post<{ Body: { slug: string; name: string } }>(
+    "/api/admin/products",
+    {
+      onRequest: write,
+      schema: {
+        body: {
+          type: "object",
+          required: ["slug", "name"],
+          additionalProperties: false,
+          properties: {
+            slug: { type: "string", minLength: 1, maxLength: 255 },
+            name: { type: "string", minLength: 1, maxLength: 255 },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const product = await createProduct(db, request.body);
+      await recordAudit(
+        db,
+        actorOf(request),
+        "product.create",
+        { type: "product", id: product.slug },
+        { name: product.name },
+      );
+      return reply.status(201).send(product);
+    },
+  );
+
+  app.get<{ Params: { slug: string } }>(
+    "/api/admin/products/:slug",
+    { onRequest: read, schema: { params: slugParam } },
+    async (request) => requireProduct(db, request.params.slug),
+  );
+
+  app.patch<{ Params: { slug: string }; Body: { name: string } }>(
+    "/api/admin/products/:slug",
+    {
+      onRequest: write,
+      schema: {
+        params: slugParam,
+        body: {
+          type: "object",
+          required: ["name"],
+          additionalProperties: false,
+          properties: { name: { type: "string", minLength: 1, maxLength: 255 } },
+        },
+      },
+    },
+    async (request) => {
+      const product = await renameProduct(db, request.params.slug, request.body.name);
+      await recordAudit(
+        db,
+        actorOf(request),
+        "product.rename",
+        { type: "product", id: product.slug },
+        { name: product.name },
+      );
+      return product;
+    },
+  );
+
+  app.delete<{ Params: { slug: string } }>(
+    "/api/admin/products/:slug",
+    { onRequest: write, schema: { params: slugParam } },
+    async (request) => {
+      await deleteProduct(db, request.params.slug);
+      await recordAudit(db, actorOf(request), "product.delete", {
+        type: "product",
+        id: request.params.slug,
+      });
+      return { deleted: true, slug: request.params.slug };
+    },
+  );
+}

@@ -1,0 +1,35 @@
+/** JSON Schemas shared by the admin routes (validated by Fastify's Ajv; no type coercion). */
+export const slugParam = {
+  type: "object",
+  required: ["slug"],
+  properties: { slug: { type: "string", minLength: 1, maxLength: 255 } },
+} as const;
+
+export const licenseKeyParam = {
+  type: "object",
+  required: ["licenseKey"],
+  properties: { licenseKey: { type: "string", minLength: 1, maxLength: 255 } },
+} as const;
+
+export const pageQuery = {
+  limit: { type: "string", pattern: "^[1-9][0-9]{0,2}$" },
+  cursor: { type: "string", maxLength: 200 },
+} as const;
+
+const nullableString = (maxLength: number) => ({ type: ["string", "null"], maxLength }) as const;
+
+export const licenseSettingsProperties = {
+  status: { type: "string", enum: ["ACTIVE", "SUSPENDED", "REVOKED"] },
+  expiresAt: { type: ["string", "null"], maxLength: 64 },
+  maxMachines: { type: "integer", minimum: 0, maximum: 2147483647 },
+  edition: nullableString(255),
+  editionName: nullableString(255),
+  features: {
+    type: "array",
+    maxItems: 100,
+    items: { type: "string", minLength: 1, maxLength: 255 },
+  },
+  customerName: nullableString(255),
+  customerEmail: nullableString(255),
+  note: nullableString(4096),
+} as const;
