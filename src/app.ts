@@ -7,6 +7,7 @@ import {
   frameworkErrors,
   registerErrorHandling,
 } from "./http/error-handler.js";
+import { registerOpenApi } from "./http/openapi.js";
 import { registerRoutes } from "./http/routes.js";
 
 declare module "fastify" {
@@ -82,6 +83,8 @@ export async function buildApp({ database, logger = false }: AppOptions): Promis
     await flushLastSeen();
   });
 
-  registerRoutes(app, database.db, lastSeen);
+  // Routes go in a plugin registered after the OpenAPI plugin, so it sees every one of them.
+  await registerOpenApi(app);
+  await app.register(async (instance) => registerRoutes(instance, database.db, lastSeen));
   return app;
 }

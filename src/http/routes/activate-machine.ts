@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { activateMachine } from "../../domain/licenses/activate-machine.js";
 import { limits } from "../../domain/limits.js";
+import { activateSchema, documentationOnly } from "./public-schemas.js";
 import {
   assertPresent,
   optionalString,
@@ -12,6 +13,8 @@ import {
 
 export function activateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void {
   app.post("/api/license/activate", {
+    schema: activateSchema,
+    validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
     config: { failureFlag: "success", jsonBody: true },
     handler: async (request) => {

@@ -3,10 +3,13 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { deactivateMachine } from "../../domain/licenses/deactivate-machine.js";
 import { limits } from "../../domain/limits.js";
+import { deactivateSchema, documentationOnly } from "./public-schemas.js";
 import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
 
 export function deactivateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void {
   app.post("/api/license/deactivate", {
+    schema: deactivateSchema,
+    validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
     config: { failureFlag: "success", jsonBody: true },
     handler: async (request) => {

@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import { arches, channels, type DB, platforms } from "../../db/schema.js";
 import { authenticateApiKey } from "../../domain/api-keys/authenticate.js";
 import { limits } from "../../domain/limits.js";
+import { publishSchema, documentationOnly } from "./public-schemas.js";
 import { findProductBySlug } from "../../domain/products/products.js";
 import {
   checkPublishLimits,
@@ -23,6 +24,8 @@ import {
 
 export function publishReleaseRoute(app: FastifyInstance, db: Kysely<DB>): void {
   app.post("/api/releases/publish", {
+    schema: publishSchema,
+    validatorCompiler: documentationOnly,
     bodyLimit: limits.publishBodyBytes,
     config: { jsonBody: true },
     // onRequest runs before the body is read: an unauthenticated caller learns nothing else.

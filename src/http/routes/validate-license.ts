@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { type LastSeenRecorder, validateLicense } from "../../domain/licenses/validate-license.js";
 import { limits } from "../../domain/limits.js";
+import { validateSchema, documentationOnly } from "./public-schemas.js";
 import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
 
 export function validateLicenseRoute(
@@ -11,6 +12,8 @@ export function validateLicenseRoute(
   lastSeen: LastSeenRecorder,
 ): void {
   app.post("/api/license/validate", {
+    schema: validateSchema,
+    validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
     config: { failureFlag: "valid", jsonBody: true },
     handler: async (request) => {

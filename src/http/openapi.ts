@@ -1,0 +1,42 @@
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance, FastifySchema } from "fastify";
+
+/**
+ * GET /openapi.json (OpenAPI 3.1) from the route schemas, and /docs rendering it with the
+ * self-hosted Swagger UI (its assets come from the npm package, never a CDN).
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Shipkey",
+        version: "1",
+        description:
+          "Release publishing and license activation. Failure bodies: {error, code} plus success/valid " +
+          "on the license endpoints; see docs/decisions.md for every code.",
+      },
+      components: {
+        securitySchemes: {
+          apiKey: {
+            type: "http",
+            scheme: "bearer",
+            description: "An API key (shk_…) with the route's scope",
+          },
+        },
+      },
+    },
+    // Admin routes say their scope in the description; all of them and publish need a key.
+    transform: ({ schema, url }) => {
+      const transformed = { ...(schema as FastifySchema & Record<string, unknown>) };
+      if (url.startsWith("/api/admin") || url === "/api/releases/publish") {
+        transformed.security = [{ apiKey: [] }];
+      }
+      if (url.startsWith("/documentation") || url.startsWith("/docs")) transformed.hide = true;
+      return { schema: transformed, url };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+}

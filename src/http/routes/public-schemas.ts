@@ -1,0 +1,145 @@
+/**
+ * Request and response shapes of the spec's four endpoints, for the OpenAPI document. The
+ * requests are validated by hand in the spec's binding check order (docs/decisions.md), which
+ * JSON Schema validation cannot express, so these route schemas describe and do not validate
+ * (`documentationOnly`). Responses are serialized with them, so every field a failure may carry
+ * is listed.
+ */
+const failure = (flag?: "success" | "valid") => ({
+  type: "object",
+  required: ["error", "code"],
+  properties: {
+    error: { type: "string" },
+    code: { type: "string" },
+    ...(flag ? { [flag]: { type: "boolean", const: false } } : {}),
+    ...(flag === "valid" ? { canActivate: { type: "boolean" } } : {}),
+  },
+});
+
+const str = { type: "string" } as const;
+const nullableStr = { type: ["string", "null"] } as const;
+const activation = {
+  type: "object",
+  properties: {
+    machineId: str,
+    machineName: nullableStr,
+    activatedAt: { type: "string", format: "date-time" },
+  },
+} as const;
+
+export const documentationOnly = () => () => true;
+
+export const publishSchema = {
+  summary: "Publish release entries for a product version (scope releases:write)",
+  body: {
+    type: "object",
+    required: ["productSlug", "version", "channel", "releases"],
+    properties: {
+      productSlug: str,
+      version: { type: "string", description: "Semver 2.0.0; one leading v is stripped" },
+      channel: { type: "string", enum: ["STABLE", "BETA", "ALPHA"] },
+      releaseNotes: { type: "string", description: "Markdown" },
+      releases: {
+        type: "array",
+        minItems: 1,
+        maxItems: 50,
+        items: {
+          type: "object",
+          required: ["platform", "arch", "downloadUrl"],
+          properties: {
+            platform: { type: "string", enum: ["WINDOWS", "MACOS", "LINUX"] },
+            arch: { type: "string", enum: ["X64", "ARM64"] },
+            downloadUrl: { type: "string", format: "uri", maxLength: 2048 },
+            signature: { type: "string", maxLength: 8192 },
+            fileSize: { type: "integer", minimum: 0 },
+          },
+        },
+      },
+    },
+  },
+  response: {
+    200: {
+      type: "object",
+      properties: {
+        product: str,
+        version: str,
+        channel: str,
+        releases: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              platform: str,
+              arch: str,
+              status: { type: "string", enum: ["created", "updated"] },
+            },
+          },
+        },
+      },
+    },
+    "4xx": failure(),
+    "5xx": failure(),
+  },
+} as const;
+
+const licenseRequest = (
+  extra: Record<string, unknown> = {},
+  required = ["licenseKey", "machineId", "productSlug"],
+) => ({
+  type: "object",
+  required,
+  properties: { licenseKey: str, machineId: str, productSlug: str, ...extra },
+});
+
+export const activateSchema = {
+  summary: "Activate a machine on a license",
+  body: licenseRequest({ machineName: str, platform: str }),
+  response: {
+    200: {
+      type: "object",
+      properties: {
+        success: { type: "boolean" },
+        message: { type: "string", enum: ["Machine activated", "Machine already activated"] },
+        activation,
+        activeMachines: { type: "integer" },
+        maxMachines: { type: "integer" },
+      },
+    },
+    "4xx": failure("success"),
+    "5xx": failure("success"),
+  },
+} as const;
+
+export const validateSchema = {
+  summary: "Check a license and a machine's activation",
+  body: licenseRequest(),
+  response: {
+    200: {
+      type: "object",
+      properties: {
+        valid: { type: "boolean" },
+        edition: nullableStr,
+        editionName: nullableStr,
+        features: { type: "array", items: str },
+        expiresAt: { type: ["string", "null"], format: "date-time" },
+        maxMachines: { type: "integer" },
+        activeMachines: { type: "integer" },
+      },
+    },
+    "4xx": failure("valid"),
+    "5xx": failure("valid"),
+  },
+} as const;
+
+export const deactivateSchema = {
+  summary: "Deactivate a machine, freeing its slot",
+  body: licenseRequest({}, ["licenseKey", "machineId"]),
+  response: {
+    200: {
+      type: "object",
+      properties: { success: { type: "boolean" }, message: str, machineId: str },
+    },
+    "4xx": failure("success"),
+    "5xx": failure("success"),
+  },
+} as const;

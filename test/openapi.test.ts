@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createFixture, type Fixture } from "./helpers/fixture.js";
+
+describe("OpenAPI document and viewer", () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await createFixture("sqlite");
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it("GET /openapi.json is OpenAPI 3.1 with every public and admin route", async () => {
+    const response = await f.app.inject({ method: "GET", url: "/openapi.json" });
+    expect(response.statusCode).toBe(200);
+    const doc = response.json();
+    expect(doc.openapi).toBe("3.1.0");
+    const paths = Object.keys(doc.paths);
+    for (const path of [
+      "/api/releases/publish",
+      "/api/license/activate",
+      "/api/license/validate",
+      "/api/license/deactivate",
+      "/api/admin/products",
+      "/api/admin/products/{slug}",
+      "/api/admin/licenses",
+      "/api/admin/licenses/{licenseKey}",
+      "/api/admin/licenses/{licenseKey}/suspend",
+      "/api/admin/licenses/{licenseKey}/machines/{machineId}",
+      "/api/admin/products/{slug}/releases/{version}/{platform}/{arch}",
+      "/api/admin/api-keys",
+      "/api/admin/audit",
+    ]) {
+      expect(paths).toContain(path);
+    }
+    expect(paths.some((p) => p.startsWith("/docs"))).toBe(false);
+  });
+
+  it("declares the bearer API-key scheme on publish and admin routes, not on the license endpoints", async () => {
+    const doc = (await f.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.paths["/api/releases/publish"].post.security).toEqual([{ apiKey: [] }]);
+    expect(doc.paths["/api/admin/licenses"].post.security).toEqual([{ apiKey: [] }]);
+    expect(doc.paths["/api/license/validate"].post.security).toBeUndefined();
+  });
+
+  it("documents request schemas (the admin ones are the validators) and the failure shape", async () => {
+    const doc = (await f.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    const createLicense = doc.paths["/api/admin/licenses"].post;
+    const body = createLicense.requestBody.content["application/json"].schema;
+    expect(body.required).toEqual(["productSlug", "maxMachines"]);
+    expect(body.properties.maxMachines).toMatchObject({ type: "integer", minimum: 0 });
+    const validateFailure =
+      doc.paths["/api/license/validate"].post.responses["4XX"].content["application/json"].schema;
+    expect(Object.keys(validateFailure.properties)).toEqual([
+      "error",
+      "code",
+      "valid",
+      "canActivate",
+    ]);
+  });
+
+  it("/docs renders the viewer from the service's own assets, with no external URL", async () => {
+    const page = await f.app.inject({ method: "GET", url: "/docs/" });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toMatch(/text\/html/);
+    expect(page.body).not.toMatch(/https?:\/\/(?!127\.0\.0\.1|localhost)/);
+    const scripts = [...page.body.matchAll(/src="\.?\/?([^"]+\.js)"/g)].map((m) => m[1]);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const script of scripts) {
+      const asset = await f.app.inject({ method: "GET", url: `/docs/${script}` });
+      expect(asset.statusCode).toBe(200);
+    }
+  });
+});
