@@ -7,6 +7,8 @@ import {
   frameworkErrors,
   registerErrorHandling,
 } from "./http/error-handler.js";
+import cookie from "@fastify/cookie";
+import { dashboard } from "./http/dashboard/dashboard.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { registerRoutes } from "./http/routes.js";
 
@@ -85,6 +87,10 @@ export async function buildApp({ database, logger = false }: AppOptions): Promis
 
   // Routes go in a plugin registered after the OpenAPI plugin, so it sees every one of them.
   await registerOpenApi(app);
+  await app.register(cookie);
+  app.decorateRequest("adminSession", null);
+  app.decorateReply("loginCsrf", "");
+  await app.register(async (instance) => dashboard(instance, database.db));
   await app.register(async (instance) => registerRoutes(instance, database.db, lastSeen));
   return app;
 }

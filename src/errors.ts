@@ -23,6 +23,7 @@ export type ErrorCode =
   | "RELEASE_NOT_FOUND"
   | "LICENSE_KEY_TAKEN"
   | "API_KEY_NOT_FOUND"
+  | "CSRF_TOKEN_INVALID"
   // Publish
   | "INVALID_API_KEY"
   | "MISSING_SCOPE"
@@ -64,6 +65,7 @@ export const httpStatusByCode: Record<ErrorCode, number> = {
   RELEASE_NOT_FOUND: 404,
   LICENSE_KEY_TAKEN: 409,
   API_KEY_NOT_FOUND: 404,
+  CSRF_TOKEN_INVALID: 403,
   INVALID_API_KEY: 401,
   MISSING_SCOPE: 403,
   INVALID_CHANNEL: 400,

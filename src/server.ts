@@ -3,6 +3,7 @@ import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { type Database, DatabaseUrlError, openDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
+import { countAdmins } from "./domain/admins/admins.js";
 
 /**
  * Process concerns only: configuration, logging, migrations at start, graceful shutdown.
@@ -41,6 +42,12 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
+
+  if ((await countAdmins(database.db)) === 0) {
+    app.log.warn(
+      "No admin account yet: create one with `npx shipkey admins create --email you@example.com`, then sign in at /admin",
+    );
+  }
 
   try {
     await app.listen({ port: config.port, host: config.host });

@@ -33,6 +33,8 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "customer-name": { type: "string" },
         "customer-email": { type: "string" },
         note: { type: "string" },
+        email: { type: "string" },
+        "password-stdin": { type: "boolean" },
       },
     });
     return { positionals, options: values };

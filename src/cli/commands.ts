@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
+import { createAdmin } from "../domain/admins/admins.js";
 import type { DB } from "../db/schema.js";
 import { createApiKey, listApiKeys, revokeApiKey } from "../domain/api-keys/api-keys.js";
 import {
@@ -43,6 +45,7 @@ export const usage = `Usage: shipkey <command> [options] [--json]
       [--max-machines <n>] [--edition <e>] [--edition-name <n>] [--features a,b,c]
       [--customer-name <n>] [--customer-email <e>] [--note <text>]
   licenses show <licenseKey>
+  admins create --email <email> [--password-stdin]   (generates a password unless given)
   api-keys create --name <name> --scopes <s1,s2> [--expires-at <iso>]
   api-keys list
   api-keys revoke <id>
@@ -175,6 +178,23 @@ export const commands: Record<string, Command> = {
       };
     },
   },
+  "admins create": {
+    run: async (db, args, options) => {
+      noArguments(args);
+      const email = requiredOption(options, "email");
+      // Without --password-stdin a strong password is generated and shown once.
+      const password =
+        options["password-stdin"] === true
+          ? await readPasswordFromStdin()
+          : randomBytes(18).toString("base64url");
+      const admin = await createAdmin(db, { email, password });
+      const generated = options["password-stdin"] !== true;
+      return {
+        data: { ...admin, ...(generated ? { password } : {}) },
+        text: `${describe({ ...admin })}${generated ? `\n\nPassword (shown once): ${password}` : ""}\n\nSign in at /admin.`,
+      };
+    },
+  },
   "api-keys list": {
     run: async (db, args) => {
       noArguments(args);
@@ -195,3 +215,11 @@ export const commands: Record<string, Command> = {
     },
   },
 };
+
+async function readPasswordFromStdin(): Promise<string> {
+  let input = "";
+  for await (const chunk of process.stdin) input += chunk;
+  const password = input.replace(/\r?\n$/, "");
+  if (password === "") throw new UsageError("--password-stdin: no password on standard input");
+  return password;
+}

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely";
 import * as initial from "./migrations/0001_initial.js";
 import * as admin from "./migrations/0002_admin.js";
+import * as admins from "./migrations/0003_admins.js";
 import type { DB } from "./schema.js";
 
 // Migrations are imported statically (not read from a folder at run time) so the compiled
@@ -8,6 +9,7 @@ import type { DB } from "./schema.js";
 const migrations: Record<string, Migration> = {
   "0001_initial": initial,
   "0002_admin": admin,
+  "0003_admins": admins,
 };
 
 export class MigrationError extends Error {

@@ -108,7 +108,27 @@ export interface AuditLogTable {
   details: string;
 }
 
+export interface AdminsTable {
+  id: string;
+  /** Stored lowercased. */
+  email: string;
+  /** argon2id PHC string. */
+  password_hash: string;
+  created_at: number;
+}
+
+export interface AdminSessionsTable {
+  /** SHA-256 hex of the session token; the token itself lives only in the browser's cookie. */
+  id_hash: string;
+  admin_id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface DB {
+  admins: AdminsTable;
+  admin_sessions: AdminSessionsTable;
   audit_log: AuditLogTable;
   products: ProductsTable;
   licenses: LicensesTable;

@@ -4,6 +4,8 @@ import type { DB } from "../db/schema.js";
 import type { ApiKeyScope } from "../domain/api-keys/api-keys.js";
 import { authenticateApiKey } from "../domain/api-keys/authenticate.js";
 import type { Actor } from "../domain/audit/audit-log.js";
+import { ShipkeyError } from "../errors.js";
+import { csrfMatches, loadSession } from "./dashboard/session.js";
 import { singleHeader } from "./request-fields.js";
 
 declare module "fastify" {
@@ -23,7 +25,29 @@ export function registerActor(app: FastifyInstance): void {
  */
 export function requireScope(db: Kysely<DB>, scope: ApiKeyScope): onRequestAsyncHookHandler {
   return async (request) => {
-    const key = await authenticateApiKey(db, singleHeader(request.raw, "authorization"), scope);
+    const authorization = singleHeader(request.raw, "authorization");
+    // A signed-in admin (dashboard session) may use the admin API with every scope; a request
+    // that changes something must echo the session's CSRF token in X-CSRF-Token.
+    if (authorization === undefined && request.raw.rawHeaders.length > 0) {
+      const session = await loadSession(db, request);
+      if (session) {
+        if (
+          request.method !== "GET" &&
+          request.method !== "HEAD" &&
+          !csrfMatches(session, request.headers["x-csrf-token"])
+        ) {
+          throw new ShipkeyError("CSRF_TOKEN_INVALID", "X-CSRF-Token header missing or wrong");
+        }
+        request.actor = {
+          type: "admin",
+          id: session.admin.id,
+          label: session.admin.email,
+          ip: request.ip,
+        };
+        return;
+      }
+    }
+    const key = await authenticateApiKey(db, authorization, scope);
     request.actor = { type: "api_key", id: key.apiKeyId, label: key.name, ip: request.ip };
   };
 }

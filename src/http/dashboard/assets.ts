@@ -1,0 +1,98 @@
+/** The dashboard's only stylesheet and script, served by the service itself (no CDN, no fonts). */
+export const stylesheet = `
+:root { --bg:#f6f7f9; --panel:#fff; --text:#1d2330; --muted:#667085; --line:#e4e7ec; --accent:#3557d4; --accent-ink:#fff;
+  --ok:#157f3b; --warn:#b54708; --bad:#b42318; --radius:8px; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+* { box-sizing: border-box; }
+body { margin:0; background:var(--bg); color:var(--text); font-size:15px; line-height:1.5; }
+a { color:var(--accent); }
+:focus-visible { outline:3px solid #9db2f5; outline-offset:2px; }
+.shell { display:grid; grid-template-columns: 220px 1fr; min-height:100vh; }
+.sidebar { background:#111827; color:#e5e7eb; padding:20px 16px; display:flex; flex-direction:column; gap:16px; }
+.brand { color:#fff; font-weight:700; font-size:18px; text-decoration:none; letter-spacing:.02em; }
+.sidebar nav { display:flex; flex-direction:column; gap:2px; }
+.sidebar nav a { color:#cbd5e1; text-decoration:none; padding:8px 10px; border-radius:6px; }
+.sidebar nav a:hover { background:#1f2937; color:#fff; }
+.sidebar nav a[aria-current="page"] { background:#374151; color:#fff; font-weight:600; }
+.signout { margin-top:auto; display:flex; flex-direction:column; gap:4px; font-size:13px; }
+main { padding:28px 32px; max-width:1200px; width:100%; }
+h1 { margin:0 0 20px; font-size:24px; }
+h2 { font-size:17px; margin:28px 0 12px; }
+.panel { background:var(--panel); border:1px solid var(--line); border-radius:var(--radius); padding:20px; margin-bottom:20px; }
+table { width:100%; border-collapse:collapse; background:var(--panel); border:1px solid var(--line); border-radius:var(--radius); overflow:hidden; }
+th, td { text-align:left; padding:10px 12px; border-bottom:1px solid var(--line); vertical-align:top; }
+th { font-size:12px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); background:#fafbfc; }
+tr:last-child td { border-bottom:none; }
+.table-wrap { overflow-x:auto; }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:13px; }
+.muted { color:var(--muted); }
+.badge { display:inline-block; padding:1px 8px; border-radius:999px; font-size:12px; font-weight:600; }
+.badge-active, .badge-created { background:#dcfce7; color:var(--ok); }
+.badge-suspended, .badge-beta, .badge-alpha { background:#fef0c7; color:var(--warn); }
+.badge-revoked, .badge-expired { background:#fee4e2; color:var(--bad); }
+.badge-stable { background:#e0e7ff; color:#3730a3; }
+form.stack { display:grid; gap:14px; max-width:560px; }
+.grid-2 { display:grid; grid-template-columns: 1fr 1fr; gap:14px; }
+label { display:grid; gap:4px; font-weight:600; font-size:14px; }
+label .hint { font-weight:400; color:var(--muted); font-size:13px; }
+input, select, textarea { font:inherit; padding:8px 10px; border:1px solid #cfd4dc; border-radius:6px; background:#fff; color:var(--text); }
+input[aria-invalid="true"], select[aria-invalid="true"] { border-color:var(--bad); }
+.field-error { color:var(--bad); margin:0; font-size:13px; font-weight:500; }
+button, .button { font:inherit; cursor:pointer; border:1px solid var(--accent); background:var(--accent); color:var(--accent-ink);
+  padding:8px 14px; border-radius:6px; text-decoration:none; display:inline-block; }
+button.secondary { background:#fff; color:var(--text); border-color:#cfd4dc; }
+button.danger { background:#fff; color:var(--bad); border-color:#f1b5b0; }
+button.link { background:none; border:none; color:#cbd5e1; padding:0; text-align:left; text-decoration:underline; }
+.actions { display:flex; gap:8px; flex-wrap:wrap; align-items:center; }
+.inline { display:inline; }
+.spaced { margin-top:16px; }
+.toolbar { display:flex; gap:10px; flex-wrap:wrap; align-items:end; margin-bottom:16px; }
+.flash { background:#ecfdf3; border:1px solid #abefc6; color:var(--ok); padding:10px 14px; border-radius:6px; }
+.alert { background:#fef3f2; border:1px solid #fecdca; color:var(--bad); padding:10px 14px; border-radius:6px; }
+.secret { display:flex; gap:8px; align-items:center; background:#111827; color:#f9fafb; padding:12px; border-radius:6px; word-break:break-all; }
+.empty { text-align:center; padding:36px; color:var(--muted); background:var(--panel); border:1px dashed var(--line); border-radius:var(--radius); }
+dl.facts { display:grid; grid-template-columns: max-content 1fr; gap:6px 18px; margin:0; }
+dl.facts dt { color:var(--muted); }
+dl.facts dd { margin:0; }
+.matrix td.yes { color:var(--ok); font-weight:600; }
+.matrix td.no { color:#98a2b3; }
+fieldset { border:1px solid var(--line); border-radius:6px; padding:10px 14px; display:grid; gap:6px; }
+legend { font-weight:600; font-size:14px; padding:0 4px; }
+label.check { display:flex; gap:8px; align-items:center; font-weight:400; }
+pre.notes { white-space:pre-wrap; background:#fafbfc; border:1px solid var(--line); border-radius:6px; padding:10px; font-size:13px; }
+.release h2 { margin:0; }
+.login { min-height:100vh; display:grid; place-items:center; }
+.login .panel { width:min(400px, 92vw); }
+@media (max-width: 760px) {
+  .shell { grid-template-columns: 1fr; }
+  .sidebar { flex-direction:row; flex-wrap:wrap; align-items:center; }
+  .sidebar nav { flex-direction:row; flex-wrap:wrap; }
+  .signout { margin-top:0; flex-direction:row; }
+  main { padding:18px; }
+  .grid-2 { grid-template-columns: 1fr; }
+}
+`;
+
+export const script = `
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  const question = form instanceof HTMLFormElement ? form.dataset.confirm : undefined;
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+document.addEventListener("click", async (event) => {
+  const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
+  if (!button) return;
+  const source = document.getElementById(button.getAttribute("data-copy") || "");
+  if (!source) return;
+  try {
+    await navigator.clipboard.writeText(source.textContent || "");
+    button.textContent = "Copied";
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(source);
+    const selection = window.getSelection();
+    selection?.removeAllRanges();
+    selection?.addRange(range);
+    button.textContent = "Press Ctrl+C";
+  }
+});
+`;

@@ -1,0 +1,133 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import formbody from "@fastify/formbody";
+import type { FastifyError, FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { ShipkeyError } from "../../errors.js";
+import { script, stylesheet } from "./assets.js";
+import { document, html } from "./html.js";
+import { sendPage } from "./page-kit.js";
+import { apiKeyPages } from "./pages/api-keys.js";
+import { auditPages } from "./pages/audit.js";
+import { licensePages } from "./pages/licenses.js";
+import { loginRoutes } from "./pages/login.js";
+import { productPages } from "./pages/products.js";
+import { releasePages } from "./pages/releases.js";
+import { csrfMatches, loadSession, SignInThrottle, setSecurityHeaders } from "./session.js";
+
+export const loginCsrfCookie = "shipkey_login_csrf";
+
+/**
+ * The admin dashboard under /admin: server-rendered pages over the same domain functions as the
+ * admin API and the CLI. Forms are parsed only in this plugin's scope, so the spec endpoints
+ * still answer 415 to form bodies.
+ */
+export async function dashboard(app: FastifyInstance, db: Kysely<DB>): Promise<void> {
+  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  const throttle = new SignInThrottle();
+
+  app.addHook("onRequest", async (request, reply) => {
+    setSecurityHeaders(reply);
+    request.adminSession = await loadSession(db, request);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = error instanceof ShipkeyError;
+    const status = known
+      ? error.statusCode
+      : error.statusCode && error.statusCode < 500
+        ? error.statusCode
+        : 500;
+    if (status >= 500) request.log.error({ err: error }, "dashboard error");
+    const message = known
+      ? error.message
+      : status < 500
+        ? "The request could not be understood."
+        : "Something went wrong on our side.";
+    return sendPage(
+      reply,
+      document(
+        "Error",
+        html`<main class="login">
+          <section class="panel">
+            <h1>${status === 404 ? "Not found" : "Something is wrong"}</h1>
+            <p>${message}</p>
+            <p><a href="/admin">Back to the dashboard</a></p>
+          </section>
+        </main>`,
+      ),
+      status,
+    );
+  });
+
+  for (const [file, type, body] of [
+    ["app.css", "text/css; charset=utf-8", stylesheet],
+    ["app.js", "text/javascript; charset=utf-8", script],
+  ] as const) {
+    app.get(`/admin/assets/${file}`, async (_request, reply) =>
+      reply.header("cache-control", "public, max-age=3600").type(type).send(body),
+    );
+  }
+
+  // The login form has no session yet: a double-submit token in a SameSite=Strict cookie.
+  app.addHook("preHandler", async (request, reply) => {
+    if (request.url.split("?")[0] !== "/admin/login") return;
+    if (request.method === "GET") {
+      const token = randomBytes(24).toString("base64url");
+      reply.setCookie(loginCsrfCookie, token, {
+        path: "/admin/login",
+        httpOnly: true,
+        sameSite: "strict",
+        secure: request.protocol === "https",
+      });
+      reply.loginCsrf = token;
+      return;
+    }
+    const body = request.body as Record<string, unknown> | undefined;
+    const sent = typeof body?._csrf === "string" ? Buffer.from(body._csrf) : Buffer.alloc(0);
+    const expected = Buffer.from(request.cookies[loginCsrfCookie] ?? "");
+    if (
+      expected.length === 0 ||
+      sent.length !== expected.length ||
+      !timingSafeEqual(sent, expected)
+    ) {
+      throw new ShipkeyError(
+        "BAD_REQUEST",
+        "The sign-in form expired. Reload the page and try again.",
+      );
+    }
+  });
+  loginRoutes(app, db, throttle);
+
+  await app.register(async (pages) => {
+    pages.addHook("preHandler", async (request, reply) => {
+      const session = request.adminSession;
+      if (!session) {
+        if (request.method === "GET") return reply.redirect("/admin/login", 303);
+        throw new ShipkeyError("MISSING_SCOPE", "Sign in first.");
+      }
+      if (
+        request.method === "POST" &&
+        !csrfMatches(session, (request.body as Record<string, unknown> | undefined)?._csrf)
+      ) {
+        throw new ShipkeyError(
+          "MISSING_SCOPE",
+          "This form is missing its security token (CSRF). Reload the page and try again.",
+        );
+      }
+    });
+    pages.get("/admin", async (_request, reply) => reply.redirect("/admin/licenses", 303));
+    licensePages(pages, db);
+    productPages(pages, db);
+    releasePages(pages, db);
+    apiKeyPages(pages, db);
+    auditPages(pages, db);
+  });
+}
+
+declare module "fastify" {
+  interface FastifyReply {
+    /** The login form's CSRF token for this response. */
+    loginCsrf: string;
+  }
+}

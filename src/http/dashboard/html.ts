@@ -1,0 +1,127 @@
+/**
+ * Server-rendered HTML with escaping by default: every interpolated value is escaped unless it
+ * is itself an Html fragment made by `html` (or `raw`, for trusted constant markup).
+ */
+export class Html {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+const escapes: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => escapes[c] ?? c);
+}
+
+type Interpolation = Html | string | number | boolean | null | undefined | Interpolation[];
+
+function render(value: Interpolation): string {
+  if (value === null || value === undefined || value === false) return "";
+  if (Array.isArray(value)) return value.map(render).join("");
+  if (value instanceof Html) return value.value;
+  return escapeHtml(String(value));
+}
+
+export function html(strings: TemplateStringsArray, ...values: Interpolation[]): Html {
+  let out = strings[0] ?? "";
+  values.forEach((value, i) => {
+    out += render(value) + (strings[i + 1] ?? "");
+  });
+  return new Html(out);
+}
+
+export function raw(trusted: string): Html {
+  return new Html(trusted);
+}
+
+export const sections = [
+  ["products", "Products"],
+  ["licenses", "Licenses"],
+  ["releases", "Releases"],
+  ["api-keys", "API Keys"],
+  ["audit", "Audit log"],
+] as const;
+export type Section = (typeof sections)[number][0];
+
+export interface PageContext {
+  email: string;
+  csrfToken: string;
+}
+
+/** The signed-in layout: navigation, the page's content, the sign-out form. */
+export function layout(
+  title: string,
+  section: Section,
+  context: PageContext,
+  content: Html,
+  flash?: string,
+): Html {
+  return document(
+    title,
+    html`<div class="shell">
+      <header class="sidebar">
+        <a class="brand" href="/admin">Shipkey</a>
+        <nav aria-label="Sections">
+          ${sections.map(
+            ([id, label]) =>
+              html`<a href="/admin/${id}" ${id === section ? raw('aria-current="page"') : ""}
+                >${label}</a
+              >`,
+          )}
+        </nav>
+        <form method="post" action="/admin/logout" class="signout">
+          ${csrfField(context.csrfToken)}
+          <span class="muted">${context.email}</span>
+          <button type="submit" class="link">Sign out</button>
+        </form>
+      </header>
+      <main id="main">
+        <h1>${title}</h1>
+        ${flash ? html`<p class="flash" role="status">${flash}</p>` : ""} ${content}
+      </main>
+    </div>`,
+  );
+}
+
+export function document(title: string, body: Html): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Shipkey</title>
+        <link rel="stylesheet" href="/admin/assets/app.css" />
+        <script src="/admin/assets/app.js" defer></script>
+      </head>
+      <body>
+        ${body}
+      </body>
+    </html>`;
+}
+
+export function csrfField(token: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${token}" />`;
+}
+
+export function fieldError(errors: Record<string, string>, field: string): Html | string {
+  const message = errors[field];
+  return message ? html`<p class="field-error" id="${field}-error">${message}</p>` : "";
+}
+
+export function badge(status: string): Html {
+  return html`<span class="badge badge-${status.toLowerCase()}">${status}</span>`;
+}
+
+export function when(iso: string | null): Html | string {
+  return iso === null
+    ? html`<span class="muted">never</span>`
+    : html`<time datetime="${iso}">${iso.replace("T", " ").slice(0, 19)} UTC</time>`;
+}

@@ -1,0 +1,68 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Actor } from "../../domain/audit/audit-log.js";
+import type { Session } from "../../domain/admins/admins.js";
+import { ShipkeyError } from "../../errors.js";
+import { parseIsoTimestamp } from "../../lib/time.js";
+import type { Html, PageContext } from "./html.js";
+
+export type Form = Record<string, string | string[] | undefined>;
+
+export function sendPage(reply: FastifyReply, page: Html, status = 200): FastifyReply {
+  return reply.status(status).type("text/html; charset=utf-8").send(page.value);
+}
+
+export function sessionOf(request: FastifyRequest): Session {
+  if (!request.adminSession) throw new Error("dashboard page without a session");
+  return request.adminSession;
+}
+
+export function contextOf(request: FastifyRequest): PageContext {
+  const session = sessionOf(request);
+  return { email: session.admin.email, csrfToken: session.csrfToken };
+}
+
+export function adminActor(request: FastifyRequest): Actor {
+  const { admin } = sessionOf(request);
+  return { type: "admin", id: admin.id, label: admin.email, ip: request.ip };
+}
+
+export function text(form: Form, name: string): string {
+  const value = form[name];
+  return (Array.isArray(value) ? value[0] : value)?.trim() ?? "";
+}
+
+export function list(form: Form, name: string): string[] {
+  const value = form[name];
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+/** A datetime-local value (read as UTC) or an ISO timestamp; "" is no expiry. */
+export function expiryFrom(form: Form, name: string): number | null {
+  const value = text(form, name);
+  if (value === "") return null;
+  const withZone = /Z|[+-]\d{2}:\d{2}$/.test(value)
+    ? value
+    : `${value.length === 16 ? `${value}:00` : value}Z`;
+  const ms = parseIsoTimestamp(withZone);
+  if (ms === null) throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be a date and time`);
+  return ms;
+}
+
+export function integerFrom(form: Form, name: string): number {
+  const value = text(form, name);
+  if (!/^\d+$/.test(value))
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be a whole number`);
+  return Number(value);
+}
+
+/** A domain error shown next to the field it names (messages start with the field name). */
+export function errorsFor(error: unknown, fields: string[]): Record<string, string> {
+  if (!(error instanceof ShipkeyError)) throw error;
+  const field = fields.find((f) => error.message.startsWith(f)) ?? "_form";
+  return { [field]: error.message };
+}
+
+/** "2026-11-21T15:12:50.056Z" → "2026-11-21T15:12" for a datetime-local input. */
+export function localValue(iso: string | null): string {
+  return iso === null ? "" : iso.slice(0, 16);
+}

@@ -1,0 +1,197 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../../db/schema.js";
+import {
+  apiKeyScopes,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from "../../../domain/api-keys/api-keys.js";
+import { recordAudit } from "../../../domain/audit/audit-log.js";
+import {
+  badge,
+  csrfField,
+  fieldError,
+  type Html,
+  html,
+  layout,
+  type PageContext,
+  when,
+} from "../html.js";
+import {
+  adminActor,
+  contextOf,
+  errorsFor,
+  expiryFrom,
+  type Form,
+  list,
+  sendPage,
+  text,
+} from "../page-kit.js";
+
+export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
+  const page = async (
+    context: PageContext,
+    form: Form,
+    errors: Record<string, string>,
+    created?: Html,
+    flash?: string,
+  ) => {
+    const keys = await listApiKeys(db);
+    const chosen = list(form, "scopes");
+    return layout(
+      "API Keys",
+      "api-keys",
+      context,
+      html`${created ?? ""}
+        ${
+          keys.length === 0
+            ? html`<div class="empty">
+                No API keys yet. Create one for your CI with the <code>releases:write</code> scope.
+              </div>`
+            : html`<div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th>Name</th>
+                      <th>Key</th>
+                      <th>Scopes</th>
+                      <th>Created</th>
+                      <th>Last used</th>
+                      <th>Expires</th>
+                      <th>Status</th>
+                      <th></th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${keys.map(
+                      (k) =>
+                        html`<tr>
+                          <td>${k.name}</td>
+                          <td class="mono">${k.displayPrefix}…</td>
+                          <td>${k.scopes.join(", ")}</td>
+                          <td>${when(k.createdAt)}</td>
+                          <td>${when(k.lastUsedAt)}</td>
+                          <td>${when(k.expiresAt)}</td>
+                          <td>
+                            ${k.revokedAt ? badge("REVOKED") : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? badge("EXPIRED") : badge("ACTIVE")}
+                          </td>
+                          <td>
+                            ${
+                              k.revokedAt
+                                ? ""
+                                : html`<form
+                                    method="post"
+                                    action="/admin/api-keys/${k.id}/revoke"
+                                    data-confirm="Revoke ${k.name}? Anything using it stops working at once."
+                                  >
+                                    ${csrfField(context.csrfToken)}<button
+                                      type="submit"
+                                      class="danger"
+                                    >
+                                      Revoke
+                                    </button>
+                                  </form>`
+                            }
+                          </td>
+                        </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>`
+        }
+        <h2>New API key</h2>
+        <form method="post" action="/admin/api-keys" class="stack panel">
+          ${csrfField(context.csrfToken)}
+          ${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
+          <label
+            >Name
+            <input
+              name="name"
+              required
+              value="${text(form, "name")}"
+              placeholder="GitHub Actions"
+              ${errors.name ? html`aria-invalid="true"` : ""}
+            />${fieldError(errors, "name")}</label
+          >
+          <fieldset>
+            <legend>Scopes</legend>
+            ${apiKeyScopes.map((s) => html`<label class="check"><input type="checkbox" name="scopes" value="${s}" ${chosen.includes(s) ? html`checked` : ""} /> <code>${s}</code></label>`)}
+            ${fieldError(errors, "at least one scope")}
+          </fieldset>
+          <label
+            >Expires <span class="hint">(UTC, empty = never)</span
+            ><input
+              type="datetime-local"
+              name="expiresAt"
+              value="${text(form, "expiresAt")}"
+            />${fieldError(errors, "expiresAt")}</label
+          >
+          <div class="actions"><button type="submit">Create key</button></div>
+        </form>`,
+      flash,
+    );
+  };
+
+  app.get<{ Querystring: { done?: string } }>("/admin/api-keys", async (request, reply) =>
+    sendPage(
+      reply,
+      await page(
+        contextOf(request),
+        {},
+        {},
+        undefined,
+        request.query.done === "revoked" ? "API key revoked." : undefined,
+      ),
+    ),
+  );
+
+  app.post<{ Body: Form }>("/admin/api-keys", async (request, reply) => {
+    const form = request.body;
+    try {
+      const key = await createApiKey(db, {
+        name: text(form, "name"),
+        scopes: list(form, "scopes"),
+        expiresAt: expiryFrom(form, "expiresAt"),
+      });
+      await recordAudit(
+        db,
+        adminActor(request),
+        "api_key.create",
+        { type: "api_key", id: key.id },
+        { name: key.name, scopes: key.scopes },
+      );
+      const created = html`<section class="panel" aria-labelledby="new-key-title">
+        <h2 id="new-key-title">Key “${key.name}” created</h2>
+        <p>Copy it now: this is the only time it is shown. Only its hash is stored.</p>
+        <div class="secret">
+          <code id="new-secret">${key.key}</code
+          ><button type="button" class="secondary" data-copy="new-secret">Copy</button>
+        </div>
+      </section>`;
+      return sendPage(reply, await page(contextOf(request), {}, {}, created));
+    } catch (err) {
+      return sendPage(
+        reply,
+        await page(
+          contextOf(request),
+          form,
+          errorsFor(err, ["name", "at least one scope", "unknown scope", "expiresAt"]),
+        ),
+        400,
+      );
+    }
+  });
+
+  app.post<{ Params: { id: string } }>("/admin/api-keys/:id/revoke", async (request, reply) => {
+    const key = await revokeApiKey(db, request.params.id);
+    await recordAudit(
+      db,
+      adminActor(request),
+      "api_key.revoke",
+      { type: "api_key", id: key.id },
+      { name: key.name },
+    );
+    return reply.redirect("/admin/api-keys?done=revoked", 303);
+  });
+}

@@ -1,0 +1,516 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import { type DB, type LicenseStatus, licenseStatuses } from "../../../db/schema.js";
+import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { deactivateMachine } from "../../../domain/licenses/deactivate-machine.js";
+import {
+  createLicense,
+  type LicenseView,
+  listLicenses,
+  showLicense,
+  updateLicense,
+} from "../../../domain/licenses/manage-licenses.js";
+import { listProducts } from "../../../domain/products/products.js";
+import { ShipkeyError } from "../../../errors.js";
+import { badge, csrfField, fieldError, html, layout, when } from "../html.js";
+import {
+  adminActor,
+  contextOf,
+  errorsFor,
+  expiryFrom,
+  type Form,
+  integerFrom,
+  localValue,
+  sendPage,
+  text,
+} from "../page-kit.js";
+
+const licenseFields = [
+  "productSlug",
+  "licenseKey",
+  "maxMachines",
+  "status",
+  "expiresAt",
+  "edition",
+  "editionName",
+  "features",
+  "customerName",
+  "customerEmail",
+  "note",
+];
+
+const done: Record<string, string> = {
+  created: "License created.",
+  updated: "License updated.",
+  suspended: "License suspended.",
+  revoked: "License revoked.",
+  reinstated: "License reinstated.",
+  deactivated: "Machine deactivated; its slot is free.",
+};
+
+function isExpired(license: LicenseView): boolean {
+  return license.expiresAt !== null && Date.parse(license.expiresAt) <= Date.now();
+}
+
+function settingsFrom(form: Form) {
+  const features = text(form, "features");
+  return {
+    maxMachines: integerFrom(form, "maxMachines"),
+    expiresAt: expiryFrom(form, "expiresAt"),
+    edition: text(form, "edition") || null,
+    editionName: text(form, "editionName") || null,
+    features:
+      features === ""
+        ? []
+        : features
+            .split(",")
+            .map((f) => f.trim())
+            .filter((f) => f !== ""),
+    customerName: text(form, "customerName") || null,
+    customerEmail: text(form, "customerEmail") || null,
+    note: text(form, "note") || null,
+  };
+}
+
+function settingsInputs(form: Form, errors: Record<string, string>) {
+  const input = (name: string, label: string, type = "text", hint = "") =>
+    html`<label
+      >${label}${hint ? html` <span class="hint">${hint}</span>` : ""}
+      <input
+        name="${name}"
+        type="${type}"
+        value="${text(form, name)}"
+        ${errors[name] ? html`aria-invalid="true" aria-describedby="${name}-error"` : ""}
+      />
+      ${fieldError(errors, name)}</label
+    >`;
+  return html`<div class="grid-2">
+      ${input("maxMachines", "Machine slots", "number")}
+      ${input("expiresAt", "Expires", "datetime-local", "(UTC, empty = never)")}
+      ${input("edition", "Edition", "text", "(e.g. pro)")}
+      ${input("editionName", "Edition name", "text", "(e.g. Professional)")}
+    </div>
+    ${input("features", "Features", "text", "(comma-separated)")}
+    <div class="grid-2">
+      ${input("customerName", "Customer name")} ${input("customerEmail", "Customer email", "email")}
+    </div>
+    <label
+      >Note
+      <textarea name="note" rows="3">${text(form, "note")}</textarea
+      >${fieldError(errors, "note")}</label
+    >`;
+}
+
+export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
+  app.get<{ Querystring: Form }>("/admin/licenses", async (request, reply) => {
+    const query = request.query;
+    const status = text(query, "status");
+    const expired = text(query, "expired");
+    let page: Awaited<ReturnType<typeof listLicenses>> = { items: [], nextCursor: null };
+    let error = "";
+    try {
+      page = await listLicenses(db, {
+        product: text(query, "product") || undefined,
+        status: (licenseStatuses as readonly string[]).includes(status)
+          ? (status as LicenseStatus)
+          : undefined,
+        expired: expired === "yes" ? true : expired === "no" ? false : undefined,
+        q: text(query, "q") || undefined,
+        cursor: text(query, "cursor") || undefined,
+        limit: 50,
+      });
+    } catch (err) {
+      if (!(err instanceof ShipkeyError)) throw err;
+      error = err.message;
+    }
+    const products = await listProducts(db);
+    const next = new URLSearchParams({
+      ...Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v ?? "")])),
+      cursor: page.nextCursor ?? "",
+    });
+    const option = (value: string, label: string, current: string) =>
+      html`<option value="${value}" ${value === current ? html`selected` : ""}>${label}</option>`;
+    return sendPage(
+      reply,
+      layout(
+        "Licenses",
+        "licenses",
+        contextOf(request),
+        html`<form method="get" class="toolbar" role="search">
+            <label
+              >Search
+              <input
+                type="search"
+                name="q"
+                value="${text(query, "q")}"
+                placeholder="Key prefix, customer name or email"
+            /></label>
+            <label
+              >Product
+              <select name="product">
+                ${option("", "All", text(query, "product"))}${products.map((p) => option(p.slug, p.name, text(query, "product")))}
+              </select></label
+            >
+            <label
+              >Status
+              <select name="status">
+                ${option("", "All", status)}${licenseStatuses.map((s) => option(s, s, status))}
+              </select></label
+            >
+            <label
+              >Expiry
+              <select name="expired">
+                ${option("", "All", expired)}${option("no", "Not expired", expired)}${option("yes", "Expired", expired)}
+              </select></label
+            >
+            <button type="submit" class="secondary">Filter</button>
+            <a class="button" href="/admin/licenses/new">New license</a>
+          </form>
+          ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
+          ${
+            page.items.length === 0
+              ? html`<div class="empty">
+                  <p>No licenses match.</p>
+                  <p>
+                    <a href="/admin/licenses/new">Create a license</a> or issue them from your
+                    payment webhook with the admin API.
+                  </p>
+                </div>`
+              : html`<div class="table-wrap">
+                    <table>
+                      <thead>
+                        <tr>
+                          <th>Key</th>
+                          <th>Product</th>
+                          <th>Status</th>
+                          <th>Machines</th>
+                          <th>Customer</th>
+                          <th>Expires</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        ${page.items.map(
+                          (l) =>
+                            html`<tr>
+                              <td>
+                                <a
+                                  class="mono"
+                                  href="/admin/licenses/${encodeURIComponent(l.licenseKey)}"
+                                  >${l.licenseKey}</a
+                                >
+                              </td>
+                              <td>${l.product}</td>
+                              <td>${badge(l.status)} ${isExpired(l) ? badge("EXPIRED") : ""}</td>
+                              <td>${l.activeMachines} / ${l.maxMachines}</td>
+                              <td>
+                                ${l.customerName ?? ""}<br /><span class="muted"
+                                  >${l.customerEmail ?? ""}</span
+                                >
+                              </td>
+                              <td>${when(l.expiresAt)}</td>
+                            </tr>`,
+                        )}
+                      </tbody>
+                    </table>
+                  </div>
+                  ${page.nextCursor ? html`<p><a href="/admin/licenses?${next.toString()}">Next page →</a></p>` : ""}`
+          }`,
+      ),
+    );
+  });
+
+  const newLicensePage = async (
+    request: Parameters<typeof contextOf>[0],
+    form: Form,
+    errors: Record<string, string>,
+  ) => {
+    const products = await listProducts(db);
+    return layout(
+      "New license",
+      "licenses",
+      contextOf(request),
+      products.length === 0
+        ? html`<div class="empty">
+            <p>Create a product first.</p>
+            <p><a href="/admin/products">Products</a></p>
+          </div>`
+        : html`<form method="post" action="/admin/licenses" class="stack panel">
+            ${csrfField(contextOf(request).csrfToken)}
+            ${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
+            <div class="grid-2">
+              <label
+                >Product
+                <select name="productSlug">
+                  ${products.map((p) => html`<option value="${p.slug}" ${p.slug === text(form, "productSlug") ? html`selected` : ""}>${p.name}</option>`)}
+                </select></label
+              >
+              <label
+                >License key <span class="hint">(empty = generated)</span>
+                <input
+                  name="licenseKey"
+                  value="${text(form, "licenseKey")}"
+                  ${errors.licenseKey ? html`aria-invalid="true"` : ""}
+                />${fieldError(errors, "licenseKey")}</label
+              >
+            </div>
+            ${settingsInputs(form, errors)}
+            <div class="actions">
+              <button type="submit">Create license</button><a href="/admin/licenses">Cancel</a>
+            </div>
+          </form>`,
+    );
+  };
+
+  app.get("/admin/licenses/new", async (request, reply) =>
+    sendPage(reply, await newLicensePage(request, { maxMachines: "1" }, {})),
+  );
+
+  app.post<{ Body: Form }>("/admin/licenses", async (request, reply) => {
+    const form = request.body;
+    try {
+      const license = await createLicense(db, {
+        ...settingsFrom(form),
+        productSlug: text(form, "productSlug"),
+        licenseKey: text(form, "licenseKey") || undefined,
+      });
+      await recordAudit(
+        db,
+        adminActor(request),
+        "license.create",
+        { type: "license", id: license.licenseKey },
+        { product: license.product },
+      );
+      return reply.redirect(
+        `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=created`,
+        303,
+      );
+    } catch (err) {
+      return sendPage(
+        reply,
+        await newLicensePage(request, form, errorsFor(err, licenseFields)),
+        400,
+      );
+    }
+  });
+
+  const detailPage = async (
+    request: Parameters<typeof contextOf>[0],
+    key: string,
+    form: Form | null,
+    errors: Record<string, string>,
+    flash?: string,
+  ) => {
+    const license = await showLicense(db, key);
+    const context = contextOf(request);
+    const values: Form = form ?? {
+      maxMachines: String(license.maxMachines),
+      expiresAt: localValue(license.expiresAt),
+      edition: license.edition ?? "",
+      editionName: license.editionName ?? "",
+      features: license.features.join(", "),
+      customerName: license.customerName ?? "",
+      customerEmail: license.customerEmail ?? "",
+      note: license.note ?? "",
+    };
+    const base = `/admin/licenses/${encodeURIComponent(license.licenseKey)}`;
+    const statusButton = (status: LicenseStatus, label: string, cls: string, confirm: string) =>
+      license.status === status
+        ? ""
+        : html`<form method="post" action="${base}/status" class="inline" data-confirm="${confirm}">
+            ${csrfField(context.csrfToken)}<input type="hidden" name="status" value="${status}" />
+            <button type="submit" class="${cls}">${label}</button>
+          </form>`;
+    return layout(
+      `License ${license.licenseKey}`,
+      "licenses",
+      context,
+      html`<section class="panel">
+          <dl class="facts">
+            <dt>Key</dt>
+            <dd class="mono">${license.licenseKey}</dd>
+            <dt>Product</dt>
+            <dd>${license.product}</dd>
+            <dt>Status</dt>
+            <dd>${badge(license.status)} ${isExpired(license) ? badge("EXPIRED") : ""}</dd>
+            <dt>Machines</dt>
+            <dd>${license.activeMachines} of ${license.maxMachines} slots in use</dd>
+            <dt>Expires</dt>
+            <dd>${when(license.expiresAt)}</dd>
+            <dt>Edition</dt>
+            <dd>${license.editionName ?? license.edition ?? "—"}</dd>
+            <dt>Features</dt>
+            <dd>${license.features.length ? license.features.join(", ") : "—"}</dd>
+            <dt>Customer</dt>
+            <dd>
+              ${license.customerName ?? "—"}
+              ${license.customerEmail ? html`<span class="muted">&lt;${license.customerEmail}&gt;</span>` : ""}
+            </dd>
+            <dt>Note</dt>
+            <dd>${license.note ?? "—"}</dd>
+          </dl>
+          <div class="actions spaced">
+            ${statusButton("SUSPENDED", "Suspend", "secondary", "Suspend this license? Its machines stop validating.")}
+            ${statusButton("REVOKED", "Revoke", "danger", "Revoke this license? Its machines stop validating.")}
+            ${statusButton("ACTIVE", "Reinstate", "secondary", "Reinstate this license?")}
+          </div>
+        </section>
+        <h2>Active machines</h2>
+        ${
+          license.machines.length === 0
+            ? html`<div class="empty">No machine is activated on this license.</div>`
+            : html`<div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th>Machine</th>
+                      <th>Name</th>
+                      <th>Platform</th>
+                      <th>Activated</th>
+                      <th>Last seen</th>
+                      <th></th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${license.machines.map(
+                      (m) =>
+                        html`<tr data-machine="${m.machineId}">
+                          <td class="mono">${m.machineId}</td>
+                          <td>${m.machineName ?? ""}</td>
+                          <td>${m.platform ?? ""}</td>
+                          <td>${when(m.activatedAt)}</td>
+                          <td class="last-seen">${when(m.lastSeenAt)}</td>
+                          <td>
+                            <form
+                              method="post"
+                              action="${base}/machines/${encodeURIComponent(m.machineId)}/deactivate"
+                              data-confirm="Deactivate ${m.machineId}? It frees the slot; the app must activate again."
+                            >
+                              ${csrfField(context.csrfToken)}<button type="submit" class="danger">
+                                Deactivate
+                              </button>
+                            </form>
+                          </td>
+                        </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>`
+        }
+        ${
+          license.pastActivations.length === 0
+            ? ""
+            : html`<h2>Past activations</h2>
+                <div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th>Machine</th>
+                        <th>Name</th>
+                        <th>Activated</th>
+                        <th>Deactivated</th>
+                        <th>Last seen</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${license.pastActivations.map(
+                        (m) =>
+                          html`<tr>
+                            <td class="mono">${m.machineId}</td>
+                            <td>${m.machineName ?? ""}</td>
+                            <td>${when(m.activatedAt)}</td>
+                            <td>${when(m.deactivatedAt)}</td>
+                            <td>${when(m.lastSeenAt)}</td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>`
+        }
+        <h2>Edit</h2>
+        <form method="post" action="${base}/edit" class="stack panel">
+          ${csrfField(context.csrfToken)}
+          ${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
+          ${settingsInputs(values, errors)}
+          <div class="actions"><button type="submit">Save changes</button></div>
+        </form>`,
+      flash,
+    );
+  };
+
+  app.get<{ Params: { key: string }; Querystring: { done?: string } }>(
+    "/admin/licenses/:key",
+    async (request, reply) =>
+      sendPage(
+        reply,
+        await detailPage(request, request.params.key, null, {}, done[request.query.done ?? ""]),
+      ),
+  );
+
+  app.post<{ Params: { key: string }; Body: Form }>(
+    "/admin/licenses/:key/edit",
+    async (request, reply) => {
+      try {
+        const license = await updateLicense(db, request.params.key, settingsFrom(request.body));
+        await recordAudit(db, adminActor(request), "license.update", {
+          type: "license",
+          id: license.licenseKey,
+        });
+        return reply.redirect(
+          `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=updated`,
+          303,
+        );
+      } catch (err) {
+        return sendPage(
+          reply,
+          await detailPage(
+            request,
+            request.params.key,
+            request.body,
+            errorsFor(err, licenseFields),
+          ),
+          400,
+        );
+      }
+    },
+  );
+
+  app.post<{ Params: { key: string }; Body: Form }>(
+    "/admin/licenses/:key/status",
+    async (request, reply) => {
+      const status = text(request.body, "status");
+      if (!(licenseStatuses as readonly string[]).includes(status))
+        throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown status");
+      const license = await updateLicense(db, request.params.key, {
+        status: status as LicenseStatus,
+      });
+      const action =
+        status === "ACTIVE" ? "reinstated" : status === "SUSPENDED" ? "suspended" : "revoked";
+      await recordAudit(
+        db,
+        adminActor(request),
+        `license.${action === "reinstated" ? "reinstate" : action === "suspended" ? "suspend" : "revoke"}`,
+        { type: "license", id: license.licenseKey },
+      );
+      return reply.redirect(
+        `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=${action}`,
+        303,
+      );
+    },
+  );
+
+  app.post<{ Params: { key: string; machineId: string } }>(
+    "/admin/licenses/:key/machines/:machineId/deactivate",
+    async (request, reply) => {
+      const { key, machineId } = request.params;
+      await deactivateMachine(db, { licenseKey: key, machineId });
+      await recordAudit(
+        db,
+        adminActor(request),
+        "machine.deactivate",
+        { type: "license", id: key },
+        { machineId },
+      );
+      return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}?done=deactivated`, 303);
+    },
+  );
+}

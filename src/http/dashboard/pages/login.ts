@@ -1,0 +1,93 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../../db/schema.js";
+import { checkCredentials, createSession, deleteSession } from "../../../domain/admins/admins.js";
+import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { document, html } from "../html.js";
+import {
+  clearSessionCookie,
+  csrfMatches,
+  sessionCookie,
+  setSessionCookie,
+  type SignInThrottle,
+} from "../session.js";
+
+function loginPage(csrf: string, error?: string, email = "") {
+  return document(
+    "Sign in",
+    html`<div class="login">
+      <section class="panel">
+        <h1>Sign in to Shipkey</h1>
+        ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
+        <form method="post" action="/admin/login" class="stack">
+          <input type="hidden" name="_csrf" value="${csrf}" />
+          <label
+            >Email
+            <input
+              type="email"
+              name="email"
+              autocomplete="username"
+              required
+              value="${email}"
+              autofocus
+          /></label>
+          <label
+            >Password
+            <input type="password" name="password" autocomplete="current-password" required
+          /></label>
+          <button type="submit">Sign in</button>
+        </form>
+      </section>
+    </div>`,
+  );
+}
+
+export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: SignInThrottle): void {
+  app.get("/admin/login", async (request, reply) => {
+    if (request.adminSession) return reply.redirect("/admin");
+    return reply.type("text/html; charset=utf-8").send(loginPage(reply.loginCsrf).value);
+  });
+
+  app.post<{ Body: { email?: unknown; password?: unknown } }>(
+    "/admin/login",
+    async (request, reply) => {
+      const email = typeof request.body?.email === "string" ? request.body.email : "";
+      const password = typeof request.body?.password === "string" ? request.body.password : "";
+      const delay = throttle.delayMs(request.ip);
+      if (delay > 0) await sleep(delay);
+      const admin = await checkCredentials(db, email, password);
+      if (!admin) {
+        throttle.failed(request.ip);
+        // The same answer whether or not the email exists.
+        return reply
+          .status(401)
+          .type("text/html; charset=utf-8")
+          .send(loginPage("Wrong email or password.", email).value);
+      }
+      throttle.succeeded(request.ip);
+      const session = await createSession(db, admin.id);
+      setSessionCookie(request, reply, session.token);
+      await recordAudit(
+        db,
+        { type: "admin", id: admin.id, label: admin.email, ip: request.ip },
+        "admin.sign_in",
+        {
+          type: "admin",
+          id: admin.id,
+        },
+      );
+      return reply.redirect("/admin", 303);
+    },
+  );
+
+  app.post<{ Body: { _csrf?: unknown } }>("/admin/logout", async (request, reply) => {
+    const session = request.adminSession;
+    if (session && csrfMatches(session, request.body?._csrf)) {
+      const token = request.cookies[sessionCookie];
+      if (token) await deleteSession(db, token);
+    }
+    clearSessionCookie(request, reply);
+    return reply.redirect("/admin/login", 303);
+  });
+}

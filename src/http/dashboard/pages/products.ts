@@ -1,0 +1,139 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../../db/schema.js";
+import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { createProduct, deleteProduct, listProducts } from "../../../domain/products/products.js";
+import { ShipkeyError } from "../../../errors.js";
+import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
+import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
+
+const done: Record<string, string> = { created: "Product created.", deleted: "Product deleted." };
+
+export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
+  const page = async (
+    context: PageContext,
+    form: Form,
+    errors: Record<string, string>,
+    flash?: string,
+  ) => {
+    const products = await listProducts(db);
+    return layout(
+      "Products",
+      "products",
+      context,
+      html`${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
+        ${
+          products.length === 0
+            ? html`<div class="empty">
+                <p>
+                  No products yet. Create the first one below; its slug is what your app and CI send
+                  as <code>productSlug</code>.
+                </p>
+              </div>`
+            : html`<div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th>Name</th>
+                      <th>Slug</th>
+                      <th>Created</th>
+                      <th></th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${products.map(
+                      (p) =>
+                        html`<tr>
+                          <td>${p.name}</td>
+                          <td class="mono">${p.slug}</td>
+                          <td>${when(p.createdAt)}</td>
+                          <td class="actions">
+                            <a href="/admin/releases?product=${p.slug}">Releases</a>
+                            <a href="/admin/licenses?product=${p.slug}">Licenses</a>
+                            <form
+                              method="post"
+                              action="/admin/products/${p.slug}/delete"
+                              class="inline"
+                              data-confirm="Delete product ${p.name}? Only possible while it has no licenses or releases."
+                            >
+                              ${csrfField(context.csrfToken)}<button type="submit" class="danger">
+                                Delete
+                              </button>
+                            </form>
+                          </td>
+                        </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>`
+        }
+        <h2>New product</h2>
+        <form method="post" action="/admin/products" class="stack panel">
+          ${csrfField(context.csrfToken)}
+          <div class="grid-2">
+            <label
+              >Name
+              <input
+                name="name"
+                required
+                value="${text(form, "name")}"
+                ${errors.name ? html`aria-invalid="true"` : ""}
+              />${fieldError(errors, "name")}</label
+            >
+            <label
+              >Slug <span class="hint">(lowercase, digits, dashes)</span>
+              <input
+                name="slug"
+                required
+                pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?"
+                value="${text(form, "slug")}"
+                ${errors.slug ? html`aria-invalid="true"` : ""}
+              />${fieldError(errors, "slug")}</label
+            >
+          </div>
+          <div class="actions"><button type="submit">Create product</button></div>
+        </form>`,
+      flash,
+    );
+  };
+
+  app.get<{ Querystring: { done?: string } }>("/admin/products", async (request, reply) =>
+    sendPage(reply, await page(contextOf(request), {}, {}, done[request.query.done ?? ""])),
+  );
+
+  app.post<{ Body: Form }>("/admin/products", async (request, reply) => {
+    try {
+      const product = await createProduct(db, {
+        slug: text(request.body, "slug"),
+        name: text(request.body, "name"),
+      });
+      await recordAudit(
+        db,
+        adminActor(request),
+        "product.create",
+        { type: "product", id: product.slug },
+        { name: product.name },
+      );
+      return reply.redirect("/admin/products?done=created", 303);
+    } catch (err) {
+      const errors =
+        err instanceof ShipkeyError && err.code === "PRODUCT_SLUG_TAKEN"
+          ? { slug: err.message }
+          : errorsFor(err, ["slug", "name"]);
+      return sendPage(reply, await page(contextOf(request), request.body, errors), 400);
+    }
+  });
+
+  app.post<{ Params: { slug: string } }>("/admin/products/:slug/delete", async (request, reply) => {
+    try {
+      await deleteProduct(db, request.params.slug);
+      await recordAudit(db, adminActor(request), "product.delete", {
+        type: "product",
+        id: request.params.slug,
+      });
+      return reply.redirect("/admin/products?done=deleted", 303);
+    } catch (err) {
+      return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 409);
+    }
+  });
+}

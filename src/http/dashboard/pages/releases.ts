@@ -1,0 +1,120 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import { arches, type DB, platforms } from "../../../db/schema.js";
+import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { deleteRelease, listReleases } from "../../../domain/releases/manage-releases.js";
+import { listProducts } from "../../../domain/products/products.js";
+import { badge, csrfField, html, layout, when } from "../html.js";
+import { adminActor, contextOf, type Form, sendPage, text } from "../page-kit.js";
+
+export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
+  app.get<{ Querystring: Form }>("/admin/releases", async (request, reply) => {
+    const context = contextOf(request);
+    const products = await listProducts(db);
+    const slug = text(request.query, "product") || products[0]?.slug || "";
+    const versions =
+      slug && products.some((p) => p.slug === slug) ? await listReleases(db, slug) : [];
+    const flash = text(request.query, "done") === "deleted" ? "Version deleted." : undefined;
+    return sendPage(
+      reply,
+      layout(
+        "Releases",
+        "releases",
+        context,
+        products.length === 0
+          ? html`<div class="empty">
+              No products yet. <a href="/admin/products">Create one</a>, then publish from CI.
+            </div>`
+          : html`<form method="get" class="toolbar">
+                <label
+                  >Product
+                  <select name="product">
+                    ${products.map(
+                      (p) =>
+                        html`<option value="${p.slug}" ${p.slug === slug ? html`selected` : ""}>
+                          ${p.name}
+                        </option>`,
+                    )}
+                  </select></label
+                ><button type="submit" class="secondary">Show</button>
+              </form>
+              ${
+                versions.length === 0
+                  ? html`<div class="empty">
+                      <p>No releases for this product yet.</p>
+                      <p>
+                        Publish from CI with <code>POST /api/releases/publish</code> and an API key
+                        holding <code>releases:write</code>.
+                      </p>
+                    </div>`
+                  : versions.map(
+                      (v) =>
+                        html`<section class="panel release" data-version="${v.version}">
+                          <div class="actions">
+                            <h2>${v.version}</h2>
+                            ${badge(v.channel)}
+                            <span class="muted">updated ${when(v.updatedAt)}</span>
+                            <form
+                              method="post"
+                              action="/admin/releases/${slug}/${encodeURIComponent(v.version)}/delete"
+                              class="inline"
+                              data-confirm="Delete version ${v.version} and all its files?"
+                            >
+                              ${csrfField(context.csrfToken)}<button type="submit" class="danger">
+                                Delete version
+                              </button>
+                            </form>
+                          </div>
+                          ${v.releaseNotes ? html`<pre class="notes">${v.releaseNotes}</pre>` : ""}
+                          <table class="matrix">
+                            <thead>
+                              <tr>
+                                <th>Platform</th>
+                                ${arches.map((a) => html`<th>${a}</th>`)}
+                              </tr>
+                            </thead>
+                            <tbody>
+                              ${platforms.map(
+                                (p) =>
+                                  html`<tr>
+                                    <th scope="row">${p}</th>
+                                    ${arches.map((a) => {
+                                      const entry = v.entries.find(
+                                        (e) => e.platform === p && e.arch === a,
+                                      );
+                                      return entry
+                                        ? html`<td class="yes">
+                                            <a href="${entry.downloadUrl}" rel="noreferrer"
+                                              >✓ download</a
+                                            >${entry.fileSize !== null ? html`<br /><span class="muted">${(entry.fileSize / 1048576).toFixed(1)} MiB</span>` : ""}
+                                          </td>`
+                                        : html`<td class="no">—</td>`;
+                                    })}
+                                  </tr>`,
+                              )}
+                            </tbody>
+                          </table>
+                        </section>`,
+                    )
+              }`,
+        flash,
+      ),
+    );
+  });
+
+  app.post<{ Params: { slug: string; version: string } }>(
+    "/admin/releases/:slug/:version/delete",
+    async (request, reply) => {
+      const { slug, version } = request.params;
+      await deleteRelease(db, slug, version);
+      await recordAudit(db, adminActor(request), "release.delete", {
+        type: "release",
+        id: `${slug}@${version}`,
+      });
+      return reply.redirect(
+        `/admin/releases?product=${encodeURIComponent(slug)}&done=deleted`,
+        303,
+      );
+    },
+  );
+}

@@ -1,0 +1,92 @@
+import type {} from "@fastify/cookie";
+import { timingSafeEqual } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { findSession, type Session, sessionLifetimeMs } from "../../domain/admins/admins.js";
+
+export const sessionCookie = "shipkey_session";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    adminSession: Session | null;
+  }
+}
+
+export async function loadSession(
+  db: Kysely<DB>,
+  request: FastifyRequest,
+): Promise<Session | null> {
+  const token = request.cookies[sessionCookie];
+  return token ? findSession(db, token) : null;
+}
+
+export function setSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  token: string,
+): void {
+  reply.setCookie(sessionCookie, token, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "strict",
+    secure: request.protocol === "https",
+    maxAge: Math.floor(sessionLifetimeMs / 1000),
+  });
+}
+
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.clearCookie(sessionCookie, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "strict",
+    secure: request.protocol === "https",
+  });
+}
+
+/** Constant-time comparison of a submitted CSRF token with the session's. */
+export function csrfMatches(session: Session, submitted: unknown): boolean {
+  if (typeof submitted !== "string") return false;
+  const a = Buffer.from(session.csrfToken);
+  const b = Buffer.from(submitted);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Dashboard pages: CSP without inline scripts, no framing, no sniffing, no referrer leaks. */
+export function setSecurityHeaders(reply: FastifyReply): void {
+  reply.header(
+    "content-security-policy",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+      "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+  );
+  reply.header("x-frame-options", "DENY");
+  reply.header("x-content-type-options", "nosniff");
+  reply.header("referrer-policy", "same-origin");
+  reply.header("cache-control", "no-store");
+}
+
+/**
+ * Slows failed sign-ins per client address: 0.5 s after the first, doubling up to 8 s. Kept in
+ * memory (bounded); each process throttles the clients it sees.
+ */
+export class SignInThrottle {
+  readonly #failures = new Map<string, number>();
+  static readonly maxTracked = 10_000;
+
+  delayMs(ip: string): number {
+    const failures = this.#failures.get(ip) ?? 0;
+    return failures === 0 ? 0 : Math.min(500 * 2 ** (failures - 1), 8000);
+  }
+
+  failed(ip: string): void {
+    if (this.#failures.size >= SignInThrottle.maxTracked && !this.#failures.has(ip)) {
+      const oldest = this.#failures.keys().next().value;
+      if (oldest !== undefined) this.#failures.delete(oldest);
+    }
+    this.#failures.set(ip, (this.#failures.get(ip) ?? 0) + 1);
+  }
+
+  succeeded(ip: string): void {
+    this.#failures.delete(ip);
+  }
+}
