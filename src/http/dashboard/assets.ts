@@ -34,7 +34,7 @@ form.stack { display:grid; gap:14px; max-width:560px; }
 .grid-2 { display:grid; grid-template-columns: 1fr 1fr; gap:14px; }
 label { display:grid; gap:4px; font-weight:600; font-size:14px; }
 label .hint { font-weight:400; color:var(--muted); font-size:13px; }
-input, select, textarea { font:inherit; padding:8px 10px; border:1px solid #cfd4dc; border-radius:6px; background:#fff; color:var(--text); }
+input, select, textarea { font:inherit; font-weight:400; padding:8px 10px; border:1px solid #cfd4dc; border-radius:6px; background:#fff; color:var(--text); }
 input[aria-invalid="true"], select[aria-invalid="true"] { border-color:var(--bad); }
 .field-error { color:var(--bad); margin:0; font-size:13px; font-weight:500; }
 button, .button { font:inherit; cursor:pointer; border:1px solid var(--accent); background:var(--accent); color:var(--accent-ink);

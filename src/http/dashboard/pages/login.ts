@@ -49,7 +49,7 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
     return reply.type("text/html; charset=utf-8").send(loginPage(reply.loginCsrf).value);
   });
 
-  app.post<{ Body: { email?: unknown; password?: unknown } }>(
+  app.post<{ Body: { email?: unknown; password?: unknown; _csrf?: unknown } }>(
     "/admin/login",
     async (request, reply) => {
       const email = typeof request.body?.email === "string" ? request.body.email : "";
@@ -60,10 +60,12 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
       if (!admin) {
         throttle.failed(request.ip);
         // The same answer whether or not the email exists.
+        // The form keeps its CSRF token (already checked against the cookie) for the retry.
+        const csrf = typeof request.body?._csrf === "string" ? request.body._csrf : "";
         return reply
           .status(401)
           .type("text/html; charset=utf-8")
-          .send(loginPage("Wrong email or password.", email).value);
+          .send(loginPage(csrf, "Wrong email or password.", email).value);
       }
       throttle.succeeded(request.ip);
       const session = await createSession(db, admin.id);
