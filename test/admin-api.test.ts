@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAdmin, createSession, deleteSession } from "../src/domain/admins/admins.js";
 import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { dialects } from "./helpers/database.js";
 import { type AdminRoute, describeAdminAuth } from "./helpers/admin-auth-cases.js";
@@ -358,6 +359,117 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
         (await call("DELETE", "/api/admin/products/desktop-app/releases/1.0.0/BEOS/X64"))
           .statusCode,
       ).toBe(400);
+    });
+  });
+
+  describe("more validation errors", () => {
+    it.each([
+      [
+        "PATCH",
+        "/api/admin/products/desktop-app",
+        { name: "" },
+        "body/name must NOT have fewer than 1 characters",
+      ],
+      ["PATCH", "/api/admin/licenses/K-1", {}, "body must NOT have fewer than 1 properties"],
+      [
+        "PATCH",
+        "/api/admin/licenses/K-1",
+        { status: "active" },
+        "body/status must be equal to one of the allowed values",
+      ],
+      [
+        "POST",
+        "/api/admin/api-keys",
+        { name: "k", scopes: ["audit:read"], expiresAt: "tomorrow" },
+        "expiresAt must be an ISO 8601",
+      ],
+      [
+        "POST",
+        "/api/admin/api-keys",
+        { name: "k", scopes: [] },
+        "body/scopes must NOT have fewer than 1 items",
+      ],
+      ["GET", "/api/admin/audit?limit=5000", undefined, "querystring/limit must match pattern"],
+    ] as const)("%s %s with %j is a 400", async (method, url, body, message) => {
+      const response = await call(method, url, body);
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ code: "INVALID_FIELD_VALUE" });
+      expect(response.json().error).toContain(message);
+    });
+  });
+
+  describe("admin API through a dashboard session", () => {
+    it("reads with the session cookie; writes need the session's CSRF token in X-CSRF-Token", async () => {
+      const admin = await createAdmin(f.db, {
+        email: `ops-${dialect}@example.com`,
+        password: "a long enough password",
+      });
+      const session = await createSession(f.db, admin.id);
+      const cookie = `shipkey_session=${session.token}`;
+      const read = await f.app.inject({
+        method: "GET",
+        url: "/api/admin/products",
+        headers: { cookie },
+      });
+      expect(read.statusCode).toBe(200);
+
+      const body = JSON.stringify({ slug: "via-session", name: "Via session" });
+      const headers = { cookie, "content-type": "application/json" };
+      const withoutToken = await f.app.inject({
+        method: "POST",
+        url: "/api/admin/products",
+        headers,
+        payload: body,
+      });
+      expect(withoutToken.statusCode).toBe(403);
+      expect(withoutToken.json()).toEqual({
+        error: "X-CSRF-Token header missing or wrong",
+        code: "CSRF_TOKEN_INVALID",
+      });
+      const wrongToken = await f.app.inject({
+        method: "POST",
+        url: "/api/admin/products",
+        headers: { ...headers, "x-csrf-token": "nope" },
+        payload: body,
+      });
+      expect(wrongToken.statusCode).toBe(403);
+      const withToken = await f.app.inject({
+        method: "POST",
+        url: "/api/admin/products",
+        headers: { ...headers, "x-csrf-token": session.csrfToken },
+        payload: body,
+      });
+      expect(withToken.statusCode).toBe(201);
+
+      const audit = (await call("GET", "/api/admin/audit")).json().items as Array<{
+        action: string;
+        actor: { type: string; label: string };
+      }>;
+      expect(audit.find((e) => e.action === "product.create")).toMatchObject({
+        actor: { type: "admin", label: `ops-${dialect}@example.com` },
+      });
+    });
+
+    it("an expired or deleted session is not accepted", async () => {
+      const admin = await createAdmin(f.db, {
+        email: `gone-${dialect}@example.com`,
+        password: "a long enough password",
+      });
+      const expired = await createSession(f.db, admin.id, Date.now() - 13 * 60 * 60 * 1000);
+      const response = await f.app.inject({
+        method: "GET",
+        url: "/api/admin/products",
+        headers: { cookie: `shipkey_session=${expired.token}` },
+      });
+      expect(response.statusCode).toBe(401);
+      const live = await createSession(f.db, admin.id);
+      await deleteSession(f.db, live.token);
+      const after = await f.app.inject({
+        method: "GET",
+        url: "/api/admin/products",
+        headers: { cookie: `shipkey_session=${live.token}` },
+      });
+      expect(after.statusCode).toBe(401);
     });
   });
 
