@@ -25,15 +25,22 @@ export const lastSeenFlushMs = 1000;
 export interface AppOptions {
   database: Database;
   logger?: FastifyServerOptions["logger"];
+  /** See config.ts TRUST_PROXY; decides request.ip and whether cookies get Secure. */
+  trustProxy?: boolean | string[];
 }
 
 /**
  * Builds the HTTP application around an open database. The caller owns the database and may add
  * hooks before the app is started (listen() or inject() make it ready).
  */
-export async function buildApp({ database, logger = false }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  database,
+  logger = false,
+  trustProxy = false,
+}: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
+    trustProxy,
     // Routes set their own limits; this covers anything else.
     bodyLimit: 64 * 1024,
     // Fastify's two info lines per request cost a fifth of validate's CPU time (profiled, see

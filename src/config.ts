@@ -5,6 +5,8 @@ export interface Config {
   host: string;
   databaseUrl: string;
   logLevel: LogLevel;
+  /** Fastify trustProxy: false, true, or addresses/CIDRs of the proxies. */
+  trustProxy: boolean | string[];
 }
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -32,7 +34,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `LOG_LEVEL must be one of ${logLevels.join(", ")}, got "${env.LOG_LEVEL}"`,
     );
   }
-  return { port, host, databaseUrl, logLevel };
+  return { port, host, databaseUrl, logLevel, trustProxy: trustProxyFrom(env.TRUST_PROXY) };
 }
 
 /** DATABASE_URL, defaulted and checked; shared by the server and the CLI. */
@@ -47,4 +49,24 @@ export function databaseUrlFrom(env: NodeJS.ProcessEnv = process.env): string {
     throw new ConfigError(err instanceof Error ? err.message : String(err));
   }
   return url;
+}
+
+/**
+ * TRUST_PROXY: unset/"false" (default: the client is the TCP peer), "true" (trust
+ * X-Forwarded-* from any peer: only when nothing else can reach the port), or a comma-separated
+ * list of proxy addresses/CIDRs.
+ */
+function trustProxyFrom(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === "" || value === "false") return false;
+  if (value === "true") return true;
+  const addresses = value
+    .split(",")
+    .map((a) => a.trim())
+    .filter((a) => a !== "");
+  if (addresses.length === 0 || addresses.some((a) => !/^[0-9a-fA-F:.]+(\/\d+)?$/.test(a))) {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false or a list of proxy addresses, got "${value}"`,
+    );
+  }
+  return addresses;
 }

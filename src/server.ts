@@ -14,6 +14,7 @@ async function main(): Promise<void> {
   const database = await openAndMigrate(config.databaseUrl);
   const app = await buildApp({
     database,
+    trustProxy: config.trustProxy,
     logger: {
       level: config.logLevel,
       // Belt and braces: request logs carry no headers today, and must never carry keys.

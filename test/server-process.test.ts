@@ -229,6 +229,11 @@ describe("bad configuration fails at start with one clear line", () => {
     ["PORT=70000", { PORT: "70000" }, "PORT must be an integer from 0 to 65535"],
     ["LOG_LEVEL=loud", { LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of"],
     [
+      "TRUST_PROXY=yes please",
+      { TRUST_PROXY: "yes please" },
+      "TRUST_PROXY must be true, false or a list",
+    ],
+    [
       "DATABASE_URL=mysql://x",
       { DATABASE_URL: "mysql://x" },
       "DATABASE_URL must start with sqlite: or postgres://",

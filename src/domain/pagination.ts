@@ -16,8 +16,15 @@ export function encodeCursor(at: number, id: string): string {
 export function decodeCursor(cursor: string): { at: number; id: string } {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(value) && typeof value[0] === "number" && typeof value[1] === "string") {
-      return { at: value[0], id: value[1] };
+    const [at, id] = Array.isArray(value) ? value : [];
+    if (
+      typeof at === "number" &&
+      Number.isSafeInteger(at) &&
+      at >= 0 &&
+      typeof id === "string" &&
+      /^[A-Za-z0-9_]{1,64}$/.test(id)
+    ) {
+      return { at, id };
     }
   } catch {
     // fall through

@@ -70,3 +70,21 @@ export function singleHeader(raw: IncomingMessage, name: string): string | undef
   }
   return seen === 1 ? value : undefined;
 }
+
+/**
+ * Admin routes and dashboard pages: refuse any NUL character anywhere in the query, path
+ * parameters or body (PostgreSQL cannot store or compare it). The spec endpoints check their
+ * fields one by one instead, to keep the spec's check order.
+ */
+export function rejectNulInput(request: { query: unknown; params: unknown; body: unknown }): void {
+  const hasNul = (value: unknown, depth: number): boolean => {
+    if (typeof value === "string") return value.includes("\u0000");
+    if (depth > 20 || value === null || typeof value !== "object") return false;
+    return Object.entries(value).some(
+      ([key, inner]) => key.includes("\u0000") || hasNul(inner, depth + 1),
+    );
+  };
+  if ([request.query, request.params, request.body].some((part) => hasNul(part, 0))) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "The request contains a NUL character");
+  }
+}

@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
 import { registerActor } from "./admin-auth.js";
+import { rejectNulInput } from "./request-fields.js";
 import { activateMachineRoute } from "./routes/activate-machine.js";
 import { adminApiKeyRoutes } from "./routes/admin/api-keys.js";
 import { adminAuditRoutes } from "./routes/admin/audit.js";
@@ -27,6 +28,9 @@ export function registerRoutes(
   deactivateMachineRoute(app, db);
 
   registerActor(app);
+  app.addHook("preValidation", async (request) => {
+    if (request.routeOptions.url?.startsWith("/api/admin/")) rejectNulInput(request);
+  });
   adminProductRoutes(app, db);
   adminLicenseRoutes(app, db);
   adminReleaseRoutes(app, db);

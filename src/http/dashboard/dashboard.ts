@@ -13,6 +13,7 @@ import { licensePages } from "./pages/licenses.js";
 import { loginRoutes } from "./pages/login.js";
 import { productPages } from "./pages/products.js";
 import { releasePages } from "./pages/releases.js";
+import { rejectNulInput } from "../request-fields.js";
 import { csrfMatches, loadSession, SignInThrottle, setSecurityHeaders } from "./session.js";
 
 export const loginCsrfCookie = "shipkey_login_csrf";
@@ -30,6 +31,7 @@ export async function dashboard(app: FastifyInstance, db: Kysely<DB>): Promise<v
     setSecurityHeaders(reply);
     request.adminSession = await loadSession(db, request);
   });
+  app.addHook("preValidation", async (request) => rejectNulInput(request));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof ShipkeyError;
@@ -71,7 +73,8 @@ export async function dashboard(app: FastifyInstance, db: Kysely<DB>): Promise<v
 
   // The login form has no session yet: a double-submit token in a SameSite=Strict cookie.
   app.addHook("preHandler", async (request, reply) => {
-    if (request.url.split("?")[0] !== "/admin/login") return;
+    // The routed path, not the raw URL: "/admin/%6Cogin" routes here too.
+    if (request.routeOptions.url !== "/admin/login") return;
     if (request.method === "GET") {
       const token = randomBytes(24).toString("base64url");
       reply.setCookie(loginCsrfCookie, token, {

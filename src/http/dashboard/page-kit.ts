@@ -26,14 +26,17 @@ export function adminActor(request: FastifyRequest): Actor {
   return { type: "admin", id: admin.id, label: admin.email, ip: request.ip };
 }
 
-export function text(form: Form, name: string): string {
-  const value = form[name];
-  return (Array.isArray(value) ? value[0] : value)?.trim() ?? "";
+/** A form field as text; anything that is not a string (a JSON body, say) reads as "". */
+export function text(form: Form | undefined, name: string): string {
+  const value: unknown = form?.[name];
+  const first: unknown = Array.isArray(value) ? value[0] : value;
+  return typeof first === "string" ? first.trim() : "";
 }
 
-export function list(form: Form, name: string): string[] {
-  const value = form[name];
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+export function list(form: Form | undefined, name: string): string[] {
+  const value: unknown = form?.[name];
+  const all: unknown[] = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return all.filter((item): item is string => typeof item === "string");
 }
 
 /** A datetime-local value (read as UTC) or an ISO timestamp; "" is no expiry. */

@@ -54,11 +54,28 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
     async (request, reply) => {
       const email = typeof request.body?.email === "string" ? request.body.email : "";
       const password = typeof request.body?.password === "string" ? request.body.password : "";
-      const delay = throttle.delayMs(request.ip);
-      if (delay > 0) await sleep(delay);
-      const admin = await checkCredentials(db, email, password);
+      const attempt = throttle.begin(request.ip, email);
+      if (!attempt) {
+        const csrf = typeof request.body?._csrf === "string" ? request.body._csrf : "";
+        return reply
+          .status(429)
+          .type("text/html; charset=utf-8")
+          .send(
+            loginPage(
+              csrf,
+              "Another sign-in attempt is in progress. Wait a moment and try again.",
+              email,
+            ).value,
+          );
+      }
+      let admin: Awaited<ReturnType<typeof checkCredentials>> = null;
+      try {
+        if (attempt.delayMs > 0) await sleep(attempt.delayMs);
+        admin = await checkCredentials(db, email, password);
+      } finally {
+        throttle.end(attempt, admin !== null);
+      }
       if (!admin) {
-        throttle.failed(request.ip);
         // The same answer whether or not the email exists.
         // The form keeps its CSRF token (already checked against the cookie) for the retry.
         const csrf = typeof request.body?._csrf === "string" ? request.body._csrf : "";
@@ -67,7 +84,6 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
           .type("text/html; charset=utf-8")
           .send(loginPage(csrf, "Wrong email or password.", email).value);
       }
-      throttle.succeeded(request.ip);
       const session = await createSession(db, admin.id);
       setSessionCookie(request, reply, session.token);
       await recordAudit(

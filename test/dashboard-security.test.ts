@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAdmin, createSession } from "../src/domain/admins/admins.js";
+import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { encodeCursor } from "../src/domain/pagination.js";
+import { SignInThrottle } from "../src/http/dashboard/session.js";
+import { dialects } from "./helpers/database.js";
+import { createFixture, type Fixture } from "./helpers/fixture.js";
+
+describe("SignInThrottle", () => {
+  it("allows one attempt in flight per address and per account", () => {
+    const throttle = new SignInThrottle();
+    const first = throttle.begin("10.0.0.1", "a@example.com");
+    expect(first).not.toBeNull();
+    expect(throttle.begin("10.0.0.1", "b@example.com")).toBeNull();
+    expect(throttle.begin("10.0.0.2", "A@example.com ")).toBeNull();
+    expect(throttle.begin("10.0.0.3", "c@example.com")).not.toBeNull();
+  });
+
+  it("delays after failures, doubling up to 8 s, per address and per account, and forgets on success", () => {
+    const throttle = new SignInThrottle();
+    const fail = (ip: string, email: string) => {
+      const attempt = throttle.begin(ip, email);
+      if (!attempt) throw new Error("busy");
+      throttle.end(attempt, false);
+      return attempt.delayMs;
+    };
+    expect([1, 2, 3, 4, 5, 6].map(() => fail("2.2.2.2", "z@example.com"))).toEqual([
+      0, 500, 1000, 2000, 4000, 8000,
+    ]);
+    // A new address does not escape the account's delay, nor another account the address's.
+    const newAddress = throttle.begin("3.3.3.3", "z@example.com");
+    expect(newAddress?.delayMs).toBe(8000);
+    if (newAddress) throttle.end(newAddress, false);
+    expect(throttle.begin("2.2.2.2", "other@example.com")?.delayMs).toBe(8000);
+    const success = throttle.begin("4.4.4.4", "w@example.com");
+    if (!success) throw new Error("busy");
+    throttle.end(success, true);
+    expect(throttle.begin("4.4.4.4", "w@example.com")?.delayMs).toBe(0);
+  });
+});
+
+describe.each(dialects)("dashboard and admin API hardening (%s)", (dialect) => {
+  let f: Fixture;
+  let admin: string;
+  let cookie: string;
+  let csrf: string;
+  beforeAll(async () => {
+    f = await createFixture(dialect);
+    admin = (await createApiKey(f.db, { name: "all", scopes: [...apiKeyScopes] })).key;
+    const account = await createAdmin(f.db, {
+      email: "sec@example.com",
+      password: "a long enough password",
+    });
+    const session = await createSession(f.db, account.id);
+    cookie = `shipkey_session=${session.token}`;
+    csrf = session.csrfToken;
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it("the sign-in CSRF check cannot be bypassed with an encoded path", async () => {
+    const response = await f.app.inject({
+      method: "POST",
+      url: "/admin/%6Cogin",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: "email=sec%40example.com&password=a+long+enough+password",
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.headers["set-cookie"] ?? "").not.toContain("shipkey_session=");
+  });
+
+  it.each([
+    "/api/admin/licenses?q=%00",
+    "/api/admin/licenses?product=a%00",
+    "/api/admin/licenses/a%00",
+    "/api/admin/products/a%00",
+  ])("GET %s is a 400, never a 500", async (url) => {
+    const response = await f.app.inject({
+      method: "GET",
+      url,
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      error: "The request contains a NUL character",
+      code: "INVALID_FIELD_VALUE",
+    });
+  });
+
+  it("a NUL inside an admin JSON body is a 400", async () => {
+    const response = await f.app.inject({
+      method: "POST",
+      url: "/api/admin/products",
+      headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+      payload: JSON.stringify({ slug: "ok", name: "bad\u0000name" }),
+    });
+    expect(response.statusCode).toBe(400);
+  });
+
+  it.each([
+    ["a fractional timestamp", encodeCursor(1.5, "lic_x")],
+    ["a huge timestamp", Buffer.from(JSON.stringify([1e300, "lic_x"])).toString("base64url")],
+    ["a NUL in the id", Buffer.from(JSON.stringify([1, "a\u0000"])).toString("base64url")],
+  ])("a cursor with %s is a 400", async (_label, cursor) => {
+    for (const path of ["/api/admin/licenses", "/api/admin/audit"]) {
+      const response = await f.app.inject({
+        method: "GET",
+        url: `${path}?cursor=${cursor}`,
+        headers: { authorization: `Bearer ${admin}` },
+      });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toBe("cursor is not valid");
+    }
+  });
+
+  it("dashboard pages and sign-in refuse NUL input with a 400 page", async () => {
+    const page = await f.app.inject({
+      method: "GET",
+      url: "/admin/licenses?q=%00",
+      headers: { cookie },
+    });
+    expect(page.statusCode).toBe(400);
+    expect(page.headers["content-type"]).toMatch(/text\/html/);
+    const login = await f.app.inject({
+      method: "POST",
+      url: "/admin/login",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: "email=a%00&password=x",
+    });
+    expect(login.statusCode).toBe(400);
+  });
+
+  it("a dashboard form sent as JSON with non-string values is re-rendered with an error, not a 500", async () => {
+    const response = await f.app.inject({
+      method: "POST",
+      url: "/admin/products",
+      headers: { cookie, "content-type": "application/json" },
+      payload: JSON.stringify({ _csrf: csrf, slug: 5, name: "x" }),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toContain("slug must be lowercase letters");
+  });
+});
