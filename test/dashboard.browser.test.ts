@@ -128,6 +128,11 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     await release.getByRole("heading", { name: "2.3.0" }).waitFor({ state: "visible" });
     expect(await release.locator("td.yes").count()).toBe(2);
     await shot("releases");
+
+    page.once("dialog", (dialog) => void dialog.accept());
+    await release.getByRole("button", { name: "Remove MACOS ARM64 of 2.3.0" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("File removed.");
+    expect(await page.locator('[data-version="2.3.0"] td.yes').count()).toBe(1);
   });
 
   it("creates a license, sees a machine activated over the API with its last-seen, deactivates it, and validate then fails", async () => {
@@ -168,6 +173,10 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     await page.getByRole("link", { name: "Products" }).click();
     await page.getByRole("cell", { name: "desktop-app" }).waitFor({ state: "visible" });
     await shot("products");
+    await page.getByLabel("Name of desktop-app").fill("Desktop App Pro");
+    await page.getByRole("button", { name: "Rename" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("Product renamed.");
+    expect(await page.getByLabel("Name of desktop-app").inputValue()).toBe("Desktop App Pro");
     await page.getByRole("link", { name: "Audit log" }).click();
     await page.getByRole("cell", { name: "license.create" }).waitFor({ state: "visible" });
     await page.getByRole("cell", { name: "api_key.create" }).waitFor({ state: "visible" });

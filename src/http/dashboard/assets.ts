@@ -41,6 +41,7 @@ button, .button { font:inherit; cursor:pointer; border:1px solid var(--accent); 
   padding:8px 14px; border-radius:6px; text-decoration:none; display:inline-block; }
 button.secondary { background:#fff; color:var(--text); border-color:#cfd4dc; }
 button.danger { background:#fff; color:var(--bad); border-color:#f1b5b0; }
+button.small { padding:2px 8px; font-size:12px; margin-top:4px; }
 button.link { background:none; border:none; color:#cbd5e1; padding:0; text-align:left; text-decoration:underline; }
 .actions { display:flex; gap:8px; flex-wrap:wrap; align-items:center; }
 .inline { display:inline; }

@@ -2,12 +2,21 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
-import { createProduct, deleteProduct, listProducts } from "../../../domain/products/products.js";
+import {
+  createProduct,
+  deleteProduct,
+  listProducts,
+  renameProduct,
+} from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
 import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
 
-const done: Record<string, string> = { created: "Product created.", deleted: "Product deleted." };
+const done: Record<string, string> = {
+  created: "Product created.",
+  deleted: "Product deleted.",
+  renamed: "Product renamed.",
+};
 
 export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
   const page = async (
@@ -44,7 +53,22 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
                     ${products.map(
                       (p) =>
                         html`<tr>
-                          <td>${p.name}</td>
+                          <td>
+                            <form
+                              method="post"
+                              action="/admin/products/${p.slug}/rename"
+                              class="actions"
+                            >
+                              ${csrfField(context.csrfToken)}
+                              <input
+                                name="name"
+                                value="${p.name}"
+                                aria-label="Name of ${p.slug}"
+                                required
+                              />
+                              <button type="submit" class="secondary">Rename</button>
+                            </form>
+                          </td>
                           <td class="mono">${p.slug}</td>
                           <td>${when(p.createdAt)}</td>
                           <td class="actions">
@@ -123,6 +147,25 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
       return sendPage(reply, await page(contextOf(request), request.body, errors), 400);
     }
   });
+
+  app.post<{ Params: { slug: string }; Body: Form }>(
+    "/admin/products/:slug/rename",
+    async (request, reply) => {
+      try {
+        const product = await renameProduct(db, request.params.slug, text(request.body, "name"));
+        await recordAudit(
+          db,
+          adminActor(request),
+          "product.rename",
+          { type: "product", id: product.slug },
+          { name: product.name },
+        );
+        return reply.redirect("/admin/products?done=renamed", 303);
+      } catch (err) {
+        return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 400);
+      }
+    },
+  );
 
   app.post<{ Params: { slug: string } }>("/admin/products/:slug/delete", async (request, reply) => {
     try {

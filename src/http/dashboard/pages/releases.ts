@@ -4,6 +4,7 @@ import { arches, type DB, platforms } from "../../../db/schema.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
 import { deleteRelease, listReleases } from "../../../domain/releases/manage-releases.js";
 import { listProducts } from "../../../domain/products/products.js";
+import { ShipkeyError } from "../../../errors.js";
 import { badge, csrfField, html, layout, when } from "../html.js";
 import { adminActor, contextOf, type Form, sendPage, text } from "../page-kit.js";
 
@@ -14,7 +15,9 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
     const slug = text(request.query, "product") || products[0]?.slug || "";
     const versions =
       slug && products.some((p) => p.slug === slug) ? await listReleases(db, slug) : [];
-    const flash = text(request.query, "done") === "deleted" ? "Version deleted." : undefined;
+    const flash = { deleted: "Version deleted.", removed: "File removed." }[
+      text(request.query, "done")
+    ];
     return sendPage(
       reply,
       layout(
@@ -87,6 +90,20 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
                                             <a href="${entry.downloadUrl}" rel="noreferrer"
                                               >✓ download</a
                                             >${entry.fileSize !== null ? html`<br /><span class="muted">${(entry.fileSize / 1048576).toFixed(1)} MiB</span>` : ""}
+                                            <form
+                                              method="post"
+                                              action="/admin/releases/${slug}/${encodeURIComponent(v.version)}/${p}/${a}/delete"
+                                              data-confirm="Remove the ${p} ${a} file of ${v.version}?"
+                                            >
+                                              ${csrfField(context.csrfToken)}
+                                              <button
+                                                type="submit"
+                                                class="danger small"
+                                                aria-label="Remove ${p} ${a} of ${v.version}"
+                                              >
+                                                Remove
+                                              </button>
+                                            </form>
                                           </td>`
                                         : html`<td class="no">—</td>`;
                                     })}
@@ -101,6 +118,30 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
       ),
     );
   });
+
+  app.post<{ Params: { slug: string; version: string; platform: string; arch: string } }>(
+    "/admin/releases/:slug/:version/:platform/:arch/delete",
+    async (request, reply) => {
+      const { slug, version, platform, arch } = request.params;
+      const targetPlatform = platforms.find((p) => p === platform);
+      const targetArch = arches.find((a) => a === arch);
+      if (!targetPlatform || !targetArch) {
+        throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown platform or arch");
+      }
+      await deleteRelease(db, slug, version, { platform: targetPlatform, arch: targetArch });
+      await recordAudit(
+        db,
+        adminActor(request),
+        "release.delete_entry",
+        { type: "release", id: `${slug}@${version}` },
+        { platform, arch },
+      );
+      return reply.redirect(
+        `/admin/releases?product=${encodeURIComponent(slug)}&done=removed`,
+        303,
+      );
+    },
+  );
 
   app.post<{ Params: { slug: string; version: string } }>(
     "/admin/releases/:slug/:version/delete",
