@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAdmin, createSession, deleteSession } from "../src/domain/admins/admins.js";
 import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { type Actor, withAudit } from "../src/domain/audit/audit-log.js";
+import { createProduct } from "../src/domain/products/products.js";
 import { dialects } from "./helpers/database.js";
 import { type AdminRoute, describeAdminAuth } from "./helpers/admin-auth-cases.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
@@ -359,6 +361,21 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
         (await call("DELETE", "/api/admin/products/desktop-app/releases/1.0.0/BEOS/X64"))
           .statusCode,
       ).toBe(400);
+    });
+  });
+
+  describe("audit atomicity", () => {
+    it("a write and its audit entry commit together: if the entry cannot be written, the write is undone", async () => {
+      const impossibleActor = { type: "nobody" as Actor["type"], id: null, label: "x", ip: null };
+      const write = withAudit(
+        f.db,
+        impossibleActor,
+        "product.create",
+        (trx) => createProduct(trx, { slug: "never-stored", name: "Never" }),
+        (p) => ({ target: { type: "product", id: p.slug } }),
+      );
+      await expect(write).rejects.toThrow();
+      expect((await call("GET", "/api/admin/products/never-stored")).statusCode).toBe(404);
     });
   });
 

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { inTransaction } from "../../db/in-transaction.js";
 import type { AuditActorType, DB } from "../../db/schema.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
@@ -46,6 +47,28 @@ export async function recordAudit(
       details: JSON.stringify(details),
     })
     .execute();
+}
+
+/**
+ * Performs a write and records it in the audit log in the same transaction: both commit, or
+ * neither. `describe` names the target and details from the write's result.
+ */
+export function withAudit<T>(
+  db: Kysely<DB>,
+  actor: Actor,
+  action: string,
+  write: (trx: Kysely<DB>) => Promise<T>,
+  describe: (result: T) => {
+    target: { type: string; id: string };
+    details?: Record<string, unknown>;
+  },
+): Promise<T> {
+  return inTransaction(db, async (trx) => {
+    const result = await write(trx);
+    const { target, details } = describe(result);
+    await recordAudit(trx, actor, action, target, details);
+    return result;
+  });
 }
 
 /** Newest first, cursor-paginated. */

@@ -1,3 +1,4 @@
+import { inTransaction } from "../../db/in-transaction.js";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
@@ -34,7 +35,7 @@ export async function endActivation(
   machineId: string,
   now: number,
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     const ended = await trx
       .updateTable("activations")
       .set({ deactivated_at: now })

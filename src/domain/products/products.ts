@@ -1,3 +1,4 @@
+import { inTransaction } from "../../db/in-transaction.js";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
@@ -82,7 +83,7 @@ export async function renameProduct(db: Kysely<DB>, slug: string, name: string):
 /** Refused with 409 PRODUCT_IN_USE while licenses or releases reference the product. */
 export async function deleteProduct(db: Kysely<DB>, slug: string): Promise<void> {
   const product = await requireProduct(db, slug);
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     const license = await trx
       .selectFrom("licenses")
       .select("id")

@@ -1,3 +1,4 @@
+import { inTransaction } from "../../db/in-transaction.js";
 import type { Kysely } from "kysely";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
@@ -68,7 +69,7 @@ export async function deleteRelease(
   target?: { platform: Platform; arch: Arch },
 ): Promise<void> {
   const product = await requireProduct(db, productSlug);
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     const row = await trx
       .selectFrom("release_versions")
       .select("id")

@@ -7,7 +7,7 @@ import {
   listApiKeys,
   revokeApiKey,
 } from "../../../domain/api-keys/api-keys.js";
-import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { withAudit } from "../../../domain/audit/audit-log.js";
 import {
   badge,
   csrfField,
@@ -149,17 +149,21 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>("/admin/api-keys", async (request, reply) => {
     const form = request.body;
     try {
-      const key = await createApiKey(db, {
-        name: text(form, "name"),
-        scopes: list(form, "scopes"),
-        expiresAt: expiryFrom(form, "expiresAt"),
-      });
-      await recordAudit(
+      const key = await withAudit(
         db,
         adminActor(request),
         "api_key.create",
-        { type: "api_key", id: key.id },
-        { name: key.name, scopes: key.scopes },
+        (trx) =>
+          createApiKey(trx, {
+            name: text(form, "name"),
+            scopes: list(form, "scopes"),
+            expiresAt: expiryFrom(form, "expiresAt"),
+          }),
+        // Never the secret: name, scopes and id only.
+        (k) => ({
+          target: { type: "api_key", id: k.id },
+          details: { name: k.name, scopes: k.scopes },
+        }),
       );
       const created = html`<section class="panel" aria-labelledby="new-key-title">
         <h2 id="new-key-title">Key “${key.name}” created</h2>
@@ -184,13 +188,12 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
   });
 
   app.post<{ Params: { id: string } }>("/admin/api-keys/:id/revoke", async (request, reply) => {
-    const key = await revokeApiKey(db, request.params.id);
-    await recordAudit(
+    await withAudit(
       db,
       adminActor(request),
       "api_key.revoke",
-      { type: "api_key", id: key.id },
-      { name: key.name },
+      (trx) => revokeApiKey(trx, request.params.id),
+      (k) => ({ target: { type: "api_key", id: k.id }, details: { name: k.name } }),
     );
     return reply.redirect("/admin/api-keys?done=revoked", 303);
   });

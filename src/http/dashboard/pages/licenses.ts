@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB, type LicenseStatus, licenseStatuses } from "../../../db/schema.js";
-import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { withAudit } from "../../../domain/audit/audit-log.js";
 import { deactivateMachine } from "../../../domain/licenses/deactivate-machine.js";
 import {
   createLicense,
@@ -268,17 +268,17 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>("/admin/licenses", async (request, reply) => {
     const form = request.body;
     try {
-      const license = await createLicense(db, {
-        ...settingsFrom(form),
-        productSlug: text(form, "productSlug"),
-        licenseKey: text(form, "licenseKey") || undefined,
-      });
-      await recordAudit(
+      const license = await withAudit(
         db,
         adminActor(request),
         "license.create",
-        { type: "license", id: license.licenseKey },
-        { product: license.product },
+        (trx) =>
+          createLicense(trx, {
+            ...settingsFrom(form),
+            productSlug: text(form, "productSlug"),
+            licenseKey: text(form, "licenseKey") || undefined,
+          }),
+        (l) => ({ target: { type: "license", id: l.licenseKey }, details: { product: l.product } }),
       );
       return reply.redirect(
         `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=created`,
@@ -450,11 +450,13 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/licenses/:key/edit",
     async (request, reply) => {
       try {
-        const license = await updateLicense(db, request.params.key, settingsFrom(request.body));
-        await recordAudit(db, adminActor(request), "license.update", {
-          type: "license",
-          id: license.licenseKey,
-        });
+        const license = await withAudit(
+          db,
+          adminActor(request),
+          "license.update",
+          (trx) => updateLicense(trx, request.params.key, settingsFrom(request.body)),
+          (l) => ({ target: { type: "license", id: l.licenseKey } }),
+        );
         return reply.redirect(
           `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=updated`,
           303,
@@ -480,16 +482,14 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
       const status = text(request.body, "status");
       if (!(licenseStatuses as readonly string[]).includes(status))
         throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown status");
-      const license = await updateLicense(db, request.params.key, {
-        status: status as LicenseStatus,
-      });
       const action =
         status === "ACTIVE" ? "reinstated" : status === "SUSPENDED" ? "suspended" : "revoked";
-      await recordAudit(
+      const license = await withAudit(
         db,
         adminActor(request),
         `license.${action === "reinstated" ? "reinstate" : action === "suspended" ? "suspend" : "revoke"}`,
-        { type: "license", id: license.licenseKey },
+        (trx) => updateLicense(trx, request.params.key, { status: status as LicenseStatus }),
+        (l) => ({ target: { type: "license", id: l.licenseKey } }),
       );
       return reply.redirect(
         `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=${action}`,
@@ -502,13 +502,12 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/licenses/:key/machines/:machineId/deactivate",
     async (request, reply) => {
       const { key, machineId } = request.params;
-      await deactivateMachine(db, { licenseKey: key, machineId });
-      await recordAudit(
+      await withAudit(
         db,
         adminActor(request),
         "machine.deactivate",
-        { type: "license", id: key },
-        { machineId },
+        (trx) => deactivateMachine(trx, { licenseKey: key, machineId }),
+        () => ({ target: { type: "license", id: key }, details: { machineId } }),
       );
       return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}?done=deactivated`, 303);
     },

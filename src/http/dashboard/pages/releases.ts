@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import { arches, type DB, platforms } from "../../../db/schema.js";
-import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { withAudit } from "../../../domain/audit/audit-log.js";
 import { deleteRelease, listReleases } from "../../../domain/releases/manage-releases.js";
 import { listProducts } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
@@ -128,13 +128,15 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
       if (!targetPlatform || !targetArch) {
         throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown platform or arch");
       }
-      await deleteRelease(db, slug, version, { platform: targetPlatform, arch: targetArch });
-      await recordAudit(
+      await withAudit(
         db,
         adminActor(request),
         "release.delete_entry",
-        { type: "release", id: `${slug}@${version}` },
-        { platform, arch },
+        (trx) => deleteRelease(trx, slug, version, { platform: targetPlatform, arch: targetArch }),
+        () => ({
+          target: { type: "release", id: `${slug}@${version}` },
+          details: { platform, arch },
+        }),
       );
       return reply.redirect(
         `/admin/releases?product=${encodeURIComponent(slug)}&done=removed`,
@@ -147,11 +149,13 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/releases/:slug/:version/delete",
     async (request, reply) => {
       const { slug, version } = request.params;
-      await deleteRelease(db, slug, version);
-      await recordAudit(db, adminActor(request), "release.delete", {
-        type: "release",
-        id: `${slug}@${version}`,
-      });
+      await withAudit(
+        db,
+        adminActor(request),
+        "release.delete",
+        (trx) => deleteRelease(trx, slug, version),
+        () => ({ target: { type: "release", id: `${slug}@${version}` } }),
+      );
       return reply.redirect(
         `/admin/releases?product=${encodeURIComponent(slug)}&done=deleted`,
         303,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
+import { inTransaction } from "../../../db/in-transaction.js";
 import type { DB } from "../../../db/schema.js";
 import {
   apiKeyScopes,
@@ -54,19 +55,22 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
           );
         }
       }
-      const created = await createApiKey(db, { name, scopes, expiresAt: expiresAtMs });
-      // The secret goes to the caller once and never into the audit log.
-      await recordAudit(
-        db,
-        actorOf(request),
-        "api_key.create",
-        { type: "api_key", id: created.id },
-        {
-          name: created.name,
-          scopes: created.scopes,
-          displayPrefix: created.displayPrefix,
-        },
-      );
+      const created = await inTransaction(db, async (trx) => {
+        const created = await createApiKey(trx, { name, scopes, expiresAt: expiresAtMs });
+        // The secret goes to the caller once and never into the audit log.
+        await recordAudit(
+          trx,
+          actorOf(request),
+          "api_key.create",
+          { type: "api_key", id: created.id },
+          {
+            name: created.name,
+            scopes: created.scopes,
+            displayPrefix: created.displayPrefix,
+          },
+        );
+        return created;
+      });
       return reply.status(201).send(created);
     },
   );
@@ -84,14 +88,17 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request) => {
-      const key = await revokeApiKey(db, request.params.id);
-      await recordAudit(
-        db,
-        actorOf(request),
-        "api_key.revoke",
-        { type: "api_key", id: key.id },
-        { name: key.name },
-      );
+      const key = await inTransaction(db, async (trx) => {
+        const key = await revokeApiKey(trx, request.params.id);
+        await recordAudit(
+          trx,
+          actorOf(request),
+          "api_key.revoke",
+          { type: "api_key", id: key.id },
+          { name: key.name },
+        );
+        return key;
+      });
       return key;
     },
   );

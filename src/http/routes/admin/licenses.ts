@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
+import { inTransaction } from "../../../db/in-transaction.js";
 import type { DB, LicenseStatus } from "../../../db/schema.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
 import { deactivateMachine } from "../../../domain/licenses/deactivate-machine.js";
@@ -104,23 +105,26 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request, reply) => {
       const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
-      const license = await createLicense(db, {
-        ...toSettings(settings),
-        productSlug,
-        maxMachines,
-        licenseKey,
+      const license = await inTransaction(db, async (trx) => {
+        const license = await createLicense(trx, {
+          ...toSettings(settings),
+          productSlug,
+          maxMachines,
+          licenseKey,
+        });
+        await recordAudit(
+          trx,
+          actorOf(request),
+          "license.create",
+          { type: "license", id: license.licenseKey },
+          {
+            product: license.product,
+            maxMachines: license.maxMachines,
+            status: license.status,
+          },
+        );
+        return license;
       });
-      await recordAudit(
-        db,
-        actorOf(request),
-        "license.create",
-        { type: "license", id: license.licenseKey },
-        {
-          product: license.product,
-          maxMachines: license.maxMachines,
-          status: license.status,
-        },
-      );
       return reply.status(201).send(license);
     },
   );
@@ -146,16 +150,23 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request) => {
-      const license = await updateLicense(db, request.params.licenseKey, toSettings(request.body));
-      await recordAudit(
-        db,
-        actorOf(request),
-        "license.update",
-        { type: "license", id: license.licenseKey },
-        {
-          changed: Object.keys(request.body),
-        },
-      );
+      const license = await inTransaction(db, async (trx) => {
+        const license = await updateLicense(
+          trx,
+          request.params.licenseKey,
+          toSettings(request.body),
+        );
+        await recordAudit(
+          trx,
+          actorOf(request),
+          "license.update",
+          { type: "license", id: license.licenseKey },
+          {
+            changed: Object.keys(request.body),
+          },
+        );
+        return license;
+      });
       return license;
     },
   );
@@ -166,10 +177,13 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       `/api/admin/licenses/:licenseKey/${action}`,
       { onRequest: write, schema: { params: licenseKeyParam } },
       async (request) => {
-        const license = await updateLicense(db, request.params.licenseKey, { status });
-        await recordAudit(db, actorOf(request), `license.${action}`, {
-          type: "license",
-          id: license.licenseKey,
+        const license = await inTransaction(db, async (trx) => {
+          const license = await updateLicense(trx, request.params.licenseKey, { status });
+          await recordAudit(trx, actorOf(request), `license.${action}`, {
+            type: "license",
+            id: license.licenseKey,
+          });
+          return license;
         });
         return license;
       },
@@ -202,14 +216,16 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request) => {
       const { licenseKey, machineId } = request.params;
-      await deactivateMachine(db, { licenseKey, machineId });
-      await recordAudit(
-        db,
-        actorOf(request),
-        "machine.deactivate",
-        { type: "license", id: licenseKey },
-        { machineId },
-      );
+      await inTransaction(db, async (trx) => {
+        await deactivateMachine(trx, { licenseKey, machineId });
+        await recordAudit(
+          trx,
+          actorOf(request),
+          "machine.deactivate",
+          { type: "license", id: licenseKey },
+          { machineId },
+        );
+      });
       return { deactivated: true, licenseKey, machineId };
     },
   );

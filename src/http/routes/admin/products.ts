@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
+import { inTransaction } from "../../../db/in-transaction.js";
 import type { DB } from "../../../db/schema.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
 import {
@@ -37,14 +38,17 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request, reply) => {
-      const product = await createProduct(db, request.body);
-      await recordAudit(
-        db,
-        actorOf(request),
-        "product.create",
-        { type: "product", id: product.slug },
-        { name: product.name },
-      );
+      const product = await inTransaction(db, async (trx) => {
+        const product = await createProduct(trx, request.body);
+        await recordAudit(
+          trx,
+          actorOf(request),
+          "product.create",
+          { type: "product", id: product.slug },
+          { name: product.name },
+        );
+        return product;
+      });
       return reply.status(201).send(product);
     },
   );
@@ -70,14 +74,17 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request) => {
-      const product = await renameProduct(db, request.params.slug, request.body.name);
-      await recordAudit(
-        db,
-        actorOf(request),
-        "product.rename",
-        { type: "product", id: product.slug },
-        { name: product.name },
-      );
+      const product = await inTransaction(db, async (trx) => {
+        const product = await renameProduct(trx, request.params.slug, request.body.name);
+        await recordAudit(
+          trx,
+          actorOf(request),
+          "product.rename",
+          { type: "product", id: product.slug },
+          { name: product.name },
+        );
+        return product;
+      });
       return product;
     },
   );
@@ -86,10 +93,12 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/products/:slug",
     { onRequest: write, schema: { params: slugParam } },
     async (request) => {
-      await deleteProduct(db, request.params.slug);
-      await recordAudit(db, actorOf(request), "product.delete", {
-        type: "product",
-        id: request.params.slug,
+      await inTransaction(db, async (trx) => {
+        await deleteProduct(trx, request.params.slug);
+        await recordAudit(trx, actorOf(request), "product.delete", {
+          type: "product",
+          id: request.params.slug,
+        });
       });
       return { deleted: true, slug: request.params.slug };
     },

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
+import { inTransaction } from "../../../db/in-transaction.js";
 import type { Arch, DB, Platform } from "../../../db/schema.js";
 import { arches, platforms } from "../../../db/schema.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
@@ -33,10 +34,12 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     { onRequest: write, schema: { params: versionParams } },
     async (request) => {
       const { slug, version } = request.params;
-      await deleteRelease(db, slug, version);
-      await recordAudit(db, actorOf(request), "release.delete", {
-        type: "release",
-        id: `${slug}@${version}`,
+      await inTransaction(db, async (trx) => {
+        await deleteRelease(trx, slug, version);
+        await recordAudit(trx, actorOf(request), "release.delete", {
+          type: "release",
+          id: `${slug}@${version}`,
+        });
       });
       return { deleted: true, product: slug, version };
     },
@@ -50,17 +53,19 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request) => {
       const { slug, version, platform, arch } = request.params;
-      await deleteRelease(db, slug, version, { platform, arch });
-      await recordAudit(
-        db,
-        actorOf(request),
-        "release.delete_entry",
-        { type: "release", id: `${slug}@${version}` },
-        {
-          platform,
-          arch,
-        },
-      );
+      await inTransaction(db, async (trx) => {
+        await deleteRelease(trx, slug, version, { platform, arch });
+        await recordAudit(
+          trx,
+          actorOf(request),
+          "release.delete_entry",
+          { type: "release", id: `${slug}@${version}` },
+          {
+            platform,
+            arch,
+          },
+        );
+      });
       return { deleted: true, product: slug, version, platform, arch };
     },
   );
