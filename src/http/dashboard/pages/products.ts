@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import { inTransaction } from "../../../db/in-transaction.js";
 import type { DB } from "../../../db/schema.js";
-import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { withAudit } from "../../../domain/audit/audit-log.js";
 import {
   createProduct,
   deleteProduct,
@@ -128,20 +127,20 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.post<{ Body: Form }>("/admin/products", async (request, reply) => {
     try {
-      await inTransaction(db, async (trx) => {
-        const product = await createProduct(trx, {
-          slug: text(request.body, "slug"),
-          name: text(request.body, "name"),
-        });
-        await recordAudit(
-          trx,
-          adminActor(request),
-          "product.create",
-          { type: "product", id: product.slug },
-          { name: product.name },
-        );
-        return product;
-      });
+      await withAudit(
+        db,
+        adminActor(request),
+        "product.create",
+        (trx) =>
+          createProduct(trx, {
+            slug: text(request.body, "slug"),
+            name: text(request.body, "name"),
+          }),
+        (product) => ({
+          target: { type: "product", id: product.slug },
+          details: { name: product.name },
+        }),
+      );
       return reply.redirect("/admin/products?done=created", 303);
     } catch (err) {
       const errors =
@@ -156,17 +155,16 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/products/:slug/rename",
     async (request, reply) => {
       try {
-        await inTransaction(db, async (trx) => {
-          const product = await renameProduct(trx, request.params.slug, text(request.body, "name"));
-          await recordAudit(
-            trx,
-            adminActor(request),
-            "product.rename",
-            { type: "product", id: product.slug },
-            { name: product.name },
-          );
-          return product;
-        });
+        await withAudit(
+          db,
+          adminActor(request),
+          "product.rename",
+          (trx) => renameProduct(trx, request.params.slug, text(request.body, "name")),
+          (product) => ({
+            target: { type: "product", id: product.slug },
+            details: { name: product.name },
+          }),
+        );
         return reply.redirect("/admin/products?done=renamed", 303);
       } catch (err) {
         return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 400);
@@ -176,13 +174,18 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.post<{ Params: { slug: string } }>("/admin/products/:slug/delete", async (request, reply) => {
     try {
-      await inTransaction(db, async (trx) => {
-        await deleteProduct(trx, request.params.slug);
-        await recordAudit(trx, adminActor(request), "product.delete", {
-          type: "product",
-          id: request.params.slug,
-        });
-      });
+      await withAudit(
+        db,
+        adminActor(request),
+        "product.delete",
+        (trx) => deleteProduct(trx, request.params.slug),
+        () => ({
+          target: {
+            type: "product",
+            id: request.params.slug,
+          },
+        }),
+      );
       return reply.redirect("/admin/products?done=deleted", 303);
     } catch (err) {
       return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 409);

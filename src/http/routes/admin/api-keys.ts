@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import { inTransaction } from "../../../db/in-transaction.js";
 import type { DB } from "../../../db/schema.js";
 import {
   apiKeyScopes,
@@ -8,7 +7,7 @@ import {
   listApiKeys,
   revokeApiKey,
 } from "../../../domain/api-keys/api-keys.js";
-import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { withAudit } from "../../../domain/audit/audit-log.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
@@ -55,22 +54,21 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
           );
         }
       }
-      const created = await inTransaction(db, async (trx) => {
-        const created = await createApiKey(trx, { name, scopes, expiresAt: expiresAtMs });
-        // The secret goes to the caller once and never into the audit log.
-        await recordAudit(
-          trx,
-          actorOf(request),
-          "api_key.create",
-          { type: "api_key", id: created.id },
-          {
+      // The secret goes to the caller once and never into the audit log.
+      const created = await withAudit(
+        db,
+        actorOf(request),
+        "api_key.create",
+        (trx) => createApiKey(trx, { name, scopes, expiresAt: expiresAtMs }),
+        (created) => ({
+          target: { type: "api_key", id: created.id },
+          details: {
             name: created.name,
             scopes: created.scopes,
             displayPrefix: created.displayPrefix,
           },
-        );
-        return created;
-      });
+        }),
+      );
       return reply.status(201).send(created);
     },
   );
@@ -88,17 +86,13 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request) => {
-      const key = await inTransaction(db, async (trx) => {
-        const key = await revokeApiKey(trx, request.params.id);
-        await recordAudit(
-          trx,
-          actorOf(request),
-          "api_key.revoke",
-          { type: "api_key", id: key.id },
-          { name: key.name },
-        );
-        return key;
-      });
+      const key = await withAudit(
+        db,
+        actorOf(request),
+        "api_key.revoke",
+        (trx) => revokeApiKey(trx, request.params.id),
+        (key) => ({ target: { type: "api_key", id: key.id }, details: { name: key.name } }),
+      );
       return key;
     },
   );

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import { inTransaction } from "../../../db/in-transaction.js";
 import type { DB, LicenseStatus } from "../../../db/schema.js";
-import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { withAudit } from "../../../domain/audit/audit-log.js";
 import { deactivateMachine } from "../../../domain/licenses/deactivate-machine.js";
 import {
   createLicense,
@@ -105,26 +104,26 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request, reply) => {
       const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
-      const license = await inTransaction(db, async (trx) => {
-        const license = await createLicense(trx, {
-          ...toSettings(settings),
-          productSlug,
-          maxMachines,
-          licenseKey,
-        });
-        await recordAudit(
-          trx,
-          actorOf(request),
-          "license.create",
-          { type: "license", id: license.licenseKey },
-          {
+      const license = await withAudit(
+        db,
+        actorOf(request),
+        "license.create",
+        (trx) =>
+          createLicense(trx, {
+            ...toSettings(settings),
+            productSlug,
+            maxMachines,
+            licenseKey,
+          }),
+        (license) => ({
+          target: { type: "license", id: license.licenseKey },
+          details: {
             product: license.product,
             maxMachines: license.maxMachines,
             status: license.status,
           },
-        );
-        return license;
-      });
+        }),
+      );
       return reply.status(201).send(license);
     },
   );
@@ -150,23 +149,18 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request) => {
-      const license = await inTransaction(db, async (trx) => {
-        const license = await updateLicense(
-          trx,
-          request.params.licenseKey,
-          toSettings(request.body),
-        );
-        await recordAudit(
-          trx,
-          actorOf(request),
-          "license.update",
-          { type: "license", id: license.licenseKey },
-          {
+      const license = await withAudit(
+        db,
+        actorOf(request),
+        "license.update",
+        (trx) => updateLicense(trx, request.params.licenseKey, toSettings(request.body)),
+        (license) => ({
+          target: { type: "license", id: license.licenseKey },
+          details: {
             changed: Object.keys(request.body),
           },
-        );
-        return license;
-      });
+        }),
+      );
       return license;
     },
   );
@@ -177,14 +171,18 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       `/api/admin/licenses/:licenseKey/${action}`,
       { onRequest: write, schema: { params: licenseKeyParam } },
       async (request) => {
-        const license = await inTransaction(db, async (trx) => {
-          const license = await updateLicense(trx, request.params.licenseKey, { status });
-          await recordAudit(trx, actorOf(request), `license.${action}`, {
-            type: "license",
-            id: license.licenseKey,
-          });
-          return license;
-        });
+        const license = await withAudit(
+          db,
+          actorOf(request),
+          `license.${action}`,
+          (trx) => updateLicense(trx, request.params.licenseKey, { status }),
+          (license) => ({
+            target: {
+              type: "license",
+              id: license.licenseKey,
+            },
+          }),
+        );
         return license;
       },
     );
@@ -216,16 +214,13 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request) => {
       const { licenseKey, machineId } = request.params;
-      await inTransaction(db, async (trx) => {
-        await deactivateMachine(trx, { licenseKey, machineId });
-        await recordAudit(
-          trx,
-          actorOf(request),
-          "machine.deactivate",
-          { type: "license", id: licenseKey },
-          { machineId },
-        );
-      });
+      await withAudit(
+        db,
+        actorOf(request),
+        "machine.deactivate",
+        (trx) => deactivateMachine(trx, { licenseKey, machineId }),
+        () => ({ target: { type: "license", id: licenseKey }, details: { machineId } }),
+      );
       return { deactivated: true, licenseKey, machineId };
     },
   );

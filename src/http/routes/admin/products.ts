@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import { inTransaction } from "../../../db/in-transaction.js";
 import type { DB } from "../../../db/schema.js";
-import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { withAudit } from "../../../domain/audit/audit-log.js";
 import {
   createProduct,
   deleteProduct,
@@ -38,17 +37,16 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request, reply) => {
-      const product = await inTransaction(db, async (trx) => {
-        const product = await createProduct(trx, request.body);
-        await recordAudit(
-          trx,
-          actorOf(request),
-          "product.create",
-          { type: "product", id: product.slug },
-          { name: product.name },
-        );
-        return product;
-      });
+      const product = await withAudit(
+        db,
+        actorOf(request),
+        "product.create",
+        (trx) => createProduct(trx, request.body),
+        (product) => ({
+          target: { type: "product", id: product.slug },
+          details: { name: product.name },
+        }),
+      );
       return reply.status(201).send(product);
     },
   );
@@ -74,17 +72,16 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request) => {
-      const product = await inTransaction(db, async (trx) => {
-        const product = await renameProduct(trx, request.params.slug, request.body.name);
-        await recordAudit(
-          trx,
-          actorOf(request),
-          "product.rename",
-          { type: "product", id: product.slug },
-          { name: product.name },
-        );
-        return product;
-      });
+      const product = await withAudit(
+        db,
+        actorOf(request),
+        "product.rename",
+        (trx) => renameProduct(trx, request.params.slug, request.body.name),
+        (product) => ({
+          target: { type: "product", id: product.slug },
+          details: { name: product.name },
+        }),
+      );
       return product;
     },
   );
@@ -93,13 +90,18 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/products/:slug",
     { onRequest: write, schema: { params: slugParam } },
     async (request) => {
-      await inTransaction(db, async (trx) => {
-        await deleteProduct(trx, request.params.slug);
-        await recordAudit(trx, actorOf(request), "product.delete", {
-          type: "product",
-          id: request.params.slug,
-        });
-      });
+      await withAudit(
+        db,
+        actorOf(request),
+        "product.delete",
+        (trx) => deleteProduct(trx, request.params.slug),
+        () => ({
+          target: {
+            type: "product",
+            id: request.params.slug,
+          },
+        }),
+      );
       return { deleted: true, slug: request.params.slug };
     },
   );

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import { inTransaction } from "../../../db/in-transaction.js";
 import type { Arch, DB, Platform } from "../../../db/schema.js";
 import { arches, platforms } from "../../../db/schema.js";
-import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { withAudit } from "../../../domain/audit/audit-log.js";
 import { deleteRelease, listReleases } from "../../../domain/releases/manage-releases.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
 import { slugParam } from "./schemas.js";
@@ -34,13 +33,18 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     { onRequest: write, schema: { params: versionParams } },
     async (request) => {
       const { slug, version } = request.params;
-      await inTransaction(db, async (trx) => {
-        await deleteRelease(trx, slug, version);
-        await recordAudit(trx, actorOf(request), "release.delete", {
-          type: "release",
-          id: `${slug}@${version}`,
-        });
-      });
+      await withAudit(
+        db,
+        actorOf(request),
+        "release.delete",
+        (trx) => deleteRelease(trx, slug, version),
+        () => ({
+          target: {
+            type: "release",
+            id: `${slug}@${version}`,
+          },
+        }),
+      );
       return { deleted: true, product: slug, version };
     },
   );
@@ -53,19 +57,19 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request) => {
       const { slug, version, platform, arch } = request.params;
-      await inTransaction(db, async (trx) => {
-        await deleteRelease(trx, slug, version, { platform, arch });
-        await recordAudit(
-          trx,
-          actorOf(request),
-          "release.delete_entry",
-          { type: "release", id: `${slug}@${version}` },
-          {
+      await withAudit(
+        db,
+        actorOf(request),
+        "release.delete_entry",
+        (trx) => deleteRelease(trx, slug, version, { platform, arch }),
+        () => ({
+          target: { type: "release", id: `${slug}@${version}` },
+          details: {
             platform,
             arch,
           },
-        );
-      });
+        }),
+      );
       return { deleted: true, product: slug, version, platform, arch };
     },
   );
