@@ -139,35 +139,28 @@ export async function showLicense(
   licenseKey: string,
 ): Promise<LicenseView & { machines: MachineView[]; pastActivations: PastActivationView[] }> {
   const license = await requireLicenseView(db, licenseKey);
-  const past = await db
-    .selectFrom("activations")
-    .innerJoin("licenses", "licenses.id", "activations.license_id")
-    .select([
-      "activations.machine_id",
-      "activations.machine_name",
-      "activations.platform",
-      "activations.activated_at",
-      "activations.last_seen_at",
-      "activations.deactivated_at",
-    ])
-    .where("licenses.license_key", "=", licenseKey)
+  // Active machines in activation order; at most the 100 most recent ended activations.
+  const activationsOf = () =>
+    db
+      .selectFrom("activations")
+      .innerJoin("licenses", "licenses.id", "activations.license_id")
+      .select([
+        "activations.machine_id",
+        "activations.machine_name",
+        "activations.platform",
+        "activations.activated_at",
+        "activations.last_seen_at",
+        "activations.deactivated_at",
+      ])
+      .where("licenses.license_key", "=", licenseKey);
+  const machines = await activationsOf()
+    .where("activations.deactivated_at", "is", null)
+    .orderBy("activations.activated_at")
+    .execute();
+  const past = await activationsOf()
     .where("activations.deactivated_at", "is not", null)
     .orderBy("activations.deactivated_at", "desc")
     .limit(100)
-    .execute();
-  const machines = await db
-    .selectFrom("activations")
-    .innerJoin("licenses", "licenses.id", "activations.license_id")
-    .select([
-      "activations.machine_id",
-      "activations.machine_name",
-      "activations.platform",
-      "activations.activated_at",
-      "activations.last_seen_at",
-    ])
-    .where("licenses.license_key", "=", licenseKey)
-    .where("activations.deactivated_at", "is", null)
-    .orderBy("activations.activated_at")
     .execute();
   return {
     ...license,
