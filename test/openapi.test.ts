@@ -60,6 +60,14 @@ describe("OpenAPI document and viewer", () => {
     ]);
   });
 
+  it("documents the failure shape on admin routes too", async () => {
+    const doc = (await f.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    const failure =
+      doc.paths["/api/admin/licenses/{licenseKey}"].get.responses["4XX"].content["application/json"]
+        .schema;
+    expect(failure.required).toEqual(["error", "code"]);
+  });
+
   it("/docs renders the viewer from the service's own assets, with no external URL", async () => {
     const page = await f.app.inject({ method: "GET", url: "/docs/" });
     expect(page.statusCode).toBe(200);

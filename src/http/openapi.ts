@@ -2,6 +2,15 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifySchema } from "fastify";
 
+const failureSchema = {
+  type: "object",
+  required: ["error", "code"],
+  properties: {
+    error: { type: "string", description: "Human-readable message" },
+    code: { type: "string", description: "Stable code; see docs/decisions.md" },
+  },
+} as const;
+
 /**
  * GET /openapi.json (OpenAPI 3.1) from the route schemas, and /docs rendering it with the
  * self-hosted Swagger UI (its assets come from the npm package, never a CDN).
@@ -32,6 +41,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       const transformed = { ...(schema as FastifySchema & Record<string, unknown>) };
       if (url.startsWith("/api/admin") || url === "/api/releases/publish") {
         transformed.security = [{ apiKey: [] }];
+      }
+      // Admin failures share the public failure shape; document it on every admin route.
+      if (url.startsWith("/api/admin") && transformed.response === undefined) {
+        transformed.response = { "4xx": failureSchema, "5xx": failureSchema };
       }
       if (url.startsWith("/documentation") || url.startsWith("/docs")) transformed.hide = true;
       return { schema: transformed, url };
