@@ -39,27 +39,17 @@ export async function activateMachine(
   input: ActivateInput,
   now = Date.now(),
 ): Promise<ActivateResult> {
-  const { license, activation: existing } = await requireLicenseWithActivation(db, input);
+  const { license, activationId } = await requireLicenseWithActivation(db, input);
   assertLicenseUsable(license, input.productSlug, now);
   assertMaxLength("machineId", input.machineId, limits.identifier);
   assertMaxLength("machineName", input.machineName, limits.machineName);
   assertMaxLength("platform", input.platform, limits.platform);
 
-  if (existing) {
-    // Already activated: only last-seen changes (written now, not buffered: activate is rare).
-    await db
-      .updateTable("activations")
-      .set({ last_seen_at: now })
-      .where("id", "=", existing.id)
-      .execute();
-    return {
-      outcome: "already-activated",
-      activation: toActivationView({
-        machine_id: existing.machineId,
-        machine_name: existing.machineName,
-        activated_at: existing.activatedAt,
-      }),
-    };
+  // Already activated: only last-seen changes (written now, not buffered: activate is rare). If
+  // the activation ended in between, this finds nothing and the machine is activated anew.
+  if (activationId !== null) {
+    const existing = await touchActiveActivation(db, license.id, input.machineId, now);
+    if (existing) return { outcome: "already-activated", activation: existing };
   }
 
   return db.transaction().execute(async (trx) => {

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
-import type { DB, LicenseStatus } from "../../db/schema.js";
+import type { DB, LicensesTable, LicenseStatus } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { limits } from "../limits.js";
 
@@ -35,17 +35,17 @@ export function selectLicenseForUse(db: Kysely<DB>) {
     ]);
 }
 
-type LicenseRow = {
-  id: string;
-  product_slug: string;
-  status: LicenseStatus;
-  expires_at: number | null;
-  edition: string | null;
-  edition_name: string | null;
-  features: string;
-  max_machines: number;
-  active_machines: number;
-};
+type LicenseRow = Pick<
+  LicensesTable,
+  | "id"
+  | "status"
+  | "expires_at"
+  | "edition"
+  | "edition_name"
+  | "features"
+  | "max_machines"
+  | "active_machines"
+> & { product_slug: string };
 
 const findLicenseByKey = compileOnce<{ licenseKey: string }, LicenseRow>(["licenseKey"], (db, p) =>
   selectLicenseForUse(db).where("licenses.license_key", "=", p.licenseKey),
@@ -63,22 +63,11 @@ export async function requireLicenseByKey(
   return toLicenseForUse(row);
 }
 
-/** The machine's active activation on a license (at most one, by the partial unique index). */
-export interface ActiveActivation {
-  id: string;
-  machineId: string;
-  machineName: string | null;
-  activatedAt: number;
-}
-
-// One round trip: the license, its product's slug and the machine's active activation, if any.
+// One round trip: the license, its product's slug and the id of the machine's active activation,
+// if any (at most one, by the partial unique index).
 const findLicenseWithActivation = compileOnce<
   { licenseKey: string; machineId: string },
-  LicenseRow & {
-    activation_id: string | null;
-    activation_machine_name: string | null;
-    activation_activated_at: number | null;
-  }
+  LicenseRow & { activation_id: string | null }
 >(["licenseKey", "machineId"], (db, p) =>
   selectLicenseForUse(db)
     .leftJoin("activations", (join) =>
@@ -87,32 +76,19 @@ const findLicenseWithActivation = compileOnce<
         .on("activations.machine_id", "=", p.machineId)
         .on("activations.deactivated_at", "is", null),
     )
-    .select([
-      "activations.id as activation_id",
-      "activations.machine_name as activation_machine_name",
-      "activations.activated_at as activation_activated_at",
-    ])
+    .select("activations.id as activation_id")
     .where("licenses.license_key", "=", p.licenseKey),
 );
 
-/** Reads the license and the machine's active activation, or throws 404 "Invalid license key". */
+/** Reads the license and its active activation id for the machine, or throws 404. */
 export async function requireLicenseWithActivation(
   db: Kysely<DB>,
   input: { licenseKey: string; machineId: string },
-): Promise<{ license: LicenseForUse; activation: ActiveActivation | null }> {
+): Promise<{ license: LicenseForUse; activationId: string | null }> {
   const [row] =
     input.licenseKey.length > limits.identifier ? [] : await findLicenseWithActivation(db, input);
   if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
-  const activation =
-    row.activation_id === null || row.activation_activated_at === null
-      ? null
-      : {
-          id: row.activation_id,
-          machineId: input.machineId,
-          machineName: row.activation_machine_name,
-          activatedAt: row.activation_activated_at,
-        };
-  return { license: toLicenseForUse(row), activation };
+  return { license: toLicenseForUse(row), activationId: row.activation_id };
 }
 
 export function toLicenseForUse(row: LicenseRow): LicenseForUse {

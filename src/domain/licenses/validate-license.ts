@@ -32,11 +32,11 @@ export async function validateLicense(
   lastSeen: LastSeenRecorder,
   now = Date.now(),
 ): Promise<ValidateResult> {
-  const { license, activation } = await requireLicenseWithActivation(db, input);
+  const { license, activationId } = await requireLicenseWithActivation(db, input);
   assertLicenseUsable(license, input.productSlug, now);
   assertMaxLength("machineId", input.machineId, limits.identifier);
 
-  if (activation === null) {
+  if (activationId === null) {
     throw ShipkeyError.spec("MACHINE_NOT_ACTIVATED", {
       canActivate: license.activeMachines < license.maxMachines,
     });
@@ -47,7 +47,7 @@ export async function validateLicense(
   if (license.activeMachines > license.maxMachines) {
     throw ShipkeyError.spec("MAX_MACHINES_REACHED");
   }
-  lastSeen.record(activation.id, now);
+  lastSeen.record(activationId, now);
   return {
     edition: license.edition,
     editionName: license.editionName,
