@@ -51,6 +51,23 @@ describe.each(dialects)("concurrency (%s)", (dialect) => {
       }),
     );
 
+  /** The license's slot counter and its number of active activation rows, which must agree. */
+  const slotsOf = async (licenseKey: string) => {
+    const license = await f.db
+      .selectFrom("licenses")
+      .select("active_machines")
+      .where("license_key", "=", licenseKey)
+      .executeTakeFirstOrThrow();
+    const active = await f.db
+      .selectFrom("activations")
+      .innerJoin("licenses", "licenses.id", "activations.license_id")
+      .select("activations.id")
+      .where("licenses.license_key", "=", licenseKey)
+      .where("activations.deactivated_at", "is", null)
+      .execute();
+    return { counter: license.active_machines, activeRows: active.length };
+  };
+
   const countBy = (
     responses: LightMyRequestResponse[],
     pick: (r: LightMyRequestResponse) => string,
@@ -74,20 +91,9 @@ describe.each(dialects)("concurrency (%s)", (dialect) => {
       "200 Machine activated": 5,
       "403 Maximum machines reached": 95,
     });
-    const license = await f.db
-      .selectFrom("licenses")
-      .select("active_machines")
-      .where("license_key", "=", licenseKey)
-      .executeTakeFirstOrThrow();
-    const active = await f.db
-      .selectFrom("activations")
-      .innerJoin("licenses", "licenses.id", "activations.license_id")
-      .select("activations.id")
-      .where("licenses.license_key", "=", licenseKey)
-      .where("activations.deactivated_at", "is", null)
-      .execute();
-    expect(license.active_machines).toBe(5);
-    expect(active).toHaveLength(5);
+    const { counter, activeRows } = await slotsOf(licenseKey);
+    expect(counter).toBe(5);
+    expect(activeRows).toBe(5);
   });
 
   it("20 concurrent activations of the same machine: one 'Machine activated', 19 'Machine already activated', one activation stored", async () => {
@@ -108,12 +114,8 @@ describe.each(dialects)("concurrency (%s)", (dialect) => {
       .where("licenses.license_key", "=", licenseKey)
       .execute();
     expect(rows).toHaveLength(1);
-    const license = await f.db
-      .selectFrom("licenses")
-      .select("active_machines")
-      .where("license_key", "=", licenseKey)
-      .executeTakeFirstOrThrow();
-    expect(license.active_machines).toBe(1);
+    const { counter } = await slotsOf(licenseKey);
+    expect(counter).toBe(1);
   });
 
   it("10 concurrent deactivations of one activation: exactly one 200, the slot freed once", async () => {
@@ -138,12 +140,8 @@ describe.each(dialects)("concurrency (%s)", (dialect) => {
       "200 Machine deactivated": 1,
       "404 Machine is not activated": 9,
     });
-    const license = await f.db
-      .selectFrom("licenses")
-      .select("active_machines")
-      .where("license_key", "=", licenseKey)
-      .executeTakeFirstOrThrow();
-    expect(license.active_machines).toBe(1);
+    const { counter } = await slotsOf(licenseKey);
+    expect(counter).toBe(1);
   });
 
   it("12 concurrent publishes of the same new entry: exactly one 'created', the rest 'updated', never a 5xx", async () => {
@@ -192,19 +190,8 @@ describe.each(dialects)("concurrency (%s)", (dialect) => {
       );
       expect(responses.filter((r) => r.statusCode >= 500).map((r) => r.body)).toEqual([]);
     }
-    const license = await f.db
-      .selectFrom("licenses")
-      .select("active_machines")
-      .where("license_key", "=", licenseKey)
-      .executeTakeFirstOrThrow();
-    const active = await f.db
-      .selectFrom("activations")
-      .innerJoin("licenses", "licenses.id", "activations.license_id")
-      .select("activations.id")
-      .where("licenses.license_key", "=", licenseKey)
-      .where("activations.deactivated_at", "is", null)
-      .execute();
-    expect(license.active_machines).toBe(active.length);
+    const { counter, activeRows } = await slotsOf(licenseKey);
+    expect(counter).toBe(activeRows);
   });
 
   it("mixed activations and deactivations keep the slot counter equal to the active rows", async () => {
@@ -223,19 +210,8 @@ describe.each(dialects)("concurrency (%s)", (dialect) => {
       }),
     );
     expect(responses.every((r) => r.statusCode < 500)).toBe(true);
-    const license = await f.db
-      .selectFrom("licenses")
-      .select(["active_machines"])
-      .where("license_key", "=", licenseKey)
-      .executeTakeFirstOrThrow();
-    const active = await f.db
-      .selectFrom("activations")
-      .innerJoin("licenses", "licenses.id", "activations.license_id")
-      .select("activations.id")
-      .where("licenses.license_key", "=", licenseKey)
-      .where("activations.deactivated_at", "is", null)
-      .execute();
-    expect(license.active_machines).toBe(active.length);
-    expect(active.length).toBeLessThanOrEqual(4);
+    const { counter, activeRows } = await slotsOf(licenseKey);
+    expect(counter).toBe(activeRows);
+    expect(activeRows).toBeLessThanOrEqual(4);
   });
 });
