@@ -1,8 +1,9 @@
 import type { CompiledQuery, Compilable, Kysely } from "kysely";
 import type { DB } from "./schema.js";
+import { readCompiled } from "./sqlite-read-batch.js";
 
 /**
- * A Kysely query built and compiled once per database handle, then re-run with new parameter
+ * A read-only Kysely query built and compiled once per database handle, then re-run with new parameter
  * values. Building and compiling costs more than running a point query on SQLite (profiled: a
  * tenth of validate's CPU), and hot-path queries never change shape. The builder receives
  * placeholder values; wherever one lands in the compiled parameters, the value given at run time
@@ -38,7 +39,6 @@ export function compileOnce<Params extends Record<string, string>, Row>(
       const slot = slots[i];
       return slot === null || slot === undefined ? value : params[slot];
     });
-    const result = await db.executeQuery<Row>({ ...compiled, parameters });
-    return result.rows;
+    return readCompiled<Row>(db, { ...compiled, parameters });
   };
 }

@@ -10,6 +10,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import type { DB } from "./schema.js";
+import { batchReadsOf } from "./sqlite-read-batch.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -70,9 +71,9 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma("synchronous = NORMAL");
     sqlite.pragma("busy_timeout = 5000");
     sqlite.pragma("foreign_keys = ON");
-    const db = new Kysely<DB>({
-      dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
-    });
+    const statements = withStatementCache(sqlite);
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
+    batchReadsOf(db, statements);
     return { db, dialect: "sqlite", close: () => db.destroy() };
   }
   const pool = new pg.Pool({

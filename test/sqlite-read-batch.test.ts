@@ -1,0 +1,75 @@
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readCompiled } from "../src/db/sqlite-read-batch.js";
+import { requireLicenseByKey } from "../src/domain/licenses/license-record.js";
+import { dialects } from "./helpers/database.js";
+import { createFixture, type Fixture } from "./helpers/fixture.js";
+
+// The hot license reads are batched on SQLite (src/db/sqlite-read-batch.ts) and run directly on
+// PostgreSQL; both must answer the same.
+describe.each(dialects)("compiled license reads (%s)", (dialect) => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await createFixture(dialect);
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it("answers many reads requested at once, each with its own row", async () => {
+    const keys = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => f.createLicense({ maxMachines: i + 1 })),
+    );
+    const licenses = await Promise.all(keys.map((key) => requireLicenseByKey(f.db, key)));
+    expect(licenses.map((l) => l.maxMachines)).toEqual(keys.map((_, i) => i + 1));
+  });
+
+  it("never sees the rows of a transaction still in progress, and waits for it to end", async () => {
+    const licenseKey = "SK-UNCOMMITTED-0001";
+    let outcome: Promise<string> | undefined;
+    let settled = false;
+    await expect(
+      f.db.transaction().execute(async (trx) => {
+        await sql`insert into licenses (id, license_key, product_id, status, max_machines,
+          active_machines, features, created_at, updated_at)
+          values ('lic_uncommitted', ${licenseKey}, ${f.product.id}, 'ACTIVE', 1, 0, '[]', 0, 0)`.execute(
+          trx,
+        );
+        outcome = requireLicenseByKey(f.db, licenseKey).then(
+          () => "found",
+          (err: { code?: string }) => String(err.code),
+        );
+        void outcome.then(() => {
+          settled = true;
+        });
+        // Give a batch every chance to run while the transaction is open. On SQLite the read
+        // waits for the connection; on PostgreSQL it runs on another one and cannot see the row.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(settled).toBe(dialect === "postgres");
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    expect(await outcome).toBe("LICENSE_NOT_FOUND");
+  });
+
+  it("fails only the read that fails, not the others in its batch", async () => {
+    const licenseKey = await f.createLicense();
+    const good = requireLicenseByKey(f.db, licenseKey);
+    const bad = readCompiled(f.db, sql`select * from no_such_table`.compile(f.db));
+    const alsoGood = requireLicenseByKey(f.db, licenseKey);
+    await expect(bad).rejects.toThrow(/no_such_table/);
+    await expect(good).resolves.toMatchObject({ maxMachines: 3 });
+    await expect(alsoGood).resolves.toMatchObject({ maxMachines: 3 });
+  });
+
+  it.runIf(dialect === "sqlite")(
+    "refuses a statement that writes instead of running it",
+    async () => {
+      const before = await f.db.selectFrom("products").select("id").execute();
+      await expect(
+        readCompiled(f.db, sql`delete from products where 1 = 0`.compile(f.db)),
+      ).rejects.toThrow(/read-only/);
+      expect(await f.db.selectFrom("products").select("id").execute()).toEqual(before);
+    },
+  );
+});
