@@ -78,7 +78,7 @@ export async function buildApp({
     }
   });
   registerErrorHandling(app);
-  const lastSeen = new LastSeenBuffer();
+  const lastSeen = new LastSeenBuffer({ oneTransaction: database.dialect === "sqlite" });
   app.decorate("lastSeen", lastSeen);
   const flushLastSeen = () =>
     lastSeen.flush(database.db).catch((err: unknown) => {

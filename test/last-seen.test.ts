@@ -42,35 +42,38 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
       .sort((a, b) => a.id.localeCompare(b.id))
       .map((r) => r.last_seen_at);
 
-  it("writes each activation's own time, in batches larger than one statement", async () => {
-    const ids = (await activateMachines(450)).sort();
-    const buffer = new LastSeenBuffer();
-    ids.forEach((id, i) => buffer.record(id, 1_000_000 + i));
-    await buffer.flush(f.db);
-    expect(buffer.size).toBe(0);
-    expect(await lastSeenOf(ids)).toEqual(ids.map((_, i) => 1_000_000 + i));
-  });
+  for (const oneTransaction of [false, true]) {
+    const mode = oneTransaction ? "one transaction per flush" : "one commit per statement";
+    it(`writes each activation's own time, in batches larger than one statement (${mode})`, async () => {
+      const ids = (await activateMachines(450)).sort();
+      const buffer = new LastSeenBuffer({ oneTransaction });
+      ids.forEach((id, i) => buffer.record(id, 1_000_000 + i));
+      await buffer.flush(f.db);
+      expect(buffer.size).toBe(0);
+      expect(await lastSeenOf(ids)).toEqual(ids.map((_, i) => 1_000_000 + i));
+    });
 
-  it("keeps the latest time when an activation is seen several times", async () => {
-    const [id] = await activateMachines(1);
-    const buffer = new LastSeenBuffer();
-    buffer.record(id as string, 5000);
-    buffer.record(id as string, 9000);
-    buffer.record(id as string, 7000);
-    await buffer.flush(f.db);
-    expect(await lastSeenOf([id as string])).toEqual([9000]);
-  });
+    it(`keeps the latest time when an activation is seen several times (${mode})`, async () => {
+      const [id] = await activateMachines(1);
+      const buffer = new LastSeenBuffer({ oneTransaction });
+      buffer.record(id as string, 5000);
+      buffer.record(id as string, 9000);
+      buffer.record(id as string, 7000);
+      await buffer.flush(f.db);
+      expect(await lastSeenOf([id as string])).toEqual([9000]);
+    });
 
-  it("keeps what it could not write for the next flush", async () => {
-    const [id] = await activateMachines(1);
-    const buffer = new LastSeenBuffer();
-    buffer.record(id as string, 4242);
-    const closed = await import("./helpers/database.js").then((m) => m.openTestDatabase(dialect));
-    await closed.database.close();
-    await expect(buffer.flush(closed.database.db)).rejects.toThrow();
-    await closed.testDatabase.drop();
-    expect(buffer.size).toBe(1);
-    await buffer.flush(f.db);
-    expect(await lastSeenOf([id as string])).toEqual([4242]);
-  });
+    it(`keeps what it could not write for the next flush (${mode})`, async () => {
+      const [id] = await activateMachines(1);
+      const buffer = new LastSeenBuffer({ oneTransaction });
+      buffer.record(id as string, 4242);
+      const closed = await import("./helpers/database.js").then((m) => m.openTestDatabase(dialect));
+      await closed.database.close();
+      await expect(buffer.flush(closed.database.db)).rejects.toThrow();
+      await closed.testDatabase.drop();
+      expect(buffer.size).toBe(1);
+      await buffer.flush(f.db);
+      expect(await lastSeenOf([id as string])).toEqual([4242]);
+    });
+  }
 });
