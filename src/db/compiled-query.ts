@@ -1,6 +1,5 @@
 import type { CompiledQuery, Compilable, Kysely } from "kysely";
 import type { DB } from "./schema.js";
-import { readCompiled } from "./sqlite-read-batch.js";
 
 /**
  * A read-only Kysely query built and compiled once per database handle, then re-run with new parameter
@@ -41,4 +40,29 @@ export function compileOnce<Params extends Record<string, string>, Row>(
     });
     return readCompiled<Row>(db, { ...compiled, parameters });
   };
+}
+
+/** Runs a compiled read-only query; see `useReadExecutor`. */
+export interface ReadExecutor {
+  read<Row>(query: CompiledQuery<Row>): Promise<Row[]>;
+}
+
+const readExecutors = new WeakMap<Kysely<DB>, ReadExecutor>();
+
+/**
+ * Routes the compiled reads of a database handle through a faster executor than Kysely's own
+ * (openDatabase: batched on SQLite, named prepared statements on PostgreSQL).
+ */
+export function useReadExecutor(db: Kysely<DB>, executor: ReadExecutor): void {
+  readExecutors.set(db, executor);
+}
+
+/**
+ * Runs a compiled read-only query through the handle's read executor; a transaction has none
+ * (its reads must see its own writes) and runs it through Kysely.
+ */
+export async function readCompiled<Row>(db: Kysely<DB>, query: CompiledQuery<Row>): Promise<Row[]> {
+  const executor = readExecutors.get(db);
+  if (executor) return executor.read(query);
+  return (await db.executeQuery(query)).rows;
 }

@@ -10,7 +10,9 @@ import {
 } from "kysely";
 import pg from "pg";
 import type { DB } from "./schema.js";
-import { batchReadsOf } from "./sqlite-read-batch.js";
+import { useReadExecutor } from "./compiled-query.js";
+import { PgNamedReads } from "./pg-named-reads.js";
+import { SqliteReadBatch } from "./sqlite-read-batch.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -73,7 +75,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma("foreign_keys = ON");
     const statements = withStatementCache(sqlite);
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
-    batchReadsOf(db, statements);
+    useReadExecutor(db, new SqliteReadBatch(db, statements));
     return { db, dialect: "sqlite", close: () => db.destroy() };
   }
   const pool = new pg.Pool({
@@ -84,6 +86,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  useReadExecutor(db, new PgNamedReads(pool));
   return { db, dialect: "postgres", close: () => db.destroy() };
 }
 

@@ -1,4 +1,5 @@
 import type { CompiledQuery, Kysely, SqliteDatabase, SqliteStatement } from "kysely";
+import type { ReadExecutor } from "./compiled-query.js";
 import type { DB } from "./schema.js";
 
 /**
@@ -16,7 +17,7 @@ import type { DB } from "./schema.js";
  * after the request asked for it, so it sees everything committed before then, by this process or
  * any other.
  */
-export class SqliteReadBatch {
+export class SqliteReadBatch implements ReadExecutor {
   #queue: PendingRead[] = [];
   #scheduled = false;
   readonly #begin: SqliteStatement;
@@ -76,22 +77,4 @@ interface PendingRead {
   query: CompiledQuery;
   resolve: (rows: unknown[]) => void;
   reject: (err: unknown) => void;
-}
-
-const batches = new WeakMap<Kysely<DB>, SqliteReadBatch>();
-
-/** Makes `readCompiled` batch the reads of this SQLite handle (see openDatabase). */
-export function batchReadsOf(db: Kysely<DB>, sqlite: SqliteDatabase): void {
-  batches.set(db, new SqliteReadBatch(db, sqlite));
-}
-
-/**
- * Runs a compiled read-only query: batched when `db` is a SQLite handle set up by
- * `batchReadsOf`, else directly (PostgreSQL, or a transaction, whose reads must see its own
- * writes).
- */
-export async function readCompiled<Row>(db: Kysely<DB>, query: CompiledQuery<Row>): Promise<Row[]> {
-  const batch = batches.get(db);
-  if (batch) return batch.read(query);
-  return (await db.executeQuery(query)).rows;
 }

@@ -1,12 +1,13 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readCompiled } from "../src/db/sqlite-read-batch.js";
+import { readCompiled } from "../src/db/compiled-query.js";
 import { requireLicenseByKey } from "../src/domain/licenses/license-record.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
-// The hot license reads are batched on SQLite (src/db/sqlite-read-batch.ts) and run directly on
-// PostgreSQL; both must answer the same.
+// The hot license reads run through a read executor: batched on SQLite
+// (src/db/sqlite-read-batch.ts), named prepared statements on PostgreSQL (src/db/pg-named-reads.ts).
+// Both must answer exactly as Kysely would.
 describe.each(dialects)("compiled license reads (%s)", (dialect) => {
   let f: Fixture;
   beforeAll(async () => {
