@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
-import type { DB } from "../../db/schema.js";
+import { compileOnce } from "../../db/compiled-query.js";
+import type { ApiKeysTable, DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { type ApiKeyScope, hashApiKey, parseScopes } from "./api-keys.js";
 
@@ -24,11 +25,7 @@ export async function authenticateApiKey(
 ): Promise<{ apiKeyId: string; name: string }> {
   const token = authorization === undefined ? undefined : bearerPattern.exec(authorization)?.[1];
   if (token === undefined || token.length > 512) throw ShipkeyError.spec("INVALID_API_KEY");
-  const key = await db
-    .selectFrom("api_keys")
-    .select(["id", "name", "scopes", "expires_at", "revoked_at", "last_used_at"])
-    .where("key_hash", "=", hashApiKey(token))
-    .executeTakeFirst();
+  const [key] = await findKeyByHash(db, { keyHash: hashApiKey(token) });
   if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now)) {
     throw ShipkeyError.spec("INVALID_API_KEY");
   }
@@ -38,3 +35,13 @@ export async function authenticateApiKey(
   if (!parseScopes(key.scopes).includes(scope)) throw ShipkeyError.spec("MISSING_SCOPE");
   return { apiKeyId: key.id, name: key.name };
 }
+
+const findKeyByHash = compileOnce<
+  { keyHash: string },
+  Pick<ApiKeysTable, "id" | "name" | "scopes" | "expires_at" | "revoked_at" | "last_used_at">
+>(["keyHash"], (db, p) =>
+  db
+    .selectFrom("api_keys")
+    .select(["id", "name", "scopes", "expires_at", "revoked_at", "last_used_at"])
+    .where("key_hash", "=", p.keyHash),
+);

@@ -1,5 +1,6 @@
-import type { Kysely, Transaction } from "kysely";
-import type { DB } from "../../db/schema.js";
+import type { Kysely } from "kysely";
+import { compileWriteOnce } from "../../db/compiled-query.js";
+import type { ActivationsTable, DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
@@ -67,26 +68,13 @@ export async function activateMachine(
     // whose winner is already gone again (deactivated in between) is retried: the next attempt
     // no longer conflicts. Each statement sees newly committed rows (READ COMMITTED).
     for (let attempt = 1; ; attempt++) {
-      const inserted = await trx
-        .insertInto("activations")
-        .values(activation)
-        .onConflict((oc) =>
-          oc.columns(["license_id", "machine_id"]).where("deactivated_at", "is", null).doNothing(),
-        )
-        .returning("id")
-        .executeTakeFirst();
-      if (inserted) break;
+      const { rows: inserted } = await insertActivation(trx, activation);
+      if (inserted.length > 0) break;
       const winner = await touchActiveActivation(trx, license.id, input.machineId, now);
       if (winner) return { outcome: "already-activated" as const, activation: winner };
       if (attempt === 5) throw new Error("activation kept conflicting with vanishing activations");
     }
-    const counted = await trx
-      .updateTable("licenses")
-      .set((eb) => ({ active_machines: eb("active_machines", "+", 1) }))
-      .where("id", "=", license.id)
-      .whereRef("active_machines", "<", "max_machines")
-      .returning(["active_machines", "max_machines"])
-      .executeTakeFirst();
+    const [counted] = (await takeSlot(trx, { licenseId: license.id })).rows;
     // Throwing rolls back the activation row inserted above.
     if (!counted) throw ShipkeyError.spec("MAX_MACHINES_REACHED");
     return {
@@ -98,21 +86,54 @@ export async function activateMachine(
   });
 }
 
+type NewActivation = Omit<ActivationsTable, "deactivated_at">;
+
+const insertActivation = compileWriteOnce<NewActivation, { id: string }>(
+  ["id", "license_id", "machine_id", "machine_name", "platform", "activated_at", "last_seen_at"],
+  (db, p) =>
+    db
+      .insertInto("activations")
+      .values({ ...p, deactivated_at: null })
+      .onConflict((oc) =>
+        oc.columns(["license_id", "machine_id"]).where("deactivated_at", "is", null).doNothing(),
+      )
+      .returning("id"),
+);
+
+// The slot counter moves only while below the limit.
+const takeSlot = compileWriteOnce<
+  { licenseId: string },
+  { active_machines: number; max_machines: number }
+>(["licenseId"], (db, p) =>
+  db
+    .updateTable("licenses")
+    .set((eb) => ({ active_machines: eb("active_machines", "+", 1) }))
+    .where("id", "=", p.licenseId)
+    .whereRef("active_machines", "<", "max_machines")
+    .returning(["active_machines", "max_machines"]),
+);
+
+const touchActivation = compileWriteOnce<
+  { licenseId: string; machineId: string; now: number },
+  { machine_id: string; machine_name: string | null; activated_at: number }
+>(["licenseId", "machineId", "now"], (db, p) =>
+  db
+    .updateTable("activations")
+    .set({ last_seen_at: p.now })
+    .where("license_id", "=", p.licenseId)
+    .where("machine_id", "=", p.machineId)
+    .where("deactivated_at", "is", null)
+    .returning(["machine_id", "machine_name", "activated_at"]),
+);
+
 /** Marks the machine's active activation as seen now and returns it, or null if there is none. */
 async function touchActiveActivation(
-  db: Kysely<DB> | Transaction<DB>,
+  db: Kysely<DB>,
   licenseId: string,
   machineId: string,
   now: number,
 ): Promise<ActivationView | null> {
-  const row = await db
-    .updateTable("activations")
-    .set({ last_seen_at: now })
-    .where("license_id", "=", licenseId)
-    .where("machine_id", "=", machineId)
-    .where("deactivated_at", "is", null)
-    .returning(["machine_id", "machine_name", "activated_at"])
-    .executeTakeFirst();
+  const [row] = (await touchActivation(db, { licenseId, machineId, now })).rows;
   return row ? toActivationView(row) : null;
 }
 

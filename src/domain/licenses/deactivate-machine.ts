@@ -1,3 +1,4 @@
+import { compileWriteOnce } from "../../db/compiled-query.js";
 import { inTransaction } from "../../db/in-transaction.js";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
@@ -36,18 +37,27 @@ export async function endActivation(
   now: number,
 ): Promise<void> {
   await inTransaction(db, async (trx) => {
-    const ended = await trx
-      .updateTable("activations")
-      .set({ deactivated_at: now })
-      .where("license_id", "=", licenseId)
-      .where("machine_id", "=", machineId)
-      .where("deactivated_at", "is", null)
-      .executeTakeFirst();
-    if (ended.numUpdatedRows === 0n) throw ShipkeyError.spec("ACTIVATION_NOT_FOUND");
-    await trx
-      .updateTable("licenses")
-      .set((eb) => ({ active_machines: eb("active_machines", "-", 1) }))
-      .where("id", "=", licenseId)
-      .execute();
+    const ended = await endActiveActivation(trx, { licenseId, machineId, now });
+    if (!ended.numAffectedRows) throw ShipkeyError.spec("ACTIVATION_NOT_FOUND");
+    await freeSlot(trx, { licenseId });
   });
 }
+
+const endActiveActivation = compileWriteOnce<
+  { licenseId: string; machineId: string; now: number },
+  never
+>(["licenseId", "machineId", "now"], (db, p) =>
+  db
+    .updateTable("activations")
+    .set({ deactivated_at: p.now })
+    .where("license_id", "=", p.licenseId)
+    .where("machine_id", "=", p.machineId)
+    .where("deactivated_at", "is", null),
+);
+
+const freeSlot = compileWriteOnce<{ licenseId: string }, never>(["licenseId"], (db, p) =>
+  db
+    .updateTable("licenses")
+    .set((eb) => ({ active_machines: eb("active_machines", "-", 1) }))
+    .where("id", "=", p.licenseId),
+);

@@ -1,4 +1,5 @@
 import { inTransaction } from "../../db/in-transaction.js";
+import { compileOnce } from "../../db/compiled-query.js";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
@@ -50,13 +51,13 @@ export async function listProducts(db: Kysely<DB>): Promise<Product[]> {
 
 export async function findProductBySlug(db: Kysely<DB>, slug: string): Promise<Product | null> {
   if (slug.length > limits.identifier) return null;
-  const row = await db
-    .selectFrom("products")
-    .selectAll()
-    .where("slug", "=", slug)
-    .executeTakeFirst();
+  const [row] = await findProductRow(db, { slug });
   return row ? toProduct(row) : null;
 }
+
+const findProductRow = compileOnce<{ slug: string }, DB["products"]>(["slug"], (db, p) =>
+  db.selectFrom("products").selectAll().where("slug", "=", p.slug),
+);
 
 function toProduct(row: DB["products"]): Product {
   return { id: row.id, slug: row.slug, name: row.name, createdAt: toIso(row.created_at) };

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
+import { compileWriteOnce } from "../../db/compiled-query.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { assertMaxLength, limits } from "../limits.js";
@@ -110,32 +111,22 @@ export async function publishRelease(
   now = Date.now(),
 ): Promise<PublishResult> {
   const releases = await db.transaction().execute(async (trx) => {
-    const version = await trx
-      .insertInto("release_versions")
-      .values({
+    const [version] = (
+      await upsertVersion(trx, {
         id: newId("ver"),
         product_id: product.id,
         version: request.version,
         channel: request.channel,
         release_notes: request.releaseNotes,
-        created_at: now,
-        updated_at: now,
+        now,
       })
-      .onConflict((oc) =>
-        oc.columns(["product_id", "version"]).doUpdateSet({
-          channel: request.channel,
-          release_notes: request.releaseNotes,
-          updated_at: now,
-        }),
-      )
-      .returning("id")
-      .executeTakeFirstOrThrow();
+    ).rows;
+    if (!version) throw new Error("upserting a release version returned no row");
 
     const result: PublishResult["releases"] = [];
     for (const entry of request.entries) {
-      const written = await trx
-        .insertInto("release_artifacts")
-        .values({
+      const [written] = (
+        await upsertArtifact(trx, {
           id: newId("art"),
           version_id: version.id,
           platform: entry.platform,
@@ -143,21 +134,10 @@ export async function publishRelease(
           download_url: entry.downloadUrl,
           signature: entry.signature,
           file_size: entry.fileSize,
-          revision: 1,
-          created_at: now,
-          updated_at: now,
+          now,
         })
-        .onConflict((oc) =>
-          oc.columns(["version_id", "platform", "arch"]).doUpdateSet((eb) => ({
-            download_url: entry.downloadUrl,
-            signature: entry.signature,
-            file_size: entry.fileSize,
-            revision: eb(eb.ref("release_artifacts.revision"), "+", 1),
-            updated_at: now,
-          })),
-        )
-        .returning("revision")
-        .executeTakeFirstOrThrow();
+      ).rows;
+      if (!written) throw new Error("upserting a release artifact returned no row");
       result.push({
         platform: entry.platform,
         arch: entry.arch,
@@ -169,3 +149,77 @@ export async function publishRelease(
 
   return { product: product.name, version: request.version, channel: request.channel, releases };
 }
+
+const upsertVersion = compileWriteOnce<
+  {
+    id: string;
+    product_id: string;
+    version: string;
+    channel: Channel;
+    release_notes: string | null;
+    now: number;
+  },
+  { id: string }
+>(["id", "product_id", "version", "channel", "release_notes", "now"], (db, p) =>
+  db
+    .insertInto("release_versions")
+    .values({
+      id: p.id,
+      product_id: p.product_id,
+      version: p.version,
+      channel: p.channel,
+      release_notes: p.release_notes,
+      created_at: p.now,
+      updated_at: p.now,
+    })
+    .onConflict((oc) =>
+      oc.columns(["product_id", "version"]).doUpdateSet({
+        channel: p.channel,
+        release_notes: p.release_notes,
+        updated_at: p.now,
+      }),
+    )
+    .returning("id"),
+);
+
+// `revision` tells, atomically, whether the upsert created the entry (1) or replaced it.
+const upsertArtifact = compileWriteOnce<
+  {
+    id: string;
+    version_id: string;
+    platform: Platform;
+    arch: Arch;
+    download_url: string;
+    signature: string | null;
+    file_size: number | null;
+    now: number;
+  },
+  { revision: number }
+>(
+  ["id", "version_id", "platform", "arch", "download_url", "signature", "file_size", "now"],
+  (db, p) =>
+    db
+      .insertInto("release_artifacts")
+      .values({
+        id: p.id,
+        version_id: p.version_id,
+        platform: p.platform,
+        arch: p.arch,
+        download_url: p.download_url,
+        signature: p.signature,
+        file_size: p.file_size,
+        revision: 1,
+        created_at: p.now,
+        updated_at: p.now,
+      })
+      .onConflict((oc) =>
+        oc.columns(["version_id", "platform", "arch"]).doUpdateSet((eb) => ({
+          download_url: p.download_url,
+          signature: p.signature,
+          file_size: p.file_size,
+          revision: eb(eb.ref("release_artifacts.revision"), "+", 1),
+          updated_at: p.now,
+        })),
+      )
+      .returning("revision"),
+);

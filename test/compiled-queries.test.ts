@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readCompiled } from "../src/db/compiled-query.js";
+import { compileOnce, compileWriteOnce, readCompiled } from "../src/db/compiled-query.js";
 import { requireLicenseByKey } from "../src/domain/licenses/license-record.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
@@ -73,4 +73,49 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
       expect(await f.db.selectFrom("products").select("id").execute()).toEqual(before);
     },
   );
+});
+
+describe("queries compiled once", () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await createFixture("sqlite");
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it("refuse a builder that alters a placeholder instead of passing it through", () => {
+    const altered = compileOnce<{ at: number }, unknown>(["at"], (db, p) =>
+      db
+        .selectFrom("products")
+        .selectAll()
+        .where("created_at", "=", p.at + 1),
+    );
+    expect(() => altered(f.db, { at: 1 })).toThrow(/placeholder altered/);
+  });
+
+  it("refuse a builder that leaves a parameter unused", () => {
+    const unused = compileOnce<{ slug: string; name: string }, unknown>(["slug", "name"], (db, p) =>
+      db.selectFrom("products").selectAll().where("slug", "=", p.slug),
+    );
+    expect(() => unused(f.db, { slug: "x", name: "y" })).toThrow(/name is not used/);
+  });
+
+  it("run a compiled write in one transaction after another, each with its own values", async () => {
+    const rename = compileWriteOnce<{ id: string; name: string }, never>(["id", "name"], (db, p) =>
+      db.updateTable("products").set({ name: p.name }).where("id", "=", p.id),
+    );
+    for (const name of ["First", "Second"]) {
+      const result = await f.db
+        .transaction()
+        .execute((trx) => rename(trx, { id: f.product.id, name }));
+      expect(result.numAffectedRows).toBe(1n);
+      const row = await f.db
+        .selectFrom("products")
+        .select("name")
+        .where("id", "=", f.product.id)
+        .executeTakeFirstOrThrow();
+      expect(row.name).toBe(name);
+    }
+  });
 });
