@@ -11,7 +11,13 @@ import { countAdmins } from "./domain/admins/admins.js";
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const database = await openAndMigrate(config.databaseUrl);
+  // Background database work (SQLite checkpoints) reports here; the app's logger once it exists.
+  let reportBackgroundError = (message: string): void => {
+    process.stderr.write(`shipkey: ${message}\n`);
+  };
+  const database = await openAndMigrate(config.databaseUrl, (message) =>
+    reportBackgroundError(message),
+  );
   const app = await buildApp({
     database,
     trustProxy: config.trustProxy,
@@ -21,6 +27,8 @@ async function main(): Promise<void> {
       redact: ["req.headers.authorization", "req.headers.cookie"],
     },
   });
+
+  reportBackgroundError = (message) => app.log.error(message);
 
   let shuttingDown = false;
   // Responses sent while draining tell keep-alive clients to hang up, so close() does not wait
@@ -60,10 +68,13 @@ async function main(): Promise<void> {
   }
 }
 
-async function openAndMigrate(url: string): Promise<Database> {
+async function openAndMigrate(
+  url: string,
+  onBackgroundError: (message: string) => void,
+): Promise<Database> {
   let database: Database;
   try {
-    database = await openDatabase(url);
+    database = await openDatabase(url, { backgroundCheckpoints: { onError: onBackgroundError } });
     await sql`select 1`.execute(database.db);
   } catch (err) {
     if (err instanceof DatabaseUrlError) throw err;

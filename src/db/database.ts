@@ -12,6 +12,7 @@ import pg from "pg";
 import type { DB } from "./schema.js";
 import { useReadExecutor } from "./compiled-query.js";
 import { PgNamedReads } from "./pg-named-reads.js";
+import { safetyNetCheckpointPages, startCheckpointer } from "./sqlite-checkpointer.js";
 import { SqliteReadBatch } from "./sqlite-read-batch.js";
 
 export type Dialect = "sqlite" | "postgres";
@@ -59,6 +60,12 @@ const pgTypes = {
 export interface OpenOptions {
   /** PostgreSQL pool size (default 10). */
   poolSize?: number;
+  /**
+   * SQLite file: checkpoint the WAL from a worker thread (see sqlite-checkpointer.ts); the
+   * callback hears about checkpoints that fail. The server turns this on; short-lived users
+   * (CLI, tests) keep SQLite's automatic checkpoints.
+   */
+  backgroundCheckpoints?: { onError(message: string): void };
 }
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
@@ -73,10 +80,22 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma("synchronous = NORMAL");
     sqlite.pragma("busy_timeout = 5000");
     sqlite.pragma("foreign_keys = ON");
+    const checkpointer =
+      options.backgroundCheckpoints && target.path !== ":memory:"
+        ? (sqlite.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`),
+          startCheckpointer(target.path, options.backgroundCheckpoints.onError))
+        : null;
     const statements = withStatementCache(sqlite);
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
     useReadExecutor(db, new SqliteReadBatch(db, statements));
-    return { db, dialect: "sqlite", close: () => db.destroy() };
+    return {
+      db,
+      dialect: "sqlite",
+      close: async () => {
+        await checkpointer?.stop();
+        await db.destroy();
+      },
+    };
   }
   const pool = new pg.Pool({
     connectionString: target.connectionString,
