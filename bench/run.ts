@@ -149,6 +149,50 @@ function sampleRss(pid: number): () => number {
 
 const run = promisify(execFile);
 
+/**
+ * CPU seconds (user + system, all threads) a process has used so far, from /proc; null where
+ * there is no /proc. CPU per request is far steadier than requests/s on a shared machine: it does
+ * not depend on what else got the cores during the run.
+ */
+async function cpuSecondsOf(pid: number): Promise<number | null> {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the ")" that closes the command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return ticks / (await clockTicksPerSecond());
+  } catch {
+    return null;
+  }
+}
+
+let ticksPerSecond: number | undefined;
+async function clockTicksPerSecond(): Promise<number> {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number((await run("getconf", ["CLK_TCK"])).stdout.trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** Runs `load` and reports the server's CPU microseconds per request over it (null off Linux). */
+async function withCpuPerRequest<T extends LoadResult>(
+  pid: number,
+  load: () => Promise<T>,
+): Promise<T & { cpuUsPerRequest: number | null }> {
+  const before = await cpuSecondsOf(pid);
+  const result = await load();
+  const after = await cpuSecondsOf(pid);
+  const cpuUsPerRequest =
+    before === null || after === null || result.totalRequests === 0
+      ? null
+      : Math.round(((after - before) * 1e6) / result.totalRequests);
+  return { ...result, cpuUsPerRequest };
+}
+
 async function runLoad(
   url: string,
   scenario: ScenarioName,
@@ -199,7 +243,9 @@ async function prepareDatabase(): Promise<string> {
   return url.toString();
 }
 
-interface ScenarioReport extends LoadResult {
+type Measured = LoadResult & { cpuUsPerRequest: number | null };
+
+interface ScenarioReport extends Measured {
   scenario: ScenarioName;
   ratioToBaseline: number;
   peakRssMiB: number;
@@ -216,17 +262,14 @@ async function main(): Promise<void> {
   const apiKey = await seed(database.db, shape, log);
   await database.close();
 
-  const measureBaseline = async (): Promise<LoadResult> => {
+  const measureBaseline = async (): Promise<Measured> => {
     const baseline = await startProcess(
       [join(import.meta.dirname, "baseline-server.js")],
       process.env,
       /listening (\d+)/,
     );
-    const result = await runLoad(
-      `http://127.0.0.1:${baseline.match[1]}`,
-      "baseline",
-      apiKey,
-      durationSeconds,
+    const result = await withCpuPerRequest(baseline.child.pid as number, () =>
+      runLoad(`http://127.0.0.1:${baseline.match[1]}`, "baseline", apiKey, durationSeconds),
     );
     await stopProcess(baseline.child);
     return result;
@@ -254,11 +297,13 @@ async function main(): Promise<void> {
   log(`server ${serverUrl} (pid ${pid}); warming up`);
   await runLoad(serverUrl, "validate", apiKey, 2);
 
-  const measured: Array<LoadResult & { scenario: ScenarioName; peakRssMiB: number }> = [];
+  const measured: Array<Measured & { scenario: ScenarioName; peakRssMiB: number }> = [];
   for (const scenario of scenarios) {
     log(`${scenario} ...`);
     const stopSampling = sampleRss(pid);
-    const result = await runLoad(serverUrl, scenario, apiKey, durationSeconds);
+    const result = await withCpuPerRequest(pid, () =>
+      runLoad(serverUrl, scenario, apiKey, durationSeconds),
+    );
     measured.push({ ...result, scenario, peakRssMiB: stopSampling() });
   }
   await stopProcess(server.child);
@@ -299,8 +344,8 @@ async function main(): Promise<void> {
 
 function printTable(
   baselineRps: number,
-  before: LoadResult,
-  after: LoadResult,
+  before: Measured,
+  after: Measured,
   reports: ScenarioReport[],
 ): void {
   const rows = [
@@ -314,8 +359,9 @@ function printTable(
       "non-2xx",
       "errors",
       "peak RSS MiB",
+      "CPU µs/req",
     ],
-    ["baseline (mean)", baselineRps.toFixed(0), "1.00", "", "", "", "", "", ""],
+    ["baseline (mean)", baselineRps.toFixed(0), "1.00", "", "", "", "", "", "", ""],
     [
       "  before",
       before.requestsPerSecond.toFixed(0),
@@ -326,6 +372,7 @@ function printTable(
       `${before.non2xx}`,
       `${before.errors}`,
       "",
+      `${before.cpuUsPerRequest ?? ""}`,
     ],
     [
       "  after",
@@ -337,6 +384,7 @@ function printTable(
       `${after.non2xx}`,
       `${after.errors}`,
       "",
+      `${after.cpuUsPerRequest ?? ""}`,
     ],
     ...reports.map((r) => [
       r.scenario,
@@ -348,6 +396,7 @@ function printTable(
       `${r.non2xx}`,
       `${r.errors + r.timeouts}`,
       `${r.peakRssMiB}`,
+      `${r.cpuUsPerRequest ?? ""}`,
     ]),
   ];
   const widths =
