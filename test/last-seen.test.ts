@@ -63,6 +63,26 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
       expect(await lastSeenOf([id as string])).toEqual([9000]);
     });
 
+    it(`writes what is recorded while a flush runs before that flush resolves (${mode})`, async () => {
+      const [first, second] = await activateMachines(2);
+      const buffer = new LastSeenBuffer({ oneTransaction });
+      buffer.record(first as string, 1111);
+      const running = buffer.flush(f.db);
+      buffer.record(second as string, 2222);
+      const joined = buffer.flush(f.db);
+      expect(joined).toBe(running);
+      await joined;
+      expect(buffer.size).toBe(0);
+      expect(await lastSeenOf([first as string, second as string])).toEqual(
+        [
+          [first, 1111],
+          [second, 2222],
+        ]
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0])))
+          .map(([, at]) => at),
+      );
+    });
+
     it(`keeps what it could not write for the next flush (${mode})`, async () => {
       const [id] = await activateMachines(1);
       const buffer = new LastSeenBuffer({ oneTransaction });

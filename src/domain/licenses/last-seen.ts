@@ -37,21 +37,25 @@ export class LastSeenBuffer {
     return this.#flushing;
   }
 
+  // Loops until the buffer is empty: a flush() called while this one runs shares its promise,
+  // so what was recorded meanwhile must be written before it resolves (shutdown relies on it).
   async #write(db: Kysely<DB>): Promise<void> {
-    const entries = [...this.#pending];
-    this.#pending.clear();
-    const writeAll = async (target: Kysely<DB>) => {
-      for (let i = 0; i < entries.length; i += batchSize) {
-        await writeBatch(target, entries.slice(i, i + batchSize));
+    while (this.#pending.size > 0) {
+      const entries = [...this.#pending];
+      this.#pending.clear();
+      const writeAll = async (target: Kysely<DB>) => {
+        for (let i = 0; i < entries.length; i += batchSize) {
+          await writeBatch(target, entries.slice(i, i + batchSize));
+        }
+      };
+      try {
+        await (this.options.oneTransaction ? inTransaction(db, writeAll) : writeAll(db));
+      } catch (err) {
+        // Put everything back (unless newer times arrived meanwhile) for the next flush.
+        // Rewriting a time that did get written is harmless.
+        for (const [id, at] of entries) this.record(id, at);
+        throw err;
       }
-    };
-    try {
-      await (this.options.oneTransaction ? inTransaction(db, writeAll) : writeAll(db));
-    } catch (err) {
-      // Put everything back (unless newer times arrived meanwhile) for the next flush. Rewriting
-      // a time that did get written is harmless.
-      for (const [id, at] of entries) this.record(id, at);
-      throw err;
     }
   }
 }
