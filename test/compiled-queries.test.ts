@@ -66,11 +66,15 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
   it.runIf(dialect === "sqlite")(
     "refuses a statement that writes instead of running it",
     async () => {
-      const before = await f.db.selectFrom("products").select("id").execute();
+      const before = await f.db.selectFrom("products").select(["id", "name"]).execute();
       await expect(
         readCompiled(f.db, sql`delete from products where 1 = 0`.compile(f.db)),
       ).rejects.toThrow(/read-only/);
-      expect(await f.db.selectFrom("products").select("id").execute()).toEqual(before);
+      // A write that returns rows is still a write.
+      await expect(
+        readCompiled(f.db, sql`update products set name = 'CHANGED' returning id`.compile(f.db)),
+      ).rejects.toThrow(/read-only/);
+      expect(await f.db.selectFrom("products").select(["id", "name"]).execute()).toEqual(before);
     },
   );
 });

@@ -17,7 +17,8 @@ function compiledOnce<Params extends Record<string, unknown>, Row>(
   build: (db: Kysely<DB>, params: Params) => Compilable<Row>,
 ): (db: Kysely<DB>, params: Params) => CompiledQuery<Row> {
   // Keyed by the dialect adapter, which a handle shares with its transactions: the compiled SQL
-  // depends on the dialect only.
+  // depends on the dialect only, because Shipkey installs no Kysely plugins (a plugin would
+  // change the SQL and the result shape without changing the adapter).
   const perDialect = new WeakMap<
     object,
     { compiled: CompiledQuery<Row>; slots: Array<string | null> }

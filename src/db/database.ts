@@ -1,13 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import {
-  Kysely,
-  PostgresDialect,
-  SqliteDialect,
-  type SqliteDatabase,
-  type SqliteStatement,
-} from "kysely";
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from "kysely";
 import pg from "pg";
 import type { DB } from "./schema.js";
 import { useReadExecutor } from "./compiled-query.js";
@@ -115,8 +109,11 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
  * reuses statements. Bounded, oldest evicted first. Safe because better-sqlite3 is synchronous
  * (a statement never runs twice at once) and we never stream results with iterate().
  */
-export function withStatementCache(sqlite: BetterSqlite3.Database, capacity = 256): SqliteDatabase {
-  const statements = new Map<string, SqliteStatement>();
+export function withStatementCache(
+  sqlite: BetterSqlite3.Database,
+  capacity = 256,
+): SqliteDatabase & { prepare(sql: string): BetterSqlite3.Statement } {
+  const statements = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => sqlite.close(),
     prepare: (sql) => {

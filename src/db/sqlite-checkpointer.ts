@@ -55,7 +55,10 @@ export function startCheckpointer(path: string, onError: (message: string) => vo
   worker.on("message", (message: { error?: string }) => {
     if (message.error !== undefined) onError(`background checkpoint failed: ${message.error}`);
   });
-  worker.on("error", (err) => onError(`checkpoint worker stopped: ${err.message}`));
+  // An error from the worker's thread may arrive as a plain object (a SqliteError's code only).
+  worker.on("error", (err: Partial<Error> & { code?: string }) =>
+    onError(`checkpoint worker stopped: ${err.message ?? err.code ?? String(err)}`),
+  );
   const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
   return {
     async stop() {

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely, SqliteDatabase, SqliteStatement } from "kysely";
+import type { CompiledQuery, Kysely } from "kysely";
 import type { ReadExecutor } from "./compiled-query.js";
 import type { DB } from "./schema.js";
 
@@ -20,15 +20,17 @@ import type { DB } from "./schema.js";
 export class SqliteReadBatch implements ReadExecutor {
   #queue: PendingRead[] = [];
   #scheduled = false;
-  readonly #begin: SqliteStatement;
-  readonly #commit: SqliteStatement;
+  readonly #begin: BatchStatement;
+  readonly #commit: BatchStatement;
+  readonly #rollback: BatchStatement;
 
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly sqlite: SqliteDatabase,
+    private readonly sqlite: { prepare(sql: string): BatchStatement },
   ) {
     this.#begin = sqlite.prepare("begin");
     this.#commit = sqlite.prepare("commit");
+    this.#rollback = sqlite.prepare("rollback");
   }
 
   read<Row>(query: CompiledQuery<Row>): Promise<Row[]> {
@@ -61,16 +63,34 @@ export class SqliteReadBatch implements ReadExecutor {
       for (const pending of batch) {
         try {
           const statement = this.sqlite.prepare(pending.query.sql);
-          if (!statement.reader) throw new Error("SqliteReadBatch runs read-only statements");
+          // `readonly`, not `reader`: an UPDATE … RETURNING returns rows too.
+          if (!statement.readonly) throw new Error("SqliteReadBatch runs read-only statements");
           pending.resolve(statement.all(pending.query.parameters));
         } catch (err) {
           pending.reject(err);
         }
       }
     } finally {
-      if (inTransaction) this.#commit.run([]);
+      if (inTransaction) this.#end();
     }
   }
+
+  // Every read is answered by now. A read-only transaction has nothing to lose by rolling back,
+  // and the connection must not stay inside it.
+  #end(): void {
+    try {
+      this.#commit.run([]);
+    } catch {
+      this.#rollback.run([]);
+    }
+  }
+}
+
+/** The part of a better-sqlite3 statement the batch uses. */
+interface BatchStatement {
+  readonly readonly: boolean;
+  all(parameters: readonly unknown[]): unknown[];
+  run(parameters: readonly unknown[]): unknown;
 }
 
 interface PendingRead {

@@ -55,8 +55,10 @@ export async function findProductBySlug(db: Kysely<DB>, slug: string): Promise<P
   return row ? toProduct(row) : null;
 }
 
+// Columns listed, not `*`: on PostgreSQL this is a named prepared statement, and one whose result
+// shape changes under it (a column added by a newer process) fails instead of adapting.
 const findProductRow = compileOnce<{ slug: string }, DB["products"]>(["slug"], (db, p) =>
-  db.selectFrom("products").selectAll().where("slug", "=", p.slug),
+  db.selectFrom("products").select(["id", "slug", "name", "created_at"]).where("slug", "=", p.slug),
 );
 
 function toProduct(row: DB["products"]): Product {
