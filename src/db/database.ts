@@ -8,6 +8,8 @@ import { useReadExecutor } from "./compiled-query.js";
 import { PgNamedReads } from "./pg-named-reads.js";
 import { safetyNetCheckpointPages, startCheckpointer } from "./sqlite-checkpointer.js";
 import { SqliteReadBatch } from "./sqlite-read-batch.js";
+import { SqliteWriteBatch } from "./sqlite-write-batch.js";
+import { useTransactionRunner } from "./in-transaction.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -82,6 +84,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const statements = withStatementCache(sqlite);
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
     useReadExecutor(db, new SqliteReadBatch(db, statements));
+    useTransactionRunner(db, new SqliteWriteBatch(db));
     return {
       db,
       dialect: "sqlite",

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import { compileWriteOnce } from "../../db/compiled-query.js";
+import { inTransaction } from "../../db/in-transaction.js";
 import type { ActivationsTable, DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
@@ -53,7 +54,7 @@ export async function activateMachine(
     if (existing) return { outcome: "already-activated", activation: existing };
   }
 
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const activation = {
       id: newId("act"),
       license_id: license.id,

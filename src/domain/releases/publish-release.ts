@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { compileWriteOnce } from "../../db/compiled-query.js";
+import { inTransaction } from "../../db/in-transaction.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { assertMaxLength, limits } from "../limits.js";
@@ -110,7 +111,7 @@ export async function publishRelease(
   },
   now = Date.now(),
 ): Promise<PublishResult> {
-  const releases = await db.transaction().execute(async (trx) => {
+  const releases = await inTransaction(db, async (trx) => {
     const [version] = (
       await upsertVersion(trx, {
         id: newId("ver"),

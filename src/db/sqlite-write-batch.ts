@@ -1,0 +1,81 @@
+import type { Kysely, Transaction } from "kysely";
+import type { DB } from "./schema.js";
+
+/**
+ * Group commit for SQLite: the write transactions requested during one event-loop turn run one
+ * after another inside a single SQLite transaction, each in a savepoint of its own, and commit
+ * once. Nobody is answered before that commit.
+ *
+ * Why (docs/performance.md): each commit pays for its WAL frames, the WAL index and file locks,
+ * and, like the reads (see SqliteReadBatch), a write interleaved with HTTP work finds its B-tree
+ * pages evicted from the CPU caches.
+ *
+ * Each unit of work sees the writes of the units before it in the batch, exactly as it would
+ * see them committed if they had run one by one; SQLite has a single writer either way. A unit
+ * that throws is rolled back to its savepoint and fails alone. If the commit itself fails, every
+ * unit of the batch fails and nothing of it is kept.
+ */
+export class SqliteWriteBatch {
+  #queue: PendingWrite[] = [];
+  #scheduled = false;
+
+  constructor(private readonly db: Kysely<DB>) {}
+
+  run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => void this.#drain());
+      }
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#scheduled = false;
+    const batch = this.#queue;
+    this.#queue = [];
+    let trx;
+    try {
+      trx = await this.db.startTransaction().execute();
+    } catch (err) {
+      for (const pending of batch) pending.reject(err);
+      return;
+    }
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      for (const pending of batch) {
+        const unit = await trx.savepoint("unit").execute();
+        try {
+          const value = await pending.work(unit);
+          await unit.releaseSavepoint("unit").execute();
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          await unit.rollbackToSavepoint("unit").execute();
+          await unit.releaseSavepoint("unit").execute();
+          outcomes.push({ ok: false, error });
+        }
+      }
+      await trx.commit().execute();
+    } catch (err) {
+      // The transaction itself failed (savepoint, commit): nothing of the batch is kept.
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => {});
+      for (const pending of batch) pending.reject(err);
+      return;
+    }
+    batch.forEach((pending, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.ok) pending.resolve(outcome.value);
+      else pending.reject(outcome?.error);
+    });
+  }
+}
+
+interface PendingWrite {
+  work: (trx: Transaction<DB>) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
