@@ -1,3 +1,5 @@
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inTransaction } from "../src/db/in-transaction.js";
@@ -62,4 +64,61 @@ describe("group commit (sqlite)", () => {
     await inTransaction(f.db, async (trx) => insertProduct("gc-after")(trx));
     expect(await slugs()).toContain("gc-after");
   });
+});
+
+// Another process writing between a transaction's first read and its first write must not make
+// that write fail (SQLITE_BUSY_SNAPSHOT): transactions begin IMMEDIATE. The other writer here is
+// a worker thread with its own connection, like the CLI beside a running server.
+describe("write transactions and a concurrent writer (sqlite)", () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await createFixture("sqlite");
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it("read-then-write succeeds although another connection commits in between", async () => {
+    const worker = new Worker(
+      `const { parentPort, workerData } = require("node:worker_threads");
+       const Database = require(workerData.driver);
+       const db = new Database(workerData.path);
+       db.pragma("busy_timeout = 5000");
+       parentPort.once("message", () => {
+         db.prepare("insert into products (id, slug, name, created_at) values ('prd_other', 'other-writer', 'x', 0)").run();
+         db.close();
+         parentPort.postMessage("written");
+       });`,
+      {
+        eval: true,
+        workerData: {
+          path: f.url.slice("sqlite:".length),
+          driver: createRequire(import.meta.url).resolve("better-sqlite3"),
+        },
+      },
+    );
+    const written = new Promise((resolve) => worker.once("message", resolve));
+    try {
+      await inTransaction(f.db, async (trx) => {
+        await trx.selectFrom("products").select("id").execute();
+        worker.postMessage("write now");
+        // The other writer gets in now unless this transaction already holds the write lock.
+        await Promise.race([written, new Promise((resolve) => setTimeout(resolve, 300))]);
+        await insertProduct("after-other-writer")(trx);
+      });
+      await written;
+      const slugs = await f.db
+        .selectFrom("products")
+        .select("slug")
+        .where("slug", "in", ["other-writer", "after-other-writer"])
+        .execute();
+      expect(slugs.map((r) => r.slug).sort()).toEqual(["after-other-writer", "other-writer"]);
+    } finally {
+      await worker.terminate();
+    }
+  });
+
+  const insertProduct = (slug: string) => (trx: Fixture["db"]) =>
+    sql`insert into products (id, slug, name, created_at)
+      values (${`prd_${slug}`}, ${slug}, ${slug}, 0)`.execute(trx);
 });

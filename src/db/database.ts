@@ -1,7 +1,17 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from "kysely";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDatabase,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from "kysely";
 import pg from "pg";
 import type { DB } from "./schema.js";
 import { useReadExecutor } from "./compiled-query.js";
@@ -82,7 +92,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
           startCheckpointer(target.path, options.backgroundCheckpoints.onError))
         : null;
     const statements = withStatementCache(sqlite);
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
+    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }) });
     useReadExecutor(db, new SqliteReadBatch(db, statements));
     useTransactionRunner(db, new SqliteWriteBatch(db));
     return {
@@ -132,4 +142,31 @@ export function withStatementCache(
       return statement;
     },
   };
+}
+
+/**
+ * Write transactions on SQLite start with BEGIN IMMEDIATE, taking the write lock up front (waiting
+ * for it under busy_timeout). Kysely's plain BEGIN takes it at the first write instead; if another
+ * process (the CLI) committed after the transaction's first read, that write fails at once with
+ * SQLITE_BUSY_SNAPSHOT, which no waiting can cure. Every Kysely transaction here writes, and group
+ * commit (SqliteWriteBatch) makes the span from first read to first write a whole batch.
+ * Read-only batches (SqliteReadBatch) keep a plain BEGIN of their own.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
 }
