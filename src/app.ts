@@ -78,7 +78,10 @@ export async function buildApp({
     }
   });
   registerErrorHandling(app);
-  const lastSeen = new LastSeenBuffer({ oneTransaction: database.dialect === "sqlite" });
+  const lastSeen = new LastSeenBuffer({
+    oneTransaction: database.dialect === "sqlite",
+    writer: () => database.lastSeenWriter(),
+  });
   app.decorate("lastSeen", lastSeen);
   const flushLastSeen = () =>
     lastSeen.flush(database.db).catch((err: unknown) => {

@@ -74,7 +74,7 @@ async function openAndMigrate(
 ): Promise<Database> {
   let database: Database;
   try {
-    database = await openDatabase(url, { backgroundCheckpoints: { onError: onBackgroundError } });
+    database = await openDatabase(url, { backgroundWorker: { onError: onBackgroundError } });
     await sql`select 1`.execute(database.db);
   } catch (err) {
     if (err instanceof DatabaseUrlError) throw err;

@@ -16,16 +16,29 @@ import pg from "pg";
 import type { DB } from "./schema.js";
 import { useReadExecutor } from "./compiled-query.js";
 import { PgNamedReads } from "./pg-named-reads.js";
-import { safetyNetCheckpointPages, startCheckpointer } from "./sqlite-checkpointer.js";
+import {
+  type BackgroundWorker,
+  safetyNetCheckpointPages,
+  startBackgroundWorker,
+} from "./sqlite-background-worker.js";
+import { SqliteWriteGate } from "./sqlite-write-gate.js";
 import { SqliteReadBatch } from "./sqlite-read-batch.js";
 import { SqliteWriteBatch } from "./sqlite-write-batch.js";
 import { useTransactionRunner } from "./in-transaction.js";
 
 export type Dialect = "sqlite" | "postgres";
 
+const lastSeenChunk = 1000;
+
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
+  /**
+   * Writes last-seen times from the background thread (server on a SQLite file), in chunks that
+   * take turns with this process's other writes; null when there is no such thread (then the
+   * caller writes through Kysely).
+   */
+  lastSeenWriter(): ((entries: Array<[string, number]>) => Promise<void>) | null;
   close(): Promise<void>;
 }
 
@@ -67,11 +80,11 @@ export interface OpenOptions {
   /** PostgreSQL pool size (default 10). */
   poolSize?: number;
   /**
-   * SQLite file: checkpoint the WAL from a worker thread (see sqlite-checkpointer.ts); the
-   * callback hears about checkpoints that fail. The server turns this on; short-lived users
-   * (CLI, tests) keep SQLite's automatic checkpoints.
+   * SQLite file: run the background thread (sqlite-background-worker.ts) for WAL checkpoints and
+   * last-seen writes; the callback hears about failures. The server turns this on; short-lived
+   * users (CLI, tests) keep SQLite's automatic checkpoints and write last-seen through Kysely.
    */
-  backgroundCheckpoints?: { onError(message: string): void };
+  backgroundWorker?: { onError(message: string): void };
 }
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
@@ -86,20 +99,29 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma("synchronous = NORMAL");
     sqlite.pragma("busy_timeout = 5000");
     sqlite.pragma("foreign_keys = ON");
-    const checkpointer =
-      options.backgroundCheckpoints && target.path !== ":memory:"
+    const background =
+      options.backgroundWorker && target.path !== ":memory:"
         ? (sqlite.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`),
-          startCheckpointer(target.path, options.backgroundCheckpoints.onError))
+          startBackgroundWorker(target.path, options.backgroundWorker.onError))
         : null;
     const statements = withStatementCache(sqlite);
     const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }) });
+    const gate = new SqliteWriteGate();
     useReadExecutor(db, new SqliteReadBatch(db, statements));
-    useTransactionRunner(db, new SqliteWriteBatch(db));
+    useTransactionRunner(db, new SqliteWriteBatch(db, gate));
+    // Chunks of 1000 rows (~5-10 ms each at 100 000 licenses): a group commit never waits long.
+    const writeLastSeen = async (entries: Array<[string, number]>) => {
+      for (let i = 0; i < entries.length; i += lastSeenChunk) {
+        const chunk = entries.slice(i, i + lastSeenChunk);
+        await gate.run(() => (background as BackgroundWorker).writeLastSeen(chunk));
+      }
+    };
     return {
       db,
       dialect: "sqlite",
+      lastSeenWriter: () => (background?.alive ? writeLastSeen : null),
       close: async () => {
-        await checkpointer?.stop();
+        await background?.stop();
         await db.destroy();
       },
     };
@@ -113,7 +135,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   pool.on("error", () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   useReadExecutor(db, new PgNamedReads(pool));
-  return { db, dialect: "postgres", close: () => db.destroy() };
+  return { db, dialect: "postgres", lastSeenWriter: () => null, close: () => db.destroy() };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
 import type { DB } from "./schema.js";
+import type { SqliteWriteGate } from "./sqlite-write-gate.js";
 
 /**
  * Group commit for SQLite: the write transactions requested during one event-loop turn run one
@@ -19,7 +20,10 @@ export class SqliteWriteBatch {
   #queue: PendingWrite[] = [];
   #scheduled = false;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly gate: SqliteWriteGate,
+  ) {}
 
   run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -31,10 +35,14 @@ export class SqliteWriteBatch {
     });
   }
 
-  async #drain(): Promise<void> {
+  #drain(): Promise<void> {
     this.#scheduled = false;
     const batch = this.#queue;
     this.#queue = [];
+    return this.gate.run(() => this.#commitBatch(batch));
+  }
+
+  async #commitBatch(batch: PendingWrite[]): Promise<void> {
     let trx;
     try {
       trx = await this.db.startTransaction().execute();

@@ -50,7 +50,9 @@ export async function activateMachine(
   // Already activated: only last-seen changes (written now, not buffered: activate is rare). If
   // the activation ended in between, this finds nothing and the machine is activated anew.
   if (activationId !== null) {
-    const existing = await touchActiveActivation(db, license.id, input.machineId, now);
+    const existing = await inTransaction(db, (trx) =>
+      touchActiveActivation(trx, license.id, input.machineId, now),
+    );
     if (existing) return { outcome: "already-activated", activation: existing };
   }
 

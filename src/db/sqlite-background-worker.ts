@@ -1,0 +1,125 @@
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+
+/**
+ * The server's SQLite background thread, with its own connection: it checkpoints the WAL and
+ * writes validate's buffered last-seen times, so the event loop does neither.
+ *
+ * Checkpoints (profiled, docs/performance.md): with SQLite's default automatic checkpoint, the
+ * commit that crosses 1000 WAL pages copies them and fsyncs, synchronously, on the event loop:
+ * about a tenth of the CPU of activate/deactivate, and a stall for every request waiting
+ * meanwhile. A PASSIVE checkpoint here waits for no reader or writer and blocks none. Durability
+ * is unchanged: a commit is durable once it is in the WAL. The main connection keeps a far higher
+ * automatic-checkpoint threshold as a safety net, so the WAL stays bounded even if this stops.
+ *
+ * Last-seen: a flush of a second's worth of validates (thousands of rows on random pages) took
+ * 100-250 ms at 100 000 licenses and up to 500 ms at 1 M, during which the server answered
+ * nobody. Here it runs beside the event loop, in chunks that take turns with the main thread's
+ * writes (SqliteWriteGate).
+ */
+export const checkpointIntervalMs = 100;
+export const safetyNetCheckpointPages = 20_000;
+
+export interface BackgroundWorker {
+  /** False once the thread has stopped (then callers write another way). */
+  readonly alive: boolean;
+  /** Writes last-seen times ([activation id, epoch ms]) in one transaction. */
+  writeLastSeen(entries: Array<[string, number]>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+// Plain CommonJS run with `eval`, so the same code works from src/ (tests) and dist/.
+const workerSource = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma("busy_timeout = 5000");
+// The same statement as the Kysely path in last-seen.ts, one row at a time.
+const touch = db.prepare("update activations set last_seen_at = ? where id = ?");
+const writeLastSeen = db.transaction((entries) => {
+  for (const [id, at] of entries) touch.run(at, id);
+});
+const timer = setInterval(() => {
+  try {
+    db.pragma("wal_checkpoint(PASSIVE)");
+  } catch (err) {
+    parentPort.postMessage({ error: String(err && err.message ? err.message : err) });
+  }
+}, workerData.intervalMs);
+parentPort.on("message", (message) => {
+  if (message && message.type === "last-seen") {
+    try {
+      writeLastSeen.immediate(message.entries);
+      parentPort.postMessage({ done: message.id });
+    } catch (err) {
+      parentPort.postMessage({ done: message.id, failed: String(err && err.message ? err.message : err) });
+    }
+    return;
+  }
+  if (message !== "stop") return;
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+export function startBackgroundWorker(
+  path: string,
+  onError: (message: string) => void,
+): BackgroundWorker {
+  const worker = new Worker(workerSource, {
+    eval: true,
+    workerData: {
+      path,
+      intervalMs: checkpointIntervalMs,
+      driver: createRequire(import.meta.url).resolve("better-sqlite3"),
+    },
+  });
+  // Never the reason the process stays alive.
+  worker.unref();
+  const waiting = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  let lastId = 0;
+  worker.on("message", (message: { error?: string; done?: number; failed?: string }) => {
+    if (message.error !== undefined) onError(`background checkpoint failed: ${message.error}`);
+    if (message.done === undefined) return;
+    const caller = waiting.get(message.done);
+    waiting.delete(message.done);
+    if (message.failed === undefined) caller?.resolve();
+    else caller?.reject(new Error(`last-seen write failed: ${message.failed}`));
+  });
+  // An error from the worker's thread may arrive as a plain object (a SqliteError's code only).
+  worker.on("error", (err: Partial<Error> & { code?: string }) =>
+    onError(`checkpoint worker stopped: ${err.message ?? err.code ?? String(err)}`),
+  );
+  let alive = true;
+  const exited = new Promise<void>((resolve) =>
+    worker.once("exit", () => {
+      alive = false;
+      for (const caller of waiting.values()) caller.reject(new Error("background worker exited"));
+      waiting.clear();
+      resolve();
+    }),
+  );
+  return {
+    get alive() {
+      return alive;
+    },
+    writeLastSeen(entries) {
+      return new Promise((resolve, reject) => {
+        if (!alive) {
+          reject(new Error("background worker exited"));
+          return;
+        }
+        const id = ++lastId;
+        waiting.set(id, { resolve, reject });
+        worker.postMessage({ type: "last-seen", id, entries });
+      });
+    },
+    async stop() {
+      worker.postMessage("stop");
+      const timeout = setTimeout(() => void worker.terminate(), 5000);
+      await exited;
+      clearTimeout(timeout);
+    },
+  };
+}
