@@ -88,10 +88,15 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
   it("writes validate's last-seen times from the background thread", async () => {
     const { database, db, errors } = await open(true);
     const ids = await activatedMachines(db, 50);
-    expect(database.lastSeenWriter()).not.toBeNull();
+    const background = database.lastSeenWriter();
+    if (!background) throw new Error("no background writer");
+    let writerCalls = 0;
     const buffer = new LastSeenBuffer({
       oneTransaction: true,
-      writer: () => database.lastSeenWriter(),
+      writer: () => (entries) => {
+        writerCalls++;
+        return background(entries);
+      },
     });
     ids.forEach((id, i) => buffer.record(id, 7_000_000 + i));
     await buffer.flush(db);
@@ -101,9 +106,12 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
       .orderBy("id")
       .execute();
     expect(rows.map((r) => r.last_seen_at)).toEqual(ids.map((_, i) => 7_000_000 + i));
+    expect(writerCalls).toBe(1);
     expect(errors).toEqual([]);
   });
 
+  // Correctness under concurrency; that the main thread waits asynchronously rather than in
+  // SQLite's busy handler is a property of SqliteWriteGate this test cannot observe.
   it("takes turns with the app's own writes: every write of both lands", async () => {
     const { database, db } = await open(true);
     const ids = await activatedMachines(db, 200);
@@ -133,6 +141,27 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
       .select((eb) => eb.fn.max("last_seen_at").as("latest"))
       .executeTakeFirstOrThrow();
     expect(latest.latest).toBe(9_000_000 + 4999);
+  });
+
+  it("survives starting before the migrations have created its tables", async () => {
+    const testDatabase = await createTestDatabase("sqlite");
+    const errors: string[] = [];
+    const database = await openDatabase(testDatabase.url, {
+      backgroundWorker: { onError: (m: string) => errors.push(m) },
+    });
+    opened = { database, testDatabase };
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await migrateToLatest(database.db);
+    const [id] = await activatedMachines(database.db, 1);
+    const writer = database.lastSeenWriter();
+    expect(writer).not.toBeNull();
+    await writer?.([[id as string, 4_242_424]]);
+    const row = await database.db
+      .selectFrom("activations")
+      .select("last_seen_at")
+      .executeTakeFirstOrThrow();
+    expect(row.last_seen_at).toBe(4_242_424);
+    expect(errors).toEqual([]);
   });
 
   it("is not there for databases opened without it (CLI, tests)", async () => {

@@ -27,3 +27,14 @@ export function inTransaction<T>(
   const runner = runners.get(db);
   return runner ? runner.run(work) : db.transaction().execute(work);
 }
+
+/**
+ * A write of one statement that needs no transaction of its own: on SQLite it still goes through
+ * group commit, so it takes its turn with this process's other writers (SqliteWriteGate) instead
+ * of waiting for the lock on the event loop; elsewhere it runs directly.
+ */
+export function singleWrite<T>(db: Kysely<DB>, work: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return work(db);
+  const runner = runners.get(db);
+  return runner ? runner.run(work) : work(db);
+}

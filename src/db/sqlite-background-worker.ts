@@ -34,11 +34,18 @@ const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma("busy_timeout = 5000");
-// The same statement as the Kysely path in last-seen.ts, one row at a time.
-const touch = db.prepare("update activations set last_seen_at = ? where id = ?");
-const writeLastSeen = db.transaction((entries) => {
-  for (const [id, at] of entries) touch.run(at, id);
-});
+// The same statement as the Kysely path in last-seen.ts, one row at a time. Prepared on first
+// use: the thread starts before the server has run its migrations.
+let writeLastSeen;
+function lastSeenWriter() {
+  if (!writeLastSeen) {
+    const touch = db.prepare("update activations set last_seen_at = ? where id = ?");
+    writeLastSeen = db.transaction((entries) => {
+      for (const [id, at] of entries) touch.run(at, id);
+    });
+  }
+  return writeLastSeen;
+}
 const timer = setInterval(() => {
   try {
     db.pragma("wal_checkpoint(PASSIVE)");
@@ -49,7 +56,7 @@ const timer = setInterval(() => {
 parentPort.on("message", (message) => {
   if (message && message.type === "last-seen") {
     try {
-      writeLastSeen.immediate(message.entries);
+      lastSeenWriter().immediate(message.entries);
       parentPort.postMessage({ done: message.id });
     } catch (err) {
       parentPort.postMessage({ done: message.id, failed: String(err && err.message ? err.message : err) });
@@ -89,7 +96,7 @@ export function startBackgroundWorker(
   });
   // An error from the worker's thread may arrive as a plain object (a SqliteError's code only).
   worker.on("error", (err: Partial<Error> & { code?: string }) =>
-    onError(`checkpoint worker stopped: ${err.message ?? err.code ?? String(err)}`),
+    onError(`SQLite background thread stopped: ${err.message ?? err.code ?? String(err)}`),
   );
   let alive = true;
   const exited = new Promise<void>((resolve) =>

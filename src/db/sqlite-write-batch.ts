@@ -35,11 +35,14 @@ export class SqliteWriteBatch {
     });
   }
 
+  // The queue is taken when the gate opens, so units arriving while it waits join this batch.
   #drain(): Promise<void> {
-    this.#scheduled = false;
-    const batch = this.#queue;
-    this.#queue = [];
-    return this.gate.run(() => this.#commitBatch(batch));
+    return this.gate.run(() => {
+      this.#scheduled = false;
+      const batch = this.#queue;
+      this.#queue = [];
+      return this.#commitBatch(batch);
+    });
   }
 
   async #commitBatch(batch: PendingWrite[]): Promise<void> {

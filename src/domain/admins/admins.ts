@@ -1,3 +1,4 @@
+import { inTransaction, singleWrite } from "../../db/in-transaction.js";
 import { createHash, randomBytes } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
 import type { Kysely } from "kysely";
@@ -104,18 +105,20 @@ export async function createSession(
   const token = randomBytes(32).toString("base64url");
   const csrfToken = randomBytes(32).toString("base64url");
   const expiresAt = now + sessionLifetimeMs;
-  await db
-    .insertInto("admin_sessions")
-    .values({
-      id_hash: sha256(token),
-      admin_id: adminId,
-      csrf_token: csrfToken,
-      created_at: now,
-      expires_at: expiresAt,
-    })
-    .execute();
-  // Expired sessions are cleared as new ones are made.
-  await db.deleteFrom("admin_sessions").where("expires_at", "<=", now).execute();
+  await inTransaction(db, async (trx) => {
+    await trx
+      .insertInto("admin_sessions")
+      .values({
+        id_hash: sha256(token),
+        admin_id: adminId,
+        csrf_token: csrfToken,
+        created_at: now,
+        expires_at: expiresAt,
+      })
+      .execute();
+    // Expired sessions are cleared as new ones are made.
+    await trx.deleteFrom("admin_sessions").where("expires_at", "<=", now).execute();
+  });
   return { token, csrfToken, expiresAt };
 }
 
@@ -147,5 +150,7 @@ export async function findSession(
 }
 
 export async function deleteSession(db: Kysely<DB>, token: string): Promise<void> {
-  await db.deleteFrom("admin_sessions").where("id_hash", "=", sha256(token)).execute();
+  await singleWrite(db, (writer) =>
+    writer.deleteFrom("admin_sessions").where("id_hash", "=", sha256(token)).execute(),
+  );
 }

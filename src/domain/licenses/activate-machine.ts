@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { compileWriteOnce } from "../../db/compiled-query.js";
-import { inTransaction } from "../../db/in-transaction.js";
+import { inTransaction, singleWrite } from "../../db/in-transaction.js";
 import type { ActivationsTable, DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
@@ -50,8 +50,8 @@ export async function activateMachine(
   // Already activated: only last-seen changes (written now, not buffered: activate is rare). If
   // the activation ended in between, this finds nothing and the machine is activated anew.
   if (activationId !== null) {
-    const existing = await inTransaction(db, (trx) =>
-      touchActiveActivation(trx, license.id, input.machineId, now),
+    const existing = await singleWrite(db, (writer) =>
+      touchActiveActivation(writer, license.id, input.machineId, now),
     );
     if (existing) return { outcome: "already-activated", activation: existing };
   }
