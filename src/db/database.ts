@@ -16,11 +16,7 @@ import pg from "pg";
 import type { DB } from "./schema.js";
 import { useReadExecutor } from "./compiled-query.js";
 import { PgNamedReads } from "./pg-named-reads.js";
-import {
-  type BackgroundWorker,
-  safetyNetCheckpointPages,
-  startBackgroundWorker,
-} from "./sqlite-background-worker.js";
+import { safetyNetCheckpointPages, startBackgroundWorker } from "./sqlite-background-worker.js";
 import { SqliteWriteGate } from "./sqlite-write-gate.js";
 import { SqliteReadBatch } from "./sqlite-read-batch.js";
 import { SqliteWriteBatch } from "./sqlite-write-batch.js";
@@ -110,16 +106,18 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     useReadExecutor(db, new SqliteReadBatch(db, statements));
     useTransactionRunner(db, new SqliteWriteBatch(db, gate));
     // Chunks of 1000 rows (~5-10 ms each at 100 000 licenses): a group commit never waits long.
-    const writeLastSeen = async (entries: Array<[string, number]>) => {
-      for (let i = 0; i < entries.length; i += lastSeenChunk) {
-        const chunk = entries.slice(i, i + lastSeenChunk);
-        await gate.run(() => (background as BackgroundWorker).writeLastSeen(chunk));
-      }
-    };
+    const writeLastSeen =
+      background &&
+      (async (entries: Array<[string, number]>) => {
+        for (let i = 0; i < entries.length; i += lastSeenChunk) {
+          const chunk = entries.slice(i, i + lastSeenChunk);
+          await gate.run(() => background.writeLastSeen(chunk));
+        }
+      });
     return {
       db,
       dialect: "sqlite",
-      lastSeenWriter: () => (background?.alive ? writeLastSeen : null),
+      lastSeenWriter: () => (writeLastSeen && background?.alive ? writeLastSeen : null),
       close: async () => {
         await background?.stop();
         await db.destroy();

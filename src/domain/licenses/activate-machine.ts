@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { compileWriteOnce } from "../../db/compiled-query.js";
 import { inTransaction, singleWrite } from "../../db/in-transaction.js";
-import type { ActivationsTable, DB } from "../../db/schema.js";
+import type { ActivationsTable, DB, LicensesTable } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
@@ -106,7 +106,7 @@ const insertActivation = compileWriteOnce<NewActivation, { id: string }>(
 // The slot counter moves only while below the limit.
 const takeSlot = compileWriteOnce<
   { licenseId: string },
-  { active_machines: number; max_machines: number }
+  Pick<LicensesTable, "active_machines" | "max_machines">
 >(["licenseId"], (db, p) =>
   db
     .updateTable("licenses")
@@ -118,7 +118,7 @@ const takeSlot = compileWriteOnce<
 
 const touchActivation = compileWriteOnce<
   { licenseId: string; machineId: string; now: number },
-  { machine_id: string; machine_name: string | null; activated_at: number }
+  Pick<ActivationsTable, "machine_id" | "machine_name" | "activated_at">
 >(["licenseId", "machineId", "now"], (db, p) =>
   db
     .updateTable("activations")

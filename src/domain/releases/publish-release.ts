@@ -1,5 +1,12 @@
 import type { Kysely } from "kysely";
-import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
+import type {
+  Arch,
+  Channel,
+  DB,
+  Platform,
+  ReleaseArtifactsTable,
+  ReleaseVersionsTable,
+} from "../../db/schema.js";
 import { compileWriteOnce } from "../../db/compiled-query.js";
 import { inTransaction } from "../../db/in-transaction.js";
 import { ShipkeyError } from "../../errors.js";
@@ -152,15 +159,8 @@ export async function publishRelease(
 }
 
 const upsertVersion = compileWriteOnce<
-  {
-    id: string;
-    product_id: string;
-    version: string;
-    channel: Channel;
-    release_notes: string | null;
-    now: number;
-  },
-  { id: string }
+  Omit<ReleaseVersionsTable, "created_at" | "updated_at"> & { now: number },
+  Pick<ReleaseVersionsTable, "id">
 >(["id", "product_id", "version", "channel", "release_notes", "now"], (db, p) =>
   db
     .insertInto("release_versions")
@@ -185,17 +185,8 @@ const upsertVersion = compileWriteOnce<
 
 // `revision` tells, atomically, whether the upsert created the entry (1) or replaced it.
 const upsertArtifact = compileWriteOnce<
-  {
-    id: string;
-    version_id: string;
-    platform: Platform;
-    arch: Arch;
-    download_url: string;
-    signature: string | null;
-    file_size: number | null;
-    now: number;
-  },
-  { revision: number }
+  Omit<ReleaseArtifactsTable, "revision" | "created_at" | "updated_at"> & { now: number },
+  Pick<ReleaseArtifactsTable, "revision">
 >(
   ["id", "version_id", "platform", "arch", "download_url", "signature", "file_size", "now"],
   (db, p) =>
