@@ -85,9 +85,22 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
     );
   }
 
-  it("writes validate's last-seen times from the background thread", async () => {
+  const lastSeenTimes = async (db: Database["db"]) =>
+    (await db.selectFrom("activations").select(["id", "last_seen_at"]).orderBy("id").execute()).map(
+      (r) => r.last_seen_at,
+    );
+  const sightingsLeft = async (db: Database["db"]) =>
+    (
+      await db
+        .selectFrom("activation_sightings")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow()
+    ).n;
+
+  it("appends validate's last-seen times to the log, and a fold moves them into activations", async () => {
     const { database, db, errors } = await open(true);
     const ids = await activatedMachines(db, 50);
+    const before = await lastSeenTimes(db);
     const background = database.lastSeenWriter();
     if (!background) throw new Error("no background writer");
     let writerCalls = 0;
@@ -98,15 +111,92 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
         return background(entries);
       },
     });
-    ids.forEach((id, i) => buffer.record(id, 7_000_000 + i));
+    const seenAt = Date.now() + 60_000;
+    ids.forEach((id, i) => buffer.record(id, seenAt + i));
     await buffer.flush(db);
-    const rows = await db
-      .selectFrom("activations")
-      .select(["id", "last_seen_at"])
-      .orderBy("id")
-      .execute();
-    expect(rows.map((r) => r.last_seen_at)).toEqual(ids.map((_, i) => 7_000_000 + i));
     expect(writerCalls).toBe(1);
+    expect(await sightingsLeft(db)).toBe(50);
+    expect(await lastSeenTimes(db)).toEqual(before);
+
+    await database.foldLastSeen();
+    expect(await lastSeenTimes(db)).toEqual(ids.map((_, i) => seenAt + i));
+    expect(await sightingsLeft(db)).toBe(0);
+    expect(errors).toEqual([]);
+  });
+
+  // The fold updates by id when few activations were seen and walks the whole table when many
+  // were (sqlite-last-seen-log.ts); both must give the same answer.
+  it.each([
+    ["one activation of 200 was seen", 1],
+    ["every activation of 200 was seen", 200],
+  ])("folds the latest time of each activation when %s", async (_, seenCount) => {
+    const { database, db } = await open(true);
+    const ids = await activatedMachines(db, 200);
+    const before = await lastSeenTimes(db);
+    const writer = database.lastSeenWriter();
+    if (!writer) throw new Error("no background writer");
+    const base = Date.now() + 60_000;
+    const seen = ids.slice(0, seenCount);
+    // Each seen activation three times, the latest in the middle: the fold keeps the maximum.
+    for (const offset of [1, 3, 2]) {
+      await writer(seen.map((id, i): [string, number] => [id, base + i * 10 + offset]));
+    }
+    await database.foldLastSeen();
+    expect(await lastSeenTimes(db)).toEqual(
+      ids.map((_, i) => (i < seenCount ? base + i * 10 + 3 : before[i])),
+    );
+    expect(await sightingsLeft(db)).toBe(0);
+  });
+
+  it("never moves last-seen back, and drops sightings of activations deleted since", async () => {
+    const { database, db, errors } = await open(true);
+    const [id] = await activatedMachines(db, 1);
+    const writer = database.lastSeenWriter();
+    if (!writer) throw new Error("no background writer");
+    const later = Date.now() + 120_000;
+    await db.updateTable("activations").set({ last_seen_at: later }).execute();
+    await writer([
+      [id as string, later - 5000],
+      ["act_deleted_long_ago", later],
+    ]);
+    await database.foldLastSeen();
+    expect(await lastSeenTimes(db)).toEqual([later]);
+    expect(await sightingsLeft(db)).toBe(0);
+    expect(errors).toEqual([]);
+  });
+
+  it("keeps sightings appended while a fold runs for the next fold", async () => {
+    const { database, db } = await open(true);
+    const ids = await activatedMachines(db, 100);
+    const writer = database.lastSeenWriter();
+    if (!writer) throw new Error("no background writer");
+    const base = Date.now() + 60_000;
+    await writer(ids.map((id): [string, number] => [id, base]));
+    await Promise.all([
+      database.foldLastSeen(),
+      writer(ids.map((id, i): [string, number] => [id, base + 1 + i])),
+    ]);
+    await database.foldLastSeen();
+    expect(await lastSeenTimes(db)).toEqual(ids.map((_, i) => base + 1 + i));
+    expect(await sightingsLeft(db)).toBe(0);
+  });
+
+  it("folds what is left when the database is closed, for the next process to see", async () => {
+    const { database, db, errors } = await open(true);
+    const [id] = await activatedMachines(db, 1);
+    const seenAt = Date.now() + 60_000;
+    await database.lastSeenWriter()?.([[id as string, seenAt]]);
+    const testDatabase = opened?.testDatabase as TestDatabase;
+    opened = undefined;
+    await database.close();
+    const reopened = await openDatabase(testDatabase.url);
+    try {
+      expect(await lastSeenTimes(reopened.db)).toEqual([seenAt]);
+      expect(await sightingsLeft(reopened.db)).toBe(0);
+    } finally {
+      await reopened.close();
+      await testDatabase.drop();
+    }
     expect(errors).toEqual([]);
   });
 
@@ -117,12 +207,14 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
     const ids = await activatedMachines(db, 200);
     const writer = database.lastSeenWriter();
     if (!writer) throw new Error("no background writer");
+    const base = Date.now() + 60_000;
     const entries = Array.from({ length: 5000 }, (_, i): [string, number] => [
       ids[i % ids.length] as string,
-      9_000_000 + i,
+      base + i,
     ]);
     await Promise.all([
       writer(entries),
+      database.foldLastSeen(),
       ...Array.from({ length: 30 }, (_, i) =>
         inTransaction(db, (trx) =>
           sql`insert into products (id, slug, name, created_at)
@@ -130,6 +222,7 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
         ),
       ),
     ]);
+    await database.foldLastSeen();
     const products = await db
       .selectFrom("products")
       .select("id")
@@ -140,7 +233,7 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
       .selectFrom("activations")
       .select((eb) => eb.fn.max("last_seen_at").as("latest"))
       .executeTakeFirstOrThrow();
-    expect(latest.latest).toBe(9_000_000 + 4999);
+    expect(latest.latest).toBe(base + 4999);
   });
 
   it("survives starting before the migrations have created its tables", async () => {
@@ -155,12 +248,10 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
     const [id] = await activatedMachines(database.db, 1);
     const writer = database.lastSeenWriter();
     expect(writer).not.toBeNull();
-    await writer?.([[id as string, 4_242_424]]);
-    const row = await database.db
-      .selectFrom("activations")
-      .select("last_seen_at")
-      .executeTakeFirstOrThrow();
-    expect(row.last_seen_at).toBe(4_242_424);
+    const seenAt = Date.now() + 60_000;
+    await writer?.([[id as string, seenAt]]);
+    await database.foldLastSeen();
+    expect(await lastSeenTimes(database.db)).toEqual([seenAt]);
     expect(errors).toEqual([]);
   });
 

@@ -18,23 +18,27 @@ import { useReadExecutor } from "./compiled-query.js";
 import { PgNamedReads } from "./pg-named-reads.js";
 import { safetyNetCheckpointPages, startBackgroundWorker } from "./sqlite-background-worker.js";
 import { SqliteWriteGate } from "./sqlite-write-gate.js";
+import { SqliteLastSeenLog } from "./sqlite-last-seen-log.js";
 import { SqliteReadBatch } from "./sqlite-read-batch.js";
 import { SqliteWriteBatch } from "./sqlite-write-batch.js";
 import { useTransactionRunner } from "./in-transaction.js";
 
 export type Dialect = "sqlite" | "postgres";
 
-const lastSeenChunk = 1000;
+/** How often the server checks whether the last-seen log is due a fold (sqlite-last-seen-log.ts). */
+const foldCheckMs = 1000;
 
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
   /**
-   * Writes last-seen times from the background thread (server on a SQLite file), in chunks that
-   * take turns with this process's other writes; null when there is no such thread (then the
-   * caller writes through Kysely).
+   * Appends last-seen times to the log from the background thread (server on a SQLite file; see
+   * sqlite-last-seen-log.ts), in chunks that take turns with this process's other writes; null
+   * when there is no such thread (then the caller updates activations through Kysely).
    */
   lastSeenWriter(): ((entries: Array<[string, number]>) => Promise<void>) | null;
+  /** Folds the last-seen log into activations now (a no-op where there is no log). */
+  foldLastSeen(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -105,20 +109,30 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const gate = new SqliteWriteGate();
     useReadExecutor(db, new SqliteReadBatch(db, statements));
     useTransactionRunner(db, new SqliteWriteBatch(db, gate));
-    // Chunks of 1000 rows (~5-10 ms each at 100 000 licenses): a group commit never waits long.
-    const writeLastSeen =
-      background &&
-      (async (entries: Array<[string, number]>) => {
-        for (let i = 0; i < entries.length; i += lastSeenChunk) {
-          const chunk = entries.slice(i, i + lastSeenChunk);
-          await gate.run(() => background.writeLastSeen(chunk));
-        }
-      });
+    const lastSeenLog = background && new SqliteLastSeenLog(background, gate);
+    const append =
+      lastSeenLog && ((entries: Array<[string, number]>) => lastSeenLog.append(entries));
+    const reportFoldError = (err: unknown) =>
+      options.backgroundWorker?.onError(
+        `last-seen fold failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    const foldTimer =
+      lastSeenLog &&
+      setInterval(() => {
+        if (background.alive) lastSeenLog.foldIfDue().catch(reportFoldError);
+      }, foldCheckMs);
+    foldTimer?.unref();
     return {
       db,
       dialect: "sqlite",
-      lastSeenWriter: () => (writeLastSeen && background?.alive ? writeLastSeen : null),
+      lastSeenWriter: () => (append && background?.alive ? append : null),
+      foldLastSeen: async () => {
+        if (lastSeenLog && background.alive) await lastSeenLog.fold();
+      },
       close: async () => {
+        if (foldTimer) clearInterval(foldTimer);
+        // Leaves activations.last_seen_at current for whoever opens the file next (the CLI).
+        if (lastSeenLog && background.alive) await lastSeenLog.fold().catch(reportFoldError);
         await background?.stop();
         await db.destroy();
       },
@@ -133,7 +147,13 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   pool.on("error", () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   useReadExecutor(db, new PgNamedReads(pool));
-  return { db, dialect: "postgres", lastSeenWriter: () => null, close: () => db.destroy() };
+  return {
+    db,
+    dialect: "postgres",
+    lastSeenWriter: () => null,
+    foldLastSeen: async () => {},
+    close: () => db.destroy(),
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "
 import * as initial from "./migrations/0001_initial.js";
 import * as admin from "./migrations/0002_admin.js";
 import * as admins from "./migrations/0003_admins.js";
+import * as activationSightings from "./migrations/0004_activation_sightings.js";
 import type { DB } from "./schema.js";
 
 // Migrations are imported statically (not read from a folder at run time) so the compiled
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   "0001_initial": initial,
   "0002_admin": admin,
   "0003_admins": admins,
+  "0004_activation_sightings": activationSightings,
 };
 
 export class MigrationError extends Error {

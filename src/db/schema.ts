@@ -1,3 +1,5 @@
+import type { Generated } from "kysely";
+
 /**
  * Table types as Kysely sees them. Timestamps are integer epoch milliseconds on both dialects
  * (portable, exact to the millisecond, cheap to compare); JSON-valued columns are TEXT.
@@ -51,6 +53,13 @@ export interface ActivationsTable {
   last_seen_at: number;
   /** null while the activation holds a slot. */
   deactivated_at: number | null;
+}
+
+/** Append-only last-seen log (SQLite server only; see migration 0004). */
+export interface ActivationSightingsTable {
+  seq: Generated<number>;
+  activation_id: string;
+  seen_at: number;
 }
 
 export interface ReleaseVersionsTable {
@@ -133,6 +142,7 @@ export interface DB {
   products: ProductsTable;
   licenses: LicensesTable;
   activations: ActivationsTable;
+  activation_sightings: ActivationSightingsTable;
   release_versions: ReleaseVersionsTable;
   release_artifacts: ReleaseArtifactsTable;
   api_keys: ApiKeysTable;

@@ -12,40 +12,70 @@ import { Worker } from "node:worker_threads";
  * is unchanged: a commit is durable once it is in the WAL. The main connection keeps a far higher
  * automatic-checkpoint threshold as a safety net, so the WAL stays bounded even if this stops.
  *
- * Last-seen: a flush of a second's worth of validates (thousands of rows on random pages) took
- * 100-250 ms at 100 000 licenses and up to 500 ms at 1 M, during which the server answered
- * nobody. Here it runs beside the event loop, in chunks that take turns with the main thread's
- * writes (SqliteWriteGate).
+ * Last-seen (sqlite-last-seen-log.ts): a flush of a second's worth of validates took 100-250 ms
+ * at 100 000 licenses and up to 500 ms at 1 M when it ran on the event loop, during which the
+ * server answered nobody. Here it runs beside the event loop, in chunks that take turns with the
+ * main thread's writes (SqliteWriteGate).
  */
 export const checkpointIntervalMs = 100;
 export const safetyNetCheckpointPages = 20_000;
 
+export type SqlValue = string | number | bigint | null;
+
+/** One statement for the thread: run once with `params`, or once per entry of `rows`. */
+export interface SqlStep {
+  sql: string;
+  params?: SqlValue[];
+  rows?: SqlValue[][];
+  /** Return the first row (run once only). */
+  get?: boolean;
+}
+
+export interface StepResult {
+  changes: number;
+  row?: Record<string, SqlValue>;
+}
+
 export interface BackgroundWorker {
   /** False once the thread has stopped (then callers write another way). */
   readonly alive: boolean;
-  /** Writes last-seen times ([activation id, epoch ms]) in one transaction. */
-  writeLastSeen(entries: Array<[string, number]>): Promise<void>;
+  /**
+   * Runs the steps on the thread's own connection in one transaction: "immediate" takes the write
+   * lock up front (writes to the database), "deferred" takes none until a write (reads, and
+   * writes to TEMP tables only). Statements are prepared on first use and kept.
+   */
+  execute(transaction: "immediate" | "deferred", steps: SqlStep[]): Promise<StepResult[]>;
   stop(): Promise<void>;
 }
 
-// Plain CommonJS run with `eval`, so the same code works from src/ (tests) and dist/.
+// Plain CommonJS run with `eval`, so the same code works from src/ (tests) and dist/. It knows no
+// SQL of its own: callers send it (sqlite-last-seen-log.ts), so the typed code stays in TypeScript.
 const workerSource = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma("busy_timeout = 5000");
-// The same statement as the Kysely path in last-seen.ts, one row at a time. Prepared on first
-// use: the thread starts before the server has run its migrations.
-let writeLastSeen;
-function lastSeenWriter() {
-  if (!writeLastSeen) {
-    const touch = db.prepare("update activations set last_seen_at = ? where id = ?");
-    writeLastSeen = db.transaction((entries) => {
-      for (const [id, at] of entries) touch.run(at, id);
-    });
+const statements = new Map();
+function statement(sql) {
+  let s = statements.get(sql);
+  if (!s) {
+    s = db.prepare(sql);
+    statements.set(sql, s);
   }
-  return writeLastSeen;
+  return s;
 }
+const runSteps = db.transaction((steps) =>
+  steps.map((step) => {
+    const s = statement(step.sql);
+    if (step.rows) {
+      let changes = 0;
+      for (const row of step.rows) changes += s.run(...row).changes;
+      return { changes };
+    }
+    if (step.get) return { changes: 0, row: s.get(...(step.params || [])) };
+    return { changes: s.run(...(step.params || [])).changes };
+  }),
+);
 const timer = setInterval(() => {
   try {
     db.pragma("wal_checkpoint(PASSIVE)");
@@ -54,10 +84,10 @@ const timer = setInterval(() => {
   }
 }, workerData.intervalMs);
 parentPort.on("message", (message) => {
-  if (message && message.type === "last-seen") {
+  if (message && message.type === "execute") {
     try {
-      lastSeenWriter().immediate(message.entries);
-      parentPort.postMessage({ done: message.id });
+      const results = runSteps[message.transaction](message.steps);
+      parentPort.postMessage({ done: message.id, results });
     } catch (err) {
       parentPort.postMessage({ done: message.id, failed: String(err && err.message ? err.message : err) });
     }
@@ -84,16 +114,22 @@ export function startBackgroundWorker(
   });
   // Never the reason the process stays alive.
   worker.unref();
-  const waiting = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  const waiting = new Map<
+    number,
+    { resolve: (results: StepResult[]) => void; reject: (err: Error) => void }
+  >();
   let lastId = 0;
-  worker.on("message", (message: { error?: string; done?: number; failed?: string }) => {
-    if (message.error !== undefined) onError(`background checkpoint failed: ${message.error}`);
-    if (message.done === undefined) return;
-    const caller = waiting.get(message.done);
-    waiting.delete(message.done);
-    if (message.failed === undefined) caller?.resolve();
-    else caller?.reject(new Error(`last-seen write failed: ${message.failed}`));
-  });
+  worker.on(
+    "message",
+    (message: { error?: string; done?: number; failed?: string; results?: StepResult[] }) => {
+      if (message.error !== undefined) onError(`background checkpoint failed: ${message.error}`);
+      if (message.done === undefined) return;
+      const caller = waiting.get(message.done);
+      waiting.delete(message.done);
+      if (message.failed === undefined) caller?.resolve(message.results ?? []);
+      else caller?.reject(new Error(`background statement failed: ${message.failed}`));
+    },
+  );
   // An error from the worker's thread may arrive as a plain object (a SqliteError's code only).
   worker.on("error", (err: Partial<Error> & { code?: string }) =>
     onError(`SQLite background thread stopped: ${err.message ?? err.code ?? String(err)}`),
@@ -111,7 +147,7 @@ export function startBackgroundWorker(
     get alive() {
       return alive;
     },
-    writeLastSeen(entries) {
+    execute(transaction, steps) {
       return new Promise((resolve, reject) => {
         if (!alive) {
           reject(new Error("background worker exited"));
@@ -119,7 +155,7 @@ export function startBackgroundWorker(
         }
         const id = ++lastId;
         waiting.set(id, { resolve, reject });
-        worker.postMessage({ type: "last-seen", id, entries });
+        worker.postMessage({ type: "execute", id, transaction, steps });
       });
     },
     async stop() {

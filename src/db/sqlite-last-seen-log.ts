@@ -1,0 +1,165 @@
+import type { BackgroundWorker, SqlStep, SqlValue } from "./sqlite-background-worker.js";
+import type { SqliteWriteGate } from "./sqlite-write-gate.js";
+
+/**
+ * Validate's last-seen times on the SQLite server: appended to activation_sightings, then folded
+ * into activations.last_seen_at now and then, all on the background thread.
+ *
+ * Why (measured, docs/performance.md): updating last_seen_at in place dirties one random page of
+ * activations per validate. At 1 M licenses (1.5 M activations, ~225 MB) that cost ~45 us per
+ * validate, against ~10 us at 10 000, and was the whole gap between the two sizes. An append
+ * touches the log's last page: ~3 us at any size. A fold reads the log once and then, when it
+ * holds many activations, walks activations in rowid order, so each page is written once per
+ * fold however many of its rows were seen.
+ *
+ * Visible effect: activations.last_seen_at (admin API, dashboard) lags validate by at most
+ * `foldEveryMs` plus the fold's own time. A crash loses nothing that was appended: the next fold,
+ * by this process or the next, takes it. Folding is idempotent (a time only moves forward), so a
+ * fold cut short is simply done again.
+ */
+export const foldEveryMs = 60_000;
+/** Fold sooner when this many sightings wait, to bound the log's size (~50 MB). */
+export const foldAtPending = 1_000_000;
+
+// Work per step, each one short transaction, so the event loop's own writes wait little for the
+// thread (SqliteWriteGate): ~5-20 ms each at 1 M licenses (docs/performance.md).
+const appendChunk = 1000;
+const aggregateChunk = 10_000;
+const scanChunk = 5000;
+const sparseChunk = 1000;
+const discardChunk = 20_000;
+/**
+ * Walking all of activations costs ~2 us a row; updating one activation found by id ~45 us at
+ * 1 M. Below one seen activation in 20 the fold updates by id instead of walking.
+ */
+const sparseBelow = 1 / 20;
+
+const sql = {
+  append: "insert into activation_sightings (activation_id, seen_at) values (?, ?)",
+  bounds: "select min(seq) as low, max(seq) as high from activation_sightings",
+  activationRows: "select coalesce(max(rowid), 0) as n from activations",
+  prepareFold:
+    "create temp table if not exists last_seen_fold (activation_id text primary key, seen_at integer not null) without rowid",
+  clearFold: "delete from temp.last_seen_fold",
+  // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT.
+  aggregate: `insert into temp.last_seen_fold (activation_id, seen_at)
+    select activation_id, max(seen_at) from activation_sightings where seq between ? and ?
+    group by activation_id
+    on conflict (activation_id) do update set seen_at = max(seen_at, excluded.seen_at)`,
+  foldCount: "select count(*) as n from temp.last_seen_fold",
+  applyRange: `update activations set last_seen_at = f.seen_at from temp.last_seen_fold as f
+    where activations.rowid between ? and ? and f.activation_id = activations.id
+      and f.seen_at > activations.last_seen_at`,
+  applyKeys: `update activations set last_seen_at = f.seen_at
+    from (select activation_id, seen_at from temp.last_seen_fold where activation_id > ?
+          order by activation_id limit ${sparseChunk}) as f
+    where activations.id = f.activation_id and f.seen_at > activations.last_seen_at`,
+  lastKey: `select max(activation_id) as last from (select activation_id from temp.last_seen_fold
+    where activation_id > ? order by activation_id limit ${sparseChunk})`,
+  discard: "delete from activation_sightings where seq between ? and ?",
+} as const;
+
+export class SqliteLastSeenLog {
+  #folding: Promise<void> | null = null;
+  /** Appended by this process since its last fold began; unknown (null) until the first fold. */
+  #pending: number | null = null;
+  #lastFoldAt = 0;
+
+  constructor(
+    private readonly worker: BackgroundWorker,
+    private readonly gate: SqliteWriteGate,
+  ) {}
+
+  /** Appends [activation id, epoch ms] pairs, in chunks that take turns with other writes. */
+  async append(entries: Array<[string, number]>): Promise<void> {
+    for (let i = 0; i < entries.length; i += appendChunk) {
+      const rows = entries.slice(i, i + appendChunk);
+      await this.gate.run(() => this.worker.execute("immediate", [{ sql: sql.append, rows }]));
+      this.#pending = (this.#pending ?? 0) + rows.length;
+    }
+  }
+
+  /** Folds when the last fold is `foldEveryMs` old and something waits, or much waits. */
+  foldIfDue(now = Date.now()): Promise<void> {
+    const pending = this.#pending;
+    const due =
+      pending === null ||
+      pending >= foldAtPending ||
+      (pending > 0 && now - this.#lastFoldAt >= foldEveryMs);
+    return due ? this.fold() : Promise.resolve();
+  }
+
+  /** Folds every sighting appended so far (by any process). Concurrent calls share one fold. */
+  fold(): Promise<void> {
+    this.#folding ??= this.#fold().finally(() => {
+      this.#folding = null;
+    });
+    return this.#folding;
+  }
+
+  async #fold(): Promise<void> {
+    this.#lastFoldAt = Date.now();
+    const pendingBefore = this.#pending ?? 0;
+    const [bounds, activations] = await this.#read([
+      { sql: sql.prepareFold },
+      { sql: sql.clearFold },
+      { sql: sql.bounds, get: true },
+      { sql: sql.activationRows, get: true },
+    ]).then((r) => [r[2], r[3]]);
+    const low = numberOr(bounds?.low, 0);
+    const high = numberOr(bounds?.high, 0);
+    if (high === 0) {
+      this.#pending = 0;
+      return;
+    }
+    for (let from = low; from <= high; from += aggregateChunk) {
+      const to = Math.min(from + aggregateChunk - 1, high);
+      await this.#read([{ sql: sql.aggregate, params: [from, to] }]);
+    }
+    const [count] = await this.#read([{ sql: sql.foldCount, get: true }]);
+    const seen = numberOr(count?.n, 0);
+    const rows = numberOr(activations?.n, 0);
+    if (seen < rows * sparseBelow) await this.#applyByKey();
+    else await this.#applyByRange(rows);
+    for (let from = low; from <= high; from += discardChunk) {
+      const to = Math.min(from + discardChunk - 1, high);
+      await this.#write([{ sql: sql.discard, params: [from, to] }]);
+    }
+    await this.#read([{ sql: sql.clearFold }]);
+    // What this process appended while the fold ran is still waiting.
+    this.#pending = Math.max(0, (this.#pending ?? 0) - pendingBefore);
+  }
+
+  async #applyByRange(rows: number): Promise<void> {
+    // Rows inserted since `rows` was read are newer than every sighting in this fold.
+    for (let from = 1; from <= rows; from += scanChunk) {
+      await this.#write([{ sql: sql.applyRange, params: [from, from + scanChunk - 1] }]);
+    }
+  }
+
+  async #applyByKey(): Promise<void> {
+    let after = "";
+    for (;;) {
+      const [, last] = await this.#write([
+        { sql: sql.applyKeys, params: [after] },
+        { sql: sql.lastKey, params: [after], get: true },
+      ]);
+      const key = last?.row?.last;
+      if (typeof key !== "string") return;
+      after = key;
+    }
+  }
+
+  /** Reads, and writes to the thread's TEMP tables: no write lock, so no turn at the gate. */
+  async #read(steps: SqlStep[]): Promise<Array<Record<string, SqlValue> | undefined>> {
+    return (await this.worker.execute("deferred", steps)).map((r) => r.row);
+  }
+
+  #write(steps: SqlStep[]) {
+    return this.gate.run(() => this.worker.execute("immediate", steps));
+  }
+}
+
+function numberOr(value: SqlValue | undefined, fallback: number): number {
+  return typeof value === "number" ? value : fallback;
+}
