@@ -8,6 +8,9 @@ import { LastSeenBuffer } from "../src/domain/licenses/last-seen.js";
 import { createLicense } from "../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import { startBackgroundWorker } from "../src/db/sqlite-background-worker.js";
+import { foldEveryMs, SqliteLastSeenLog } from "../src/db/sqlite-last-seen-log.js";
+import { SqliteWriteGate } from "../src/db/sqlite-write-gate.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/database.js";
 
 // The server checkpoints SQLite's WAL from a worker thread (src/db/sqlite-background-worker.ts).
@@ -258,5 +261,54 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
   it("is not there for databases opened without it (CLI, tests)", async () => {
     const { database } = await open(false);
     expect(database.lastSeenWriter()).toBeNull();
+  });
+});
+
+describe("when the last-seen log is folded", () => {
+  it("at the first check (what a killed server left), then only once a minute has passed", async () => {
+    const testDatabase = await createTestDatabase("sqlite");
+    const database = await openDatabase(testDatabase.url);
+    const errors: string[] = [];
+    const worker = startBackgroundWorker(testDatabase.url.slice("sqlite:".length), (m) =>
+      errors.push(m),
+    );
+    try {
+      const db = database.db;
+      await migrateToLatest(db);
+      await createProduct(db, { slug: "fold-app", name: "Fold App" });
+      const { licenseKey } = await createLicense(db, { productSlug: "fold-app", maxMachines: 1 });
+      await activateMachine(db, {
+        licenseKey,
+        machineId: "fold-m",
+        productSlug: "fold-app",
+        machineName: null,
+        platform: null,
+      });
+      const { id } = await db.selectFrom("activations").select("id").executeTakeFirstOrThrow();
+      const lastSeen = async () =>
+        (await db.selectFrom("activations").select("last_seen_at").executeTakeFirstOrThrow())
+          .last_seen_at;
+      const t0 = Date.now() + 60_000;
+      // Left by an earlier process: this one has not appended anything yet.
+      await db
+        .insertInto("activation_sightings")
+        .values({ activation_id: id, seen_at: t0 })
+        .execute();
+
+      const log = new SqliteLastSeenLog(worker, new SqliteWriteGate());
+      await log.foldIfDue(t0);
+      expect(await lastSeen()).toBe(t0);
+
+      await log.append([[id, t0 + 1]]);
+      await log.foldIfDue(Date.now() + 1000);
+      expect(await lastSeen()).toBe(t0);
+      await log.foldIfDue(Date.now() + foldEveryMs);
+      expect(await lastSeen()).toBe(t0 + 1);
+      expect(errors).toEqual([]);
+    } finally {
+      await worker.stop();
+      await database.close();
+      await testDatabase.drop();
+    }
   });
 });
