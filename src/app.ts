@@ -87,7 +87,15 @@ export async function buildApp({
     lastSeen.flush(database.db).catch((err: unknown) => {
       app.log.error({ err }, "writing last-seen timestamps failed; will retry");
     });
-  const timer = setInterval(flushLastSeen, lastSeenFlushMs);
+  // On a SQLite server the flush appends to a log that is folded into activations now and then.
+  const foldLastSeen = () =>
+    database.foldLastSeenIfDue().catch((err: unknown) => {
+      app.log.error({ err }, "folding last-seen timestamps failed; will retry");
+    });
+  const timer = setInterval(() => {
+    void flushLastSeen();
+    void foldLastSeen();
+  }, lastSeenFlushMs);
   timer.unref();
   // Runs after in-flight requests finished and before the caller closes the database.
   app.addHook("onClose", async () => {

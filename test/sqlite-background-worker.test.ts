@@ -9,7 +9,7 @@ import { createLicense } from "../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { startBackgroundWorker } from "../src/db/sqlite-background-worker.js";
-import { foldEveryMs, SqliteLastSeenLog } from "../src/db/sqlite-last-seen-log.js";
+import { type FoldChunks, foldEveryMs, SqliteLastSeenLog } from "../src/db/sqlite-last-seen-log.js";
 import { SqliteWriteGate } from "../src/db/sqlite-write-gate.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/database.js";
 
@@ -264,8 +264,21 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
   });
 });
 
-describe("when the last-seen log is folded", () => {
-  it("at the first check (what a killed server left), then only once a minute has passed", async () => {
+describe("when and how the last-seen log is folded", () => {
+  /**
+   * A SQLite database with `count` activated machines and a last-seen log on its own background
+   * thread, as the server has; `chunks` shrinks the fold's steps.
+   */
+  async function withLog(
+    count: number,
+    chunks: FoldChunks | undefined,
+    test: (f: {
+      db: Database["db"];
+      ids: string[];
+      log: SqliteLastSeenLog;
+      lastSeen: () => Promise<number[]>;
+    }) => Promise<void>,
+  ): Promise<void> {
     const testDatabase = await createTestDatabase("sqlite");
     const database = await openDatabase(testDatabase.url);
     const errors: string[] = [];
@@ -276,39 +289,91 @@ describe("when the last-seen log is folded", () => {
       const db = database.db;
       await migrateToLatest(db);
       await createProduct(db, { slug: "fold-app", name: "Fold App" });
-      const { licenseKey } = await createLicense(db, { productSlug: "fold-app", maxMachines: 1 });
-      await activateMachine(db, {
-        licenseKey,
-        machineId: "fold-m",
+      const { licenseKey } = await createLicense(db, {
         productSlug: "fold-app",
-        machineName: null,
-        platform: null,
+        maxMachines: count,
       });
-      const { id } = await db.selectFrom("activations").select("id").executeTakeFirstOrThrow();
-      const lastSeen = async () =>
-        (await db.selectFrom("activations").select("last_seen_at").executeTakeFirstOrThrow())
-          .last_seen_at;
-      const t0 = Date.now() + 60_000;
-      // Left by an earlier process: this one has not appended anything yet.
-      await db
-        .insertInto("activation_sightings")
-        .values({ activation_id: id, seen_at: t0 })
-        .execute();
-
-      const log = new SqliteLastSeenLog(worker, new SqliteWriteGate());
-      await log.foldIfDue(t0);
-      expect(await lastSeen()).toBe(t0);
-
-      await log.append([[id, t0 + 1]]);
-      await log.foldIfDue(Date.now() + 1000);
-      expect(await lastSeen()).toBe(t0);
-      await log.foldIfDue(Date.now() + foldEveryMs);
-      expect(await lastSeen()).toBe(t0 + 1);
+      for (let i = 0; i < count; i++) {
+        await activateMachine(db, {
+          licenseKey,
+          machineId: `fold-${i}`,
+          productSlug: "fold-app",
+          machineName: null,
+          platform: null,
+        });
+      }
+      const ids = (await db.selectFrom("activations").select("id").orderBy("id").execute()).map(
+        (r) => r.id,
+      );
+      await test({
+        db,
+        ids,
+        log: new SqliteLastSeenLog(worker, new SqliteWriteGate(), chunks),
+        lastSeen: async () =>
+          (await db.selectFrom("activations").select("last_seen_at").orderBy("id").execute()).map(
+            (r) => r.last_seen_at,
+          ),
+      });
       expect(errors).toEqual([]);
     } finally {
       await worker.stop();
       await database.close();
       await testDatabase.drop();
     }
-  });
+  }
+
+  it("at the first check (what a killed server left), then only once a minute has passed", () =>
+    withLog(1, undefined, async ({ db, ids, log, lastSeen }) => {
+      const [id] = ids as [string];
+      const t0 = Date.now() + 60_000;
+      // Left by an earlier process: this one has not appended anything yet.
+      await db
+        .insertInto("activation_sightings")
+        .values({ activation_id: id, seen_at: t0 })
+        .execute();
+      await log.foldIfDue(t0);
+      expect(await lastSeen()).toEqual([t0]);
+
+      await log.append([[id, t0 + 1]]);
+      await log.foldIfDue(Date.now() + 1000);
+      expect(await lastSeen()).toEqual([t0]);
+      await log.foldIfDue(Date.now() + foldEveryMs);
+      expect(await lastSeen()).toEqual([t0 + 1]);
+    }));
+
+  it("a fold asked for while one runs also takes what was appended before the ask", () =>
+    withLog(3, undefined, async ({ ids, log, lastSeen }) => {
+      const t0 = Date.now() + 60_000;
+      await log.append(ids.map((id): [string, number] => [id, t0]));
+      const running = log.fold();
+      await log.append(ids.map((id): [string, number] => [id, t0 + 5]));
+      await Promise.all([running, log.fold()]);
+      expect(await lastSeen()).toEqual([t0 + 5, t0 + 5, t0 + 5]);
+    }));
+
+  // Chunks of a few rows, so every step of the fold crosses its boundaries many times.
+  const tinyChunks: FoldChunks = { append: 3, aggregate: 7, scan: 5, byKey: 4, discard: 6 };
+  it.each([
+    ["by id, when few activations were seen", 9],
+    ["by walking activations, when many were", 150],
+  ])("folds across chunk boundaries %s", (_, seenCount) =>
+    withLog(200, tinyChunks, async ({ db, ids, log, lastSeen }) => {
+      const before = await lastSeen();
+      const base = Date.now() + 60_000;
+      const seen = ids.slice(0, seenCount);
+      // Several sightings per activation, the latest neither first nor last, spread over chunks.
+      for (const offset of [2, 5, 1, 4, 3]) {
+        await log.append(seen.map((id, i): [string, number] => [id, base + i * 10 + offset]));
+      }
+      await log.fold();
+      expect(await lastSeen()).toEqual(
+        ids.map((_, i) => (i < seenCount ? base + i * 10 + 5 : before[i])),
+      );
+      const left = await db
+        .selectFrom("activation_sightings")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow();
+      expect(left.n).toBe(0);
+    }),
+  );
 });

@@ -25,9 +25,6 @@ import { useTransactionRunner } from "./in-transaction.js";
 
 export type Dialect = "sqlite" | "postgres";
 
-/** How often the server checks whether the last-seen log is due a fold (sqlite-last-seen-log.ts). */
-const foldCheckMs = 1000;
-
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
@@ -39,6 +36,8 @@ export interface Database {
   lastSeenWriter(): ((entries: Array<[string, number]>) => Promise<void>) | null;
   /** Folds the last-seen log into activations now (a no-op where there is no log). */
   foldLastSeen(): Promise<void>;
+  /** Folds it if it is due (sqlite-last-seen-log.ts); the server asks every second. */
+  foldLastSeenIfDue(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -112,16 +111,6 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const lastSeenLog = background && new SqliteLastSeenLog(background, gate);
     const append =
       lastSeenLog && ((entries: Array<[string, number]>) => lastSeenLog.append(entries));
-    const reportFoldError = (err: unknown) =>
-      options.backgroundWorker?.onError(
-        `last-seen fold failed: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    const foldTimer =
-      lastSeenLog &&
-      setInterval(() => {
-        if (background.alive) lastSeenLog.foldIfDue().catch(reportFoldError);
-      }, foldCheckMs);
-    foldTimer?.unref();
     return {
       db,
       dialect: "sqlite",
@@ -129,10 +118,20 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       foldLastSeen: async () => {
         if (lastSeenLog && background.alive) await lastSeenLog.fold();
       },
+      foldLastSeenIfDue: async () => {
+        if (lastSeenLog && background.alive) await lastSeenLog.foldIfDue();
+      },
       close: async () => {
-        if (foldTimer) clearInterval(foldTimer);
         // Leaves activations.last_seen_at current for whoever opens the file next (the CLI).
-        if (lastSeenLog && background.alive) await lastSeenLog.fold().catch(reportFoldError);
+        if (lastSeenLog && background.alive) {
+          await lastSeenLog
+            .foldPending()
+            .catch((err: unknown) =>
+              options.backgroundWorker?.onError(
+                `last-seen fold failed: ${err instanceof Error ? err.message : String(err)}`,
+              ),
+            );
+        }
         await background?.stop();
         await db.destroy();
       },
@@ -152,6 +151,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     dialect: "postgres",
     lastSeenWriter: () => null,
     foldLastSeen: async () => {},
+    foldLastSeenIfDue: async () => {},
     close: () => db.destroy(),
   };
 }

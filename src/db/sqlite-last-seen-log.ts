@@ -21,13 +21,25 @@ export const foldEveryMs = 60_000;
 /** Fold sooner when this many sightings wait, to bound the log's size (~50 MB). */
 export const foldAtPending = 1_000_000;
 
-// Work per step, each one short transaction, so the event loop's own writes wait little for the
-// thread (SqliteWriteGate): ~5-20 ms each at 1 M licenses (docs/performance.md).
-const appendChunk = 1000;
-const aggregateChunk = 10_000;
-const scanChunk = 5000;
-const sparseChunk = 1000;
-const discardChunk = 20_000;
+/**
+ * Work per step, each one short transaction, so the event loop's own writes wait little for the
+ * thread (SqliteWriteGate): ~5-20 ms each at 1 M licenses (docs/performance.md). Tests shrink
+ * them to cross chunk boundaries with little data.
+ */
+export interface FoldChunks {
+  append: number;
+  aggregate: number;
+  scan: number;
+  byKey: number;
+  discard: number;
+}
+const defaultChunks: FoldChunks = {
+  append: 1000,
+  aggregate: 10_000,
+  scan: 5000,
+  byKey: 1000,
+  discard: 20_000,
+};
 /**
  * Walking all of activations costs ~2 us a row; updating one activation found by id ~45 us at
  * 1 M. Below one seen activation in 20 the fold updates by id instead of walking.
@@ -52,15 +64,17 @@ const sql = {
       and f.seen_at > activations.last_seen_at`,
   applyKeys: `update activations set last_seen_at = f.seen_at
     from (select activation_id, seen_at from temp.last_seen_fold where activation_id > ?
-          order by activation_id limit ${sparseChunk}) as f
+          order by activation_id limit ?) as f
     where activations.id = f.activation_id and f.seen_at > activations.last_seen_at`,
   lastKey: `select max(activation_id) as last from (select activation_id from temp.last_seen_fold
-    where activation_id > ? order by activation_id limit ${sparseChunk})`,
+    where activation_id > ? order by activation_id limit ?)`,
   discard: "delete from activation_sightings where seq between ? and ?",
 } as const;
 
 export class SqliteLastSeenLog {
   #folding: Promise<void> | null = null;
+  /** A fold asked for while one runs: it starts when that one ends, shared by all who asked. */
+  #nextFold: Promise<void> | null = null;
   /** Appended by this process since its last fold began; unknown (null) until the first fold. */
   #pending: number | null = null;
   #lastFoldAt = 0;
@@ -68,12 +82,13 @@ export class SqliteLastSeenLog {
   constructor(
     private readonly worker: BackgroundWorker,
     private readonly gate: SqliteWriteGate,
+    private readonly chunks: FoldChunks = defaultChunks,
   ) {}
 
   /** Appends [activation id, epoch ms] pairs, in chunks that take turns with other writes. */
   async append(entries: Array<[string, number]>): Promise<void> {
-    for (let i = 0; i < entries.length; i += appendChunk) {
-      const rows = entries.slice(i, i + appendChunk);
+    for (let i = 0; i < entries.length; i += this.chunks.append) {
+      const rows = entries.slice(i, i + this.chunks.append);
       await this.gate.run(() => this.worker.execute("immediate", [{ sql: sql.append, rows }]));
       this.#pending = (this.#pending ?? 0) + rows.length;
     }
@@ -89,12 +104,30 @@ export class SqliteLastSeenLog {
     return due ? this.fold() : Promise.resolve();
   }
 
-  /** Folds every sighting appended so far (by any process). Concurrent calls share one fold. */
+  /** Folds what this process appended, if anything (on close). */
+  foldPending(): Promise<void> {
+    return (this.#pending ?? 0) > 0 ? this.fold() : Promise.resolve();
+  }
+
+  /**
+   * Folds every sighting appended before the call (by any process). A fold already running may
+   * have read the log before the caller's last append, so the call then waits for the fold after
+   * it; callers meanwhile share that one.
+   */
   fold(): Promise<void> {
-    this.#folding ??= this.#fold().finally(() => {
-      this.#folding = null;
-    });
-    return this.#folding;
+    if (this.#folding === null) {
+      this.#folding = this.#fold().finally(() => {
+        this.#folding = null;
+      });
+      return this.#folding;
+    }
+    this.#nextFold ??= this.#folding
+      .catch(() => {})
+      .then(() => {
+        this.#nextFold = null;
+        return this.fold();
+      });
+    return this.#nextFold;
   }
 
   async #fold(): Promise<void> {
@@ -112,8 +145,8 @@ export class SqliteLastSeenLog {
       this.#pending = 0;
       return;
     }
-    for (let from = low; from <= high; from += aggregateChunk) {
-      const to = Math.min(from + aggregateChunk - 1, high);
+    for (let from = low; from <= high; from += this.chunks.aggregate) {
+      const to = Math.min(from + this.chunks.aggregate - 1, high);
       await this.#read([{ sql: sql.aggregate, params: [from, to] }]);
     }
     const [count] = await this.#read([{ sql: sql.foldCount, get: true }]);
@@ -121,8 +154,8 @@ export class SqliteLastSeenLog {
     const rows = numberOr(activations?.n, 0);
     if (seen < rows * sparseBelow) await this.#applyByKey();
     else await this.#applyByRange(rows);
-    for (let from = low; from <= high; from += discardChunk) {
-      const to = Math.min(from + discardChunk - 1, high);
+    for (let from = low; from <= high; from += this.chunks.discard) {
+      const to = Math.min(from + this.chunks.discard - 1, high);
       await this.#write([{ sql: sql.discard, params: [from, to] }]);
     }
     await this.#read([{ sql: sql.clearFold }]);
@@ -131,18 +164,22 @@ export class SqliteLastSeenLog {
   }
 
   async #applyByRange(rows: number): Promise<void> {
-    // Rows inserted since `rows` was read are newer than every sighting in this fold.
-    for (let from = 1; from <= rows; from += scanChunk) {
-      await this.#write([{ sql: sql.applyRange, params: [from, from + scanChunk - 1] }]);
+    // Rows inserted since `rows` was read are newer than every sighting in this fold; the last
+    // range is open all the same, in case rowids moved (a VACUUM) while the fold ran.
+    const step = this.chunks.scan;
+    for (let from = 1; from <= rows; from += step) {
+      const to = from + step > rows ? Number.MAX_SAFE_INTEGER : from + step - 1;
+      await this.#write([{ sql: sql.applyRange, params: [from, to] }]);
     }
   }
 
   async #applyByKey(): Promise<void> {
     let after = "";
     for (;;) {
+      const limit = this.chunks.byKey;
       const [, last] = await this.#write([
-        { sql: sql.applyKeys, params: [after] },
-        { sql: sql.lastKey, params: [after], get: true },
+        { sql: sql.applyKeys, params: [after, limit] },
+        { sql: sql.lastKey, params: [after, limit], get: true },
       ]);
       const key = last?.row?.last;
       if (typeof key !== "string") return;
