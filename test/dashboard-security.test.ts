@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAdmin, createSession } from "../src/domain/admins/admins.js";
-import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { encodeCursor } from "../src/domain/pagination.js";
 import { SignInThrottle } from "../src/http/dashboard/session.js";
 import { dialects } from "./helpers/database.js";
+import { adminAccess } from "./helpers/admin-access.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
 describe("SignInThrottle", () => {
@@ -46,14 +45,7 @@ describe.each(dialects)("dashboard and admin API hardening (%s)", (dialect) => {
   let csrf: string;
   beforeAll(async () => {
     f = await createFixture(dialect);
-    admin = (await createApiKey(f.db, { name: "all", scopes: [...apiKeyScopes] })).key;
-    const account = await createAdmin(f.db, {
-      email: "sec@example.com",
-      password: "a long enough password",
-    });
-    const session = await createSession(f.db, account.id);
-    cookie = `shipkey_session=${session.token}`;
-    csrf = session.csrfToken;
+    ({ apiKey: admin, cookie, csrf } = await adminAccess(f, "sec@example.com"));
   });
   afterAll(async () => {
     await f.close();

@@ -1,13 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import {
-  apiKeyScopes,
-  createApiKey,
-  listApiKeys,
-  revokeApiKey,
-} from "../../../domain/api-keys/api-keys.js";
-import { withAudit } from "../../../domain/audit/audit-log.js";
+import { apiKeyScopes, listApiKeys } from "../../../domain/api-keys/api-keys.js";
+import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
 import {
   badge,
   csrfField,
@@ -149,22 +144,11 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>("/admin/api-keys", async (request, reply) => {
     const form = request.body;
     try {
-      const key = await withAudit(
-        db,
-        adminActor(request),
-        "api_key.create",
-        (trx) =>
-          createApiKey(trx, {
-            name: text(form, "name"),
-            scopes: list(form, "scopes"),
-            expiresAt: expiryFrom(form, "expiresAt"),
-          }),
-        // Never the secret: name, scopes and id only.
-        (k) => ({
-          target: { type: "api_key", id: k.id },
-          details: { name: k.name, scopes: k.scopes },
-        }),
-      );
+      const key = await createApiKeyAudited(db, adminActor(request), {
+        name: text(form, "name"),
+        scopes: list(form, "scopes"),
+        expiresAt: expiryFrom(form, "expiresAt"),
+      });
       const created = html`<section class="panel" aria-labelledby="new-key-title">
         <h2 id="new-key-title">Key “${key.name}” created</h2>
         <p>Copy it now: this is the only time it is shown. Only its hash is stored.</p>
@@ -188,13 +172,7 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
   });
 
   app.post<{ Params: { id: string } }>("/admin/api-keys/:id/revoke", async (request, reply) => {
-    await withAudit(
-      db,
-      adminActor(request),
-      "api_key.revoke",
-      (trx) => revokeApiKey(trx, request.params.id),
-      (k) => ({ target: { type: "api_key", id: k.id }, details: { name: k.name } }),
-    );
+    await revokeApiKeyAudited(db, adminActor(request), request.params.id);
     return reply.redirect("/admin/api-keys?done=revoked", 303);
   });
 }

@@ -1,14 +1,16 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB, type LicenseStatus, licenseStatuses } from "../../../db/schema.js";
-import { withAudit } from "../../../domain/audit/audit-log.js";
-import { deactivateMachine } from "../../../domain/licenses/deactivate-machine.js";
 import {
-  createLicense,
+  createLicenseAudited,
+  deactivateMachineAudited,
+  setLicenseStatusAudited,
+  updateLicenseAudited,
+} from "../../../domain/audit/audited-actions.js";
+import {
   type LicenseView,
   listLicenses,
   showLicense,
-  updateLicense,
 } from "../../../domain/licenses/manage-licenses.js";
 import { listProducts } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
@@ -268,18 +270,11 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>("/admin/licenses", async (request, reply) => {
     const form = request.body;
     try {
-      const license = await withAudit(
-        db,
-        adminActor(request),
-        "license.create",
-        (trx) =>
-          createLicense(trx, {
-            ...settingsFrom(form),
-            productSlug: text(form, "productSlug"),
-            licenseKey: text(form, "licenseKey") || undefined,
-          }),
-        (l) => ({ target: { type: "license", id: l.licenseKey }, details: { product: l.product } }),
-      );
+      const license = await createLicenseAudited(db, adminActor(request), {
+        ...settingsFrom(form),
+        productSlug: text(form, "productSlug"),
+        licenseKey: text(form, "licenseKey") || undefined,
+      });
       return reply.redirect(
         `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=created`,
         303,
@@ -450,12 +445,11 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/licenses/:key/edit",
     async (request, reply) => {
       try {
-        const license = await withAudit(
+        const license = await updateLicenseAudited(
           db,
           adminActor(request),
-          "license.update",
-          (trx) => updateLicense(trx, request.params.key, settingsFrom(request.body)),
-          (l) => ({ target: { type: "license", id: l.licenseKey } }),
+          request.params.key,
+          settingsFrom(request.body),
         );
         return reply.redirect(
           `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=updated`,
@@ -479,17 +473,15 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Params: { key: string }; Body: Form }>(
     "/admin/licenses/:key/status",
     async (request, reply) => {
-      const status = text(request.body, "status");
-      if (!(licenseStatuses as readonly string[]).includes(status))
-        throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown status");
+      const status = licenseStatuses.find((known) => known === text(request.body, "status"));
+      if (status === undefined) throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown status");
       const action =
         status === "ACTIVE" ? "reinstated" : status === "SUSPENDED" ? "suspended" : "revoked";
-      const license = await withAudit(
+      const license = await setLicenseStatusAudited(
         db,
         adminActor(request),
-        `license.${action === "reinstated" ? "reinstate" : action === "suspended" ? "suspend" : "revoke"}`,
-        (trx) => updateLicense(trx, request.params.key, { status: status as LicenseStatus }),
-        (l) => ({ target: { type: "license", id: l.licenseKey } }),
+        request.params.key,
+        status,
       );
       return reply.redirect(
         `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=${action}`,
@@ -502,13 +494,7 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/licenses/:key/machines/:machineId/deactivate",
     async (request, reply) => {
       const { key, machineId } = request.params;
-      await withAudit(
-        db,
-        adminActor(request),
-        "machine.deactivate",
-        (trx) => deactivateMachine(trx, { licenseKey: key, machineId }),
-        () => ({ target: { type: "license", id: key }, details: { machineId } }),
-      );
+      await deactivateMachineAudited(db, adminActor(request), key, machineId);
       return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}?done=deactivated`, 303);
     },
   );

@@ -1,13 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { withAudit } from "../../../domain/audit/audit-log.js";
 import {
-  createProduct,
-  deleteProduct,
-  listProducts,
-  renameProduct,
-} from "../../../domain/products/products.js";
+  createProductAudited,
+  deleteProductAudited,
+  renameProductAudited,
+} from "../../../domain/audit/audited-actions.js";
+import { listProducts } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
 import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
@@ -127,20 +126,10 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.post<{ Body: Form }>("/admin/products", async (request, reply) => {
     try {
-      await withAudit(
-        db,
-        adminActor(request),
-        "product.create",
-        (trx) =>
-          createProduct(trx, {
-            slug: text(request.body, "slug"),
-            name: text(request.body, "name"),
-          }),
-        (product) => ({
-          target: { type: "product", id: product.slug },
-          details: { name: product.name },
-        }),
-      );
+      await createProductAudited(db, adminActor(request), {
+        slug: text(request.body, "slug"),
+        name: text(request.body, "name"),
+      });
       return reply.redirect("/admin/products?done=created", 303);
     } catch (err) {
       const errors =
@@ -155,15 +144,11 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/products/:slug/rename",
     async (request, reply) => {
       try {
-        await withAudit(
+        await renameProductAudited(
           db,
           adminActor(request),
-          "product.rename",
-          (trx) => renameProduct(trx, request.params.slug, text(request.body, "name")),
-          (product) => ({
-            target: { type: "product", id: product.slug },
-            details: { name: product.name },
-          }),
+          request.params.slug,
+          text(request.body, "name"),
         );
         return reply.redirect("/admin/products?done=renamed", 303);
       } catch (err) {
@@ -174,18 +159,7 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.post<{ Params: { slug: string } }>("/admin/products/:slug/delete", async (request, reply) => {
     try {
-      await withAudit(
-        db,
-        adminActor(request),
-        "product.delete",
-        (trx) => deleteProduct(trx, request.params.slug),
-        () => ({
-          target: {
-            type: "product",
-            id: request.params.slug,
-          },
-        }),
-      );
+      await deleteProductAudited(db, adminActor(request), request.params.slug);
       return reply.redirect("/admin/products?done=deleted", 303);
     } catch (err) {
       return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 409);

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import { arches, type DB, platforms } from "../../../db/schema.js";
-import { withAudit } from "../../../domain/audit/audit-log.js";
-import { deleteRelease, listReleases } from "../../../domain/releases/manage-releases.js";
+import { deleteReleaseAudited } from "../../../domain/audit/audited-actions.js";
+import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { listProducts } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import { badge, csrfField, html, layout, when } from "../html.js";
@@ -128,16 +128,10 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
       if (!targetPlatform || !targetArch) {
         throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown platform or arch");
       }
-      await withAudit(
-        db,
-        adminActor(request),
-        "release.delete_entry",
-        (trx) => deleteRelease(trx, slug, version, { platform: targetPlatform, arch: targetArch }),
-        () => ({
-          target: { type: "release", id: `${slug}@${version}` },
-          details: { platform, arch },
-        }),
-      );
+      await deleteReleaseAudited(db, adminActor(request), slug, version, {
+        platform: targetPlatform,
+        arch: targetArch,
+      });
       return reply.redirect(
         `/admin/releases?product=${encodeURIComponent(slug)}&done=removed`,
         303,
@@ -149,13 +143,7 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/releases/:slug/:version/delete",
     async (request, reply) => {
       const { slug, version } = request.params;
-      await withAudit(
-        db,
-        adminActor(request),
-        "release.delete",
-        (trx) => deleteRelease(trx, slug, version),
-        () => ({ target: { type: "release", id: `${slug}@${version}` } }),
-      );
+      await deleteReleaseAudited(db, adminActor(request), slug, version);
       return reply.redirect(
         `/admin/releases?product=${encodeURIComponent(slug)}&done=deleted`,
         303,

@@ -1,13 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import {
-  apiKeyScopes,
-  createApiKey,
-  listApiKeys,
-  revokeApiKey,
-} from "../../../domain/api-keys/api-keys.js";
-import { withAudit } from "../../../domain/audit/audit-log.js";
+import { apiKeyScopes, listApiKeys } from "../../../domain/api-keys/api-keys.js";
+import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
@@ -55,20 +50,11 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
         }
       }
       // The secret goes to the caller once and never into the audit log.
-      const created = await withAudit(
-        db,
-        actorOf(request),
-        "api_key.create",
-        (trx) => createApiKey(trx, { name, scopes, expiresAt: expiresAtMs }),
-        (created) => ({
-          target: { type: "api_key", id: created.id },
-          details: {
-            name: created.name,
-            scopes: created.scopes,
-            displayPrefix: created.displayPrefix,
-          },
-        }),
-      );
+      const created = await createApiKeyAudited(db, actorOf(request), {
+        name,
+        scopes,
+        expiresAt: expiresAtMs,
+      });
       return reply.status(201).send(created);
     },
   );
@@ -86,14 +72,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request) => {
-      const key = await withAudit(
-        db,
-        actorOf(request),
-        "api_key.revoke",
-        (trx) => revokeApiKey(trx, request.params.id),
-        (key) => ({ target: { type: "api_key", id: key.id }, details: { name: key.name } }),
-      );
-      return key;
+      return revokeApiKeyAudited(db, actorOf(request), request.params.id);
     },
   );
 }

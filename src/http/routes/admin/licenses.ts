@@ -1,14 +1,16 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB, LicenseStatus } from "../../../db/schema.js";
-import { withAudit } from "../../../domain/audit/audit-log.js";
-import { deactivateMachine } from "../../../domain/licenses/deactivate-machine.js";
 import {
-  createLicense,
+  createLicenseAudited,
+  deactivateMachineAudited,
+  setLicenseStatusAudited,
+  updateLicenseAudited,
+} from "../../../domain/audit/audited-actions.js";
+import {
   type LicenseSettings,
   listLicenses,
   showLicense,
-  updateLicense,
 } from "../../../domain/licenses/manage-licenses.js";
 import { pageLimits } from "../../../domain/pagination.js";
 import { ShipkeyError } from "../../../errors.js";
@@ -104,26 +106,12 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request, reply) => {
       const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
-      const license = await withAudit(
-        db,
-        actorOf(request),
-        "license.create",
-        (trx) =>
-          createLicense(trx, {
-            ...toSettings(settings),
-            productSlug,
-            maxMachines,
-            licenseKey,
-          }),
-        (license) => ({
-          target: { type: "license", id: license.licenseKey },
-          details: {
-            product: license.product,
-            maxMachines: license.maxMachines,
-            status: license.status,
-          },
-        }),
-      );
+      const license = await createLicenseAudited(db, actorOf(request), {
+        ...toSettings(settings),
+        productSlug,
+        maxMachines,
+        licenseKey,
+      });
       return reply.status(201).send(license);
     },
   );
@@ -149,19 +137,12 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request) => {
-      const license = await withAudit(
+      return updateLicenseAudited(
         db,
         actorOf(request),
-        "license.update",
-        (trx) => updateLicense(trx, request.params.licenseKey, toSettings(request.body)),
-        (license) => ({
-          target: { type: "license", id: license.licenseKey },
-          details: {
-            changed: Object.keys(request.body),
-          },
-        }),
+        request.params.licenseKey,
+        toSettings(request.body),
       );
-      return license;
     },
   );
 
@@ -170,21 +151,8 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     app.post<{ Params: { licenseKey: string } }>(
       `/api/admin/licenses/:licenseKey/${action}`,
       { onRequest: write, schema: { params: licenseKeyParam } },
-      async (request) => {
-        const license = await withAudit(
-          db,
-          actorOf(request),
-          `license.${action}`,
-          (trx) => updateLicense(trx, request.params.licenseKey, { status }),
-          (license) => ({
-            target: {
-              type: "license",
-              id: license.licenseKey,
-            },
-          }),
-        );
-        return license;
-      },
+      async (request) =>
+        setLicenseStatusAudited(db, actorOf(request), request.params.licenseKey, status),
     );
   }
 
@@ -214,13 +182,7 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request) => {
       const { licenseKey, machineId } = request.params;
-      await withAudit(
-        db,
-        actorOf(request),
-        "machine.deactivate",
-        (trx) => deactivateMachine(trx, { licenseKey, machineId }),
-        () => ({ target: { type: "license", id: licenseKey }, details: { machineId } }),
-      );
+      await deactivateMachineAudited(db, actorOf(request), licenseKey, machineId);
       return { deactivated: true, licenseKey, machineId };
     },
   );

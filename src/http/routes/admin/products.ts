@@ -1,14 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { withAudit } from "../../../domain/audit/audit-log.js";
 import {
-  createProduct,
-  deleteProduct,
-  listProducts,
-  renameProduct,
-  requireProduct,
-} from "../../../domain/products/products.js";
+  createProductAudited,
+  deleteProductAudited,
+  renameProductAudited,
+} from "../../../domain/audit/audited-actions.js";
+import { listProducts, requireProduct } from "../../../domain/products/products.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
 import { slugParam } from "./schemas.js";
 
@@ -37,16 +35,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request, reply) => {
-      const product = await withAudit(
-        db,
-        actorOf(request),
-        "product.create",
-        (trx) => createProduct(trx, request.body),
-        (product) => ({
-          target: { type: "product", id: product.slug },
-          details: { name: product.name },
-        }),
-      );
+      const product = await createProductAudited(db, actorOf(request), request.body);
       return reply.status(201).send(product);
     },
   );
@@ -72,17 +61,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request) => {
-      const product = await withAudit(
-        db,
-        actorOf(request),
-        "product.rename",
-        (trx) => renameProduct(trx, request.params.slug, request.body.name),
-        (product) => ({
-          target: { type: "product", id: product.slug },
-          details: { name: product.name },
-        }),
-      );
-      return product;
+      return renameProductAudited(db, actorOf(request), request.params.slug, request.body.name);
     },
   );
 
@@ -90,18 +69,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/products/:slug",
     { onRequest: write, schema: { params: slugParam } },
     async (request) => {
-      await withAudit(
-        db,
-        actorOf(request),
-        "product.delete",
-        (trx) => deleteProduct(trx, request.params.slug),
-        () => ({
-          target: {
-            type: "product",
-            id: request.params.slug,
-          },
-        }),
-      );
+      await deleteProductAudited(db, actorOf(request), request.params.slug);
       return { deleted: true, slug: request.params.slug };
     },
   );

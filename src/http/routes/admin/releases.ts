@@ -2,8 +2,8 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { Arch, DB, Platform } from "../../../db/schema.js";
 import { arches, platforms } from "../../../db/schema.js";
-import { withAudit } from "../../../domain/audit/audit-log.js";
-import { deleteRelease, listReleases } from "../../../domain/releases/manage-releases.js";
+import { deleteReleaseAudited } from "../../../domain/audit/audited-actions.js";
+import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
 import { slugParam } from "./schemas.js";
 
@@ -33,18 +33,7 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     { onRequest: write, schema: { params: versionParams } },
     async (request) => {
       const { slug, version } = request.params;
-      await withAudit(
-        db,
-        actorOf(request),
-        "release.delete",
-        (trx) => deleteRelease(trx, slug, version),
-        () => ({
-          target: {
-            type: "release",
-            id: `${slug}@${version}`,
-          },
-        }),
-      );
+      await deleteReleaseAudited(db, actorOf(request), slug, version);
       return { deleted: true, product: slug, version };
     },
   );
@@ -57,19 +46,7 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request) => {
       const { slug, version, platform, arch } = request.params;
-      await withAudit(
-        db,
-        actorOf(request),
-        "release.delete_entry",
-        (trx) => deleteRelease(trx, slug, version, { platform, arch }),
-        () => ({
-          target: { type: "release", id: `${slug}@${version}` },
-          details: {
-            platform,
-            arch,
-          },
-        }),
-      );
+      await deleteReleaseAudited(db, actorOf(request), slug, version, { platform, arch });
       return { deleted: true, product: slug, version, platform, arch };
     },
   );

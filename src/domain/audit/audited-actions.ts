@@ -1,0 +1,169 @@
+import type { Kysely } from "kysely";
+import type { Arch, DB, LicenseStatus, Platform } from "../../db/schema.js";
+import { createApiKey, revokeApiKey } from "../api-keys/api-keys.js";
+import { deactivateMachine } from "../licenses/deactivate-machine.js";
+import {
+  type CreateLicenseInput,
+  createLicense,
+  type LicenseSettings,
+  updateLicense,
+} from "../licenses/manage-licenses.js";
+import { createProduct, deleteProduct, renameProduct } from "../products/products.js";
+import { deleteRelease } from "../releases/manage-releases.js";
+import { type Actor, withAudit } from "./audit-log.js";
+
+/**
+ * Every audited admin write, once: the admin API and the dashboard both call these, so an action
+ * records the same audit entry (name, target, details) whichever way it was made. Each write and
+ * its entry commit together (withAudit). Details never hold a secret.
+ */
+
+export const createProductAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  input: { slug: string; name: string },
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.create",
+    (trx) => createProduct(trx, input),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: { name: product.name },
+    }),
+  );
+
+export const renameProductAudited = (db: Kysely<DB>, actor: Actor, slug: string, name: string) =>
+  withAudit(
+    db,
+    actor,
+    "product.rename",
+    (trx) => renameProduct(trx, slug, name),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: { name: product.name },
+    }),
+  );
+
+export const deleteProductAudited = (db: Kysely<DB>, actor: Actor, slug: string) =>
+  withAudit(
+    db,
+    actor,
+    "product.delete",
+    (trx) => deleteProduct(trx, slug),
+    () => ({ target: { type: "product", id: slug } }),
+  );
+
+export const createLicenseAudited = (db: Kysely<DB>, actor: Actor, input: CreateLicenseInput) =>
+  withAudit(
+    db,
+    actor,
+    "license.create",
+    (trx) => createLicense(trx, input),
+    (license) => ({
+      target: { type: "license", id: license.licenseKey },
+      details: {
+        product: license.product,
+        maxMachines: license.maxMachines,
+        status: license.status,
+      },
+    }),
+  );
+
+export const updateLicenseAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  changes: LicenseSettings,
+) =>
+  withAudit(
+    db,
+    actor,
+    "license.update",
+    (trx) => updateLicense(trx, licenseKey, changes),
+    (license) => ({
+      target: { type: "license", id: license.licenseKey },
+      details: {
+        changed: Object.entries(changes)
+          .filter(([, value]) => value !== undefined)
+          .map(([field]) => field),
+      },
+    }),
+  );
+
+const statusActions = { ACTIVE: "reinstate", SUSPENDED: "suspend", REVOKED: "revoke" } as const;
+
+/** Suspend, revoke or reinstate: audited as license.suspend / license.revoke / license.reinstate. */
+export const setLicenseStatusAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  status: LicenseStatus,
+) =>
+  withAudit(
+    db,
+    actor,
+    `license.${statusActions[status]}`,
+    (trx) => updateLicense(trx, licenseKey, { status }),
+    (license) => ({ target: { type: "license", id: license.licenseKey } }),
+  );
+
+export const deactivateMachineAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  machineId: string,
+) =>
+  withAudit(
+    db,
+    actor,
+    "machine.deactivate",
+    (trx) => deactivateMachine(trx, { licenseKey, machineId }),
+    () => ({ target: { type: "license", id: licenseKey }, details: { machineId } }),
+  );
+
+export const createApiKeyAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  input: { name: string; scopes: string[]; expiresAt?: number | null },
+) =>
+  withAudit(
+    db,
+    actor,
+    "api_key.create",
+    (trx) => createApiKey(trx, input),
+    // Never the secret: its name, scopes, id and display prefix only.
+    (created) => ({
+      target: { type: "api_key", id: created.id },
+      details: { name: created.name, scopes: created.scopes, displayPrefix: created.displayPrefix },
+    }),
+  );
+
+export const revokeApiKeyAudited = (db: Kysely<DB>, actor: Actor, id: string) =>
+  withAudit(
+    db,
+    actor,
+    "api_key.revoke",
+    (trx) => revokeApiKey(trx, id),
+    (key) => ({ target: { type: "api_key", id: key.id }, details: { name: key.name } }),
+  );
+
+/** A whole version (release.delete), or one platform/arch entry of it (release.delete_entry). */
+export const deleteReleaseAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  productSlug: string,
+  version: string,
+  entry?: { platform: Platform; arch: Arch },
+) =>
+  withAudit(
+    db,
+    actor,
+    entry ? "release.delete_entry" : "release.delete",
+    (trx) => deleteRelease(trx, productSlug, version, entry),
+    () => ({
+      target: { type: "release", id: `${productSlug}@${version}` },
+      ...(entry ? { details: { platform: entry.platform, arch: entry.arch } } : {}),
+    }),
+  );

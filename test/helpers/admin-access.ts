@@ -1,0 +1,14 @@
+import { createAdmin, createSession } from "../../src/domain/admins/admins.js";
+import { apiKeyScopes, createApiKey } from "../../src/domain/api-keys/api-keys.js";
+import type { Fixture } from "./fixture.js";
+
+/** Both ways in to the admin side: an API key with every scope, and a dashboard session. */
+export async function adminAccess(
+  f: Fixture,
+  email: string,
+): Promise<{ apiKey: string; cookie: string; csrf: string }> {
+  const apiKey = (await createApiKey(f.db, { name: "all", scopes: [...apiKeyScopes] })).key;
+  const account = await createAdmin(f.db, { email, password: "a long enough password" });
+  const session = await createSession(f.db, account.id);
+  return { apiKey, cookie: `shipkey_session=${session.token}`, csrf: session.csrfToken };
+}
