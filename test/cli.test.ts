@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { once } from "node:events";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db/database.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
 import { postJson, startServer } from "./helpers/server-process.js";
 
@@ -264,6 +265,42 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     expect(revoked.revokedAt).toMatch(/Z$/);
     const human = await cli("api-keys", "list");
     expect(human.stdout).not.toContain(created.key);
+  });
+
+  it("CLI writes are in the audit log as the cli actor, without secrets; a failed one is not", async () => {
+    const key = await json<{ id: string; key: string }>(
+      "api-keys",
+      "create",
+      "--name",
+      "audited",
+      "--scopes",
+      "releases:read",
+    );
+    await json("api-keys", "revoke", key.id);
+    const admin = await cli("admins", "create", "--email", "audited@example.com", "--json");
+    const password = (JSON.parse(admin.stdout) as { password: string }).password;
+    expect((await cli("api-keys", "revoke", "key_nothing")).code).toBe(1);
+
+    const check = await openDatabase(testDatabase.url);
+    try {
+      const entries = await check.db
+        .selectFrom("audit_log")
+        .selectAll()
+        .where("target_id", "in", [key.id, "key_nothing", "audited@example.com"])
+        .orderBy("at")
+        .execute();
+      expect(entries.map((e) => [e.action, e.actor_type, e.target_id])).toEqual([
+        ["api_key.create", "cli", key.id],
+        ["api_key.revoke", "cli", key.id],
+        ["admin.create", "cli", "audited@example.com"],
+      ]);
+      expect(entries[0]?.actor_label).toMatch(/.@./);
+      const stored = JSON.stringify(entries);
+      expect(stored).not.toContain(key.key);
+      expect(stored).not.toContain(password);
+    } finally {
+      await check.close();
+    }
   });
 
   it("api-keys revoke of an unknown id fails", async () => {

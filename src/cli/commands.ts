@@ -1,15 +1,19 @@
 import { randomBytes } from "node:crypto";
+import os from "node:os";
 import type { Kysely } from "kysely";
-import { createAdmin } from "../domain/admins/admins.js";
 import type { DB } from "../db/schema.js";
-import { createApiKey, listApiKeys, revokeApiKey } from "../domain/api-keys/api-keys.js";
+import { listApiKeys } from "../domain/api-keys/api-keys.js";
+import type { Actor } from "../domain/audit/audit-log.js";
 import {
-  createLicense,
-  type LicenseView,
-  showLicense,
-  updateLicense,
-} from "../domain/licenses/manage-licenses.js";
-import { createProduct, listProducts } from "../domain/products/products.js";
+  createAdminAudited,
+  createApiKeyAudited,
+  createLicenseAudited,
+  createProductAudited,
+  revokeApiKeyAudited,
+  updateLicenseAudited,
+} from "../domain/audit/audited-actions.js";
+import { type LicenseView, showLicense } from "../domain/licenses/manage-licenses.js";
+import { listProducts } from "../domain/products/products.js";
 import {
   expiryOption,
   integerOption,
@@ -53,6 +57,20 @@ export const usage = `Usage: shipkey <command> [options] [--json]
 The database is DATABASE_URL (default sqlite:./data/shipkey.db); it is created and migrated
 if needed. --json prints exactly one JSON document on stdout.
 `;
+
+/**
+ * Who the audit log names for a CLI write: the operating-system user and host that ran it (the
+ * CLI needs direct access to the database, so this is as far as it can know).
+ */
+export function cliActor(): Actor {
+  let user = "unknown";
+  try {
+    user = os.userInfo().username;
+  } catch {
+    // no passwd entry for this uid (some containers): keep "unknown"
+  }
+  return { type: "cli", id: null, label: `${user}@${os.hostname()}`, ip: null };
+}
 
 function oneArgument(args: string[], what: string): string {
   const [value, ...extra] = args;
@@ -109,7 +127,7 @@ export const commands: Record<string, Command> = {
   "products create": {
     run: async (db, args, options) => {
       noArguments(args);
-      const product = await createProduct(db, {
+      const product = await createProductAudited(db, cliActor(), {
         slug: requiredOption(options, "slug"),
         name: requiredOption(options, "name"),
       });
@@ -135,7 +153,7 @@ export const commands: Record<string, Command> = {
       const settings = licenseSettings(options, false);
       const maxMachines = settings.maxMachines;
       if (maxMachines === undefined) throw new UsageError("--max-machines is required");
-      const license = await createLicense(db, {
+      const license = await createLicenseAudited(db, cliActor(), {
         ...settings,
         productSlug: requiredOption(options, "product"),
         maxMachines,
@@ -147,7 +165,12 @@ export const commands: Record<string, Command> = {
   "licenses update": {
     run: async (db, args, options) => {
       const licenseKey = oneArgument(args, "license key");
-      const license = await updateLicense(db, licenseKey, licenseSettings(options, true));
+      const license = await updateLicenseAudited(
+        db,
+        cliActor(),
+        licenseKey,
+        licenseSettings(options, true),
+      );
       return { data: license, text: licenseText(license) };
     },
   },
@@ -167,7 +190,7 @@ export const commands: Record<string, Command> = {
       noArguments(args);
       const scopes = listOption(options, "scopes");
       if (scopes === undefined) throw new UsageError("--scopes is required");
-      const created = await createApiKey(db, {
+      const created = await createApiKeyAudited(db, cliActor(), {
         name: requiredOption(options, "name"),
         scopes,
         expiresAt: expiryOption(options, false) ?? null,
@@ -187,7 +210,7 @@ export const commands: Record<string, Command> = {
         options["password-stdin"] === true
           ? await readPasswordFromStdin()
           : randomBytes(18).toString("base64url");
-      const admin = await createAdmin(db, { email, password });
+      const admin = await createAdminAudited(db, cliActor(), { email, password });
       const generated = options["password-stdin"] !== true;
       return {
         data: { ...admin, ...(generated ? { password } : {}) },
@@ -210,7 +233,7 @@ export const commands: Record<string, Command> = {
   },
   "api-keys revoke": {
     run: async (db, args) => {
-      const key = await revokeApiKey(db, oneArgument(args, "API key id"));
+      const key = await revokeApiKeyAudited(db, cliActor(), oneArgument(args, "API key id"));
       return { data: key, text: describe({ ...key }) };
     },
   },

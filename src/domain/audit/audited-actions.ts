@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Arch, DB, LicenseStatus, Platform } from "../../db/schema.js";
+import { createAdmin } from "../admins/admins.js";
 import { createApiKey, revokeApiKey } from "../api-keys/api-keys.js";
 import { deactivateMachine } from "../licenses/deactivate-machine.js";
 import {
@@ -166,4 +167,18 @@ export const deleteReleaseAudited = (
       target: { type: "release", id: `${productSlug}@${version}` },
       ...(entry ? { details: { platform: entry.platform, arch: entry.arch } } : {}),
     }),
+  );
+
+/** Never the password: the account's email and id only. */
+export const createAdminAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  input: { email: string; password: string },
+) =>
+  withAudit(
+    db,
+    actor,
+    "admin.create",
+    (trx) => createAdmin(trx, input),
+    (admin) => ({ target: { type: "admin", id: admin.email } }),
   );
