@@ -1,6 +1,7 @@
 import type { CompiledQuery, Kysely } from "kysely";
 import type { ReadExecutor } from "./compiled-query.js";
 import type { DB } from "./schema.js";
+import { TickQueue } from "./tick-queue.js";
 
 /**
  * Runs the license endpoints' point reads on SQLite in batches: every read requested while the
@@ -18,8 +19,7 @@ import type { DB } from "./schema.js";
  * any other.
  */
 export class SqliteReadBatch implements ReadExecutor {
-  #queue: PendingRead[] = [];
-  #scheduled = false;
+  readonly #queue = new TickQueue<PendingRead>(() => this.#drain());
   readonly #begin: BatchStatement;
   readonly #commit: BatchStatement;
   readonly #rollback: BatchStatement;
@@ -36,17 +36,11 @@ export class SqliteReadBatch implements ReadExecutor {
   read<Row>(query: CompiledQuery<Row>): Promise<Row[]> {
     return new Promise<Row[]>((resolve, reject) => {
       this.#queue.push({ query, resolve: resolve as (rows: unknown[]) => void, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => this.#drain());
-      }
     });
   }
 
   #drain(): void {
-    this.#scheduled = false;
-    const batch = this.#queue;
-    this.#queue = [];
+    const batch = this.#queue.take();
     this.db
       .connection()
       .execute(async () => this.#run(batch))

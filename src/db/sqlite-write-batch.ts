@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { DB } from "./schema.js";
 import type { SqliteWriteGate } from "./sqlite-write-gate.js";
+import { TickQueue } from "./tick-queue.js";
 
 /**
  * Group commit for SQLite: the write transactions requested during one event-loop turn run one
@@ -17,8 +18,7 @@ import type { SqliteWriteGate } from "./sqlite-write-gate.js";
  * unit of the batch fails and nothing of it is kept.
  */
 export class SqliteWriteBatch {
-  #queue: PendingWrite[] = [];
-  #scheduled = false;
+  readonly #queue = new TickQueue<PendingWrite>(() => void this.#drain());
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -28,21 +28,12 @@ export class SqliteWriteBatch {
   run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => void this.#drain());
-      }
     });
   }
 
   // The queue is taken when the gate opens, so units arriving while it waits join this batch.
   #drain(): Promise<void> {
-    return this.gate.run(() => {
-      this.#scheduled = false;
-      const batch = this.#queue;
-      this.#queue = [];
-      return this.#commitBatch(batch);
-    });
+    return this.gate.run(() => this.#commitBatch(this.#queue.take()));
   }
 
   async #commitBatch(batch: PendingWrite[]): Promise<void> {
