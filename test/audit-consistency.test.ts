@@ -65,7 +65,7 @@ describe.each(dialects)("audit entries from the admin API and the dashboard (%s)
     expect(JSON.stringify([fromApi, fromDashboard])).not.toMatch(/shk_[A-Za-z0-9_-]{20,}/);
   });
 
-  it("creating and suspending a license records the same fields", async () => {
+  it("creating, editing and suspending a license records the same entries", async () => {
     await viaApi("POST", "/api/admin/licenses", {
       productSlug: f.product.slug,
       maxMachines: 2,
@@ -83,6 +83,24 @@ describe.each(dialects)("audit entries from the admin API and the dashboard (%s)
       detailFields: ["maxMachines", "product", "status"],
     });
     expect(shape(fromDashboard)).toEqual(shape(fromApi));
+
+    // The dashboard's edit form sends every field; only what differs counts as changed.
+    await viaApi("PATCH", "/api/admin/licenses/AUDIT-API-1", { note: "renewed", maxMachines: 2 });
+    await viaDashboard("/admin/licenses/AUDIT-DASH-1/edit", {
+      maxMachines: "2",
+      expiresAt: "",
+      edition: "",
+      editionName: "",
+      features: "",
+      customerName: "",
+      customerEmail: "",
+      note: "renewed",
+    });
+    const [updatedFromDashboard, updatedFromApi] = await latestEntries(2);
+    expect(updatedFromApi?.action).toBe("license.update");
+    expect(updatedFromApi?.details).toEqual({ changed: ["note"] });
+    expect(updatedFromDashboard?.action).toBe("license.update");
+    expect(updatedFromDashboard?.details).toEqual({ changed: ["note"] });
 
     await viaApi("POST", "/api/admin/licenses/AUDIT-API-1/suspend", {});
     await viaDashboard("/admin/licenses/AUDIT-DASH-1/status", { status: "SUSPENDED" });

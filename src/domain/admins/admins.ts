@@ -26,6 +26,14 @@ export async function createAdmin(
   input: { email: string; password: string },
   now = Date.now(),
 ): Promise<AdminView> {
+  return insertAdmin(db, await prepareAdmin(input, now));
+}
+
+/** A new admin row, checked and with its password hashed: all of createAdmin but the insert. */
+export async function prepareAdmin(
+  input: { email: string; password: string },
+  now = Date.now(),
+): Promise<DB["admins"]> {
   const email = input.email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 255) {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "email must be an email address");
@@ -39,12 +47,17 @@ export async function createAdmin(
   if (input.password.length > 1024) {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "password must be at most 1024 characters");
   }
-  const row = {
+  return {
     id: newId("adm"),
     email,
     password_hash: await hashPassword(input.password),
     created_at: now,
   };
+}
+
+/** Inserts a prepared admin; an email already taken is a 400. */
+export async function insertAdmin(db: Kysely<DB>, row: DB["admins"]): Promise<AdminView> {
+  const { email, created_at: now } = row;
   const inserted = await db
     .insertInto("admins")
     .values(row)

@@ -1,11 +1,13 @@
 import type { Kysely } from "kysely";
 import type { Arch, DB, LicenseStatus, Platform } from "../../db/schema.js";
-import { createAdmin } from "../admins/admins.js";
+import { insertAdmin, prepareAdmin } from "../admins/admins.js";
 import { createApiKey, revokeApiKey } from "../api-keys/api-keys.js";
 import { deactivateMachine } from "../licenses/deactivate-machine.js";
 import {
+  changedSettings,
   type CreateLicenseInput,
   createLicense,
+  findLicenseView,
   type LicenseSettings,
   updateLicense,
 } from "../licenses/manage-licenses.js";
@@ -82,16 +84,19 @@ export const updateLicenseAudited = (
     db,
     actor,
     "license.update",
-    (trx) => updateLicense(trx, licenseKey, changes),
-    (license) => ({
+    async (trx) => {
+      // Read without failing first: updateLicense checks the settings before the key, and so
+      // must this (a bad setting on an unknown key is a 400, not a 404).
+      const before = await findLicenseView(trx, licenseKey);
+      const license = await updateLicense(trx, licenseKey, changes);
+      return { license, changed: before ? changedSettings(before, license) : [] };
+    },
+    // What actually changed, not what was sent: the dashboard's form sends every field.
+    ({ license, changed }) => ({
       target: { type: "license", id: license.licenseKey },
-      details: {
-        changed: Object.entries(changes)
-          .filter(([, value]) => value !== undefined)
-          .map(([field]) => field),
-      },
+      details: { changed },
     }),
-  );
+  ).then(({ license }) => license);
 
 const statusActions = { ACTIVE: "reinstate", SUSPENDED: "suspend", REVOKED: "revoke" } as const;
 
@@ -169,16 +174,21 @@ export const deleteReleaseAudited = (
     }),
   );
 
-/** Never the password: the account's email and id only. */
-export const createAdminAudited = (
+/**
+ * Never the password: the account's email only. The argon2 hash (tens of milliseconds) is made
+ * before the transaction, so SQLite's write lock is not held while it runs.
+ */
+export const createAdminAudited = async (
   db: Kysely<DB>,
   actor: Actor,
   input: { email: string; password: string },
-) =>
-  withAudit(
+) => {
+  const admin = await prepareAdmin(input);
+  return withAudit(
     db,
     actor,
     "admin.create",
-    (trx) => createAdmin(trx, input),
-    (admin) => ({ target: { type: "admin", id: admin.email } }),
+    (trx) => insertAdmin(trx, admin),
+    (created) => ({ target: { type: "admin", id: created.email } }),
   );
+};

@@ -250,11 +250,38 @@ function selectLicenseViews(db: Kysely<DB>) {
 }
 
 async function requireLicenseView(db: Kysely<DB>, licenseKey: string): Promise<LicenseView> {
+  const license = await findLicenseView(db, licenseKey);
+  if (!license) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+  return license;
+}
+
+export async function findLicenseView(
+  db: Kysely<DB>,
+  licenseKey: string,
+): Promise<LicenseView | null> {
   const row = await selectLicenseViews(db)
     .where("licenses.license_key", "=", licenseKey)
     .executeTakeFirst();
-  if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
-  return toLicenseView(row);
+  return row ? toLicenseView(row) : null;
+}
+
+const settingNames = [
+  "status",
+  "expiresAt",
+  "edition",
+  "editionName",
+  "features",
+  "maxMachines",
+  "customerName",
+  "customerEmail",
+  "note",
+] as const satisfies ReadonlyArray<keyof LicenseSettings & keyof LicenseView>;
+
+/** The settings whose value differs between two views of one license, in a fixed order. */
+export function changedSettings(before: LicenseView, after: LicenseView): string[] {
+  return settingNames.filter(
+    (name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]),
+  );
 }
 
 function toLicenseView(row: DB["licenses"] & { product_slug: string }): LicenseView {
