@@ -109,22 +109,22 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     useReadExecutor(db, new SqliteReadBatch(db, statements));
     useTransactionRunner(db, new SqliteWriteBatch(db, gate));
     const lastSeenLog = background && new SqliteLastSeenLog(background, gate);
-    const append =
-      lastSeenLog && ((entries: Array<[string, number]>) => lastSeenLog.append(entries));
+    // The log works through the thread: once the thread is gone, there is none.
+    const liveLog = () => (background?.alive ? lastSeenLog : null);
     return {
       db,
       dialect: "sqlite",
-      lastSeenWriter: () => (append && background?.alive ? append : null),
-      foldLastSeen: async () => {
-        if (lastSeenLog && background.alive) await lastSeenLog.fold();
+      lastSeenWriter: () => {
+        const log = liveLog();
+        return log && ((entries) => log.append(entries));
       },
-      foldLastSeenIfDue: async () => {
-        if (lastSeenLog && background.alive) await lastSeenLog.foldIfDue();
-      },
+      foldLastSeen: async () => liveLog()?.fold(),
+      foldLastSeenIfDue: async () => liveLog()?.foldIfDue(),
       close: async () => {
         // Leaves activations.last_seen_at current for whoever opens the file next (the CLI).
-        if (lastSeenLog && background.alive) {
-          await lastSeenLog
+        const log = liveLog();
+        if (log) {
+          await log
             .foldPending()
             .catch((err: unknown) =>
               options.backgroundWorker?.onError(

@@ -145,18 +145,16 @@ export class SqliteLastSeenLog {
       this.#pending = 0;
       return;
     }
-    for (let from = low; from <= high; from += this.chunks.aggregate) {
-      const to = Math.min(from + this.chunks.aggregate - 1, high);
-      await this.#read([{ sql: sql.aggregate, params: [from, to] }]);
+    for (const range of ranges(low, high, this.chunks.aggregate)) {
+      await this.#read([{ sql: sql.aggregate, params: range }]);
     }
     const [count] = await this.#read([{ sql: sql.foldCount, get: true }]);
     const seen = numberOr(count?.n, 0);
     const rows = numberOr(activations?.n, 0);
     if (seen < rows * sparseBelow) await this.#applyByKey();
     else await this.#applyByRange(rows);
-    for (let from = low; from <= high; from += this.chunks.discard) {
-      const to = Math.min(from + this.chunks.discard - 1, high);
-      await this.#write([{ sql: sql.discard, params: [from, to] }]);
+    for (const range of ranges(low, high, this.chunks.discard)) {
+      await this.#write([{ sql: sql.discard, params: range }]);
     }
     await this.#read([{ sql: sql.clearFold }]);
     // What this process appended while the fold ran is still waiting.
@@ -166,10 +164,9 @@ export class SqliteLastSeenLog {
   async #applyByRange(rows: number): Promise<void> {
     // Rows inserted since `rows` was read are newer than every sighting in this fold; the last
     // range is open all the same, in case rowids moved (a VACUUM) while the fold ran.
-    const step = this.chunks.scan;
-    for (let from = 1; from <= rows; from += step) {
-      const to = from + step > rows ? Number.MAX_SAFE_INTEGER : from + step - 1;
-      await this.#write([{ sql: sql.applyRange, params: [from, to] }]);
+    for (const [from, to] of ranges(1, rows, this.chunks.scan)) {
+      const upTo = to === rows ? Number.MAX_SAFE_INTEGER : to;
+      await this.#write([{ sql: sql.applyRange, params: [from, upTo] }]);
     }
   }
 
@@ -195,6 +192,11 @@ export class SqliteLastSeenLog {
   #write(steps: SqlStep[]) {
     return this.gate.run(() => this.worker.execute("immediate", steps));
   }
+}
+
+/** [from, to] ranges of at most `size` covering low..high, both ends included. */
+function* ranges(low: number, high: number, size: number): Generator<[number, number]> {
+  for (let from = low; from <= high; from += size) yield [from, Math.min(from + size - 1, high)];
 }
 
 function numberOr(value: SqlValue | undefined, fallback: number): number {

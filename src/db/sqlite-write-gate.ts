@@ -1,6 +1,6 @@
 /**
  * Makes this process's SQLite writers take turns: group-commit batches (SqliteWriteBatch) and
- * the background worker's last-seen chunks. SQLite allows one writer at a time; a writer that
+ * the background thread's writing steps (last-seen appends and folds, SqliteLastSeenLog). SQLite allows one writer at a time; a writer that
  * finds the lock taken waits inside better-sqlite3 (busy_timeout), which on the main thread
  * blocks the event loop. Waiting here is asynchronous instead.
  */

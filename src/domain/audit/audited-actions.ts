@@ -16,38 +16,24 @@ import { deleteRelease } from "../releases/manage-releases.js";
 import { type Actor, withAudit } from "./audit-log.js";
 
 /**
- * Every audited admin write, once: the admin API and the dashboard both call these, so an action
- * records the same audit entry (name, target, details) whichever way it was made. Each write and
+ * Every audited admin write, once: the admin API, the dashboard and the CLI all call these, so an
+ * action records the same audit entry (name, target, details) whichever way it was made. Each write and
  * its entry commit together (withAudit). Details never hold a secret.
  */
+
+const productEntry = (product: { slug: string; name: string }) => ({
+  target: { type: "product", id: product.slug },
+  details: { name: product.name },
+});
 
 export const createProductAudited = (
   db: Kysely<DB>,
   actor: Actor,
   input: { slug: string; name: string },
-) =>
-  withAudit(
-    db,
-    actor,
-    "product.create",
-    (trx) => createProduct(trx, input),
-    (product) => ({
-      target: { type: "product", id: product.slug },
-      details: { name: product.name },
-    }),
-  );
+) => withAudit(db, actor, "product.create", (trx) => createProduct(trx, input), productEntry);
 
 export const renameProductAudited = (db: Kysely<DB>, actor: Actor, slug: string, name: string) =>
-  withAudit(
-    db,
-    actor,
-    "product.rename",
-    (trx) => renameProduct(trx, slug, name),
-    (product) => ({
-      target: { type: "product", id: product.slug },
-      details: { name: product.name },
-    }),
-  );
+  withAudit(db, actor, "product.rename", (trx) => renameProduct(trx, slug, name), productEntry);
 
 export const deleteProductAudited = (db: Kysely<DB>, actor: Actor, slug: string) =>
   withAudit(
