@@ -107,7 +107,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }) });
     const gate = new SqliteWriteGate();
     useReadExecutor(db, new SqliteReadBatch(db, statements));
-    useTransactionRunner(db, new SqliteWriteBatch(db, gate));
+    useTransactionRunner(db, new SqliteWriteBatch(db, gate, statements));
     const lastSeenLog = background && new SqliteLastSeenLog(background, gate);
     // The log works through the thread: once the thread is gone, there is none.
     const liveLog = () => (background?.alive ? lastSeenLog : null);

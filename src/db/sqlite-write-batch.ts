@@ -20,10 +20,19 @@ import { TickQueue } from "./tick-queue.js";
 export class SqliteWriteBatch {
   readonly #queue = new TickQueue<PendingWrite>(() => void this.#drain());
 
+  readonly #savepoint: UnitStatement;
+  readonly #release: UnitStatement;
+  readonly #rollbackTo: UnitStatement;
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly gate: SqliteWriteGate,
-  ) {}
+    sqlite: { prepare(sql: string): UnitStatement },
+  ) {
+    this.#savepoint = sqlite.prepare("savepoint unit");
+    this.#release = sqlite.prepare("release unit");
+    this.#rollbackTo = sqlite.prepare("rollback to unit");
+  }
 
   run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -47,14 +56,16 @@ export class SqliteWriteBatch {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       for (const pending of batch) {
-        const unit = await trx.savepoint("unit").execute();
+        // The batch's transaction holds the connection, so the savepoint statements run on it
+        // directly: through Kysely, each cost a query build and a transaction object per unit.
+        this.#savepoint.run([]);
         try {
-          const value = await pending.work(unit);
-          await unit.releaseSavepoint("unit").execute();
+          const value = await pending.work(trx);
+          this.#release.run([]);
           outcomes.push({ ok: true, value });
         } catch (error) {
-          await unit.rollbackToSavepoint("unit").execute();
-          await unit.releaseSavepoint("unit").execute();
+          this.#rollbackTo.run([]);
+          this.#release.run([]);
           outcomes.push({ ok: false, error });
         }
       }
@@ -80,4 +91,9 @@ interface PendingWrite {
   work: (trx: Transaction<DB>) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+}
+
+/** The part of a better-sqlite3 statement the batch uses. */
+interface UnitStatement {
+  run(parameters: readonly unknown[]): unknown;
 }
