@@ -1,4 +1,5 @@
-import type { Kysely, Transaction } from "kysely";
+import type { CompiledQuery, Kysely, QueryResult, Transaction } from "kysely";
+import { type ConnectionExecutor, useConnectionExecutor } from "./compiled-query.js";
 import type { DB } from "./schema.js";
 import type { SqliteWriteGate } from "./sqlite-write-gate.js";
 import { TickQueue } from "./tick-queue.js";
@@ -23,12 +24,14 @@ export class SqliteWriteBatch {
   readonly #savepoint: UnitStatement;
   readonly #release: UnitStatement;
   readonly #rollbackTo: UnitStatement;
+  readonly #direct: ConnectionExecutor;
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly gate: SqliteWriteGate,
-    sqlite: { prepare(sql: string): UnitStatement },
+    sqlite: { prepare(sql: string): SqliteStatement },
   ) {
+    this.#direct = sqliteConnectionExecutor(sqlite);
     this.#savepoint = sqlite.prepare("savepoint unit");
     this.#release = sqlite.prepare("release unit");
     this.#rollbackTo = sqlite.prepare("rollback to unit");
@@ -55,6 +58,7 @@ export class SqliteWriteBatch {
     }
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
+      useConnectionExecutor(trx, this.#direct);
       for (const pending of batch) {
         // The batch's transaction holds the connection, so the savepoint statements run on it
         // directly: through Kysely, each cost a query build and a transaction object per unit.
@@ -93,7 +97,25 @@ interface PendingWrite {
   reject: (err: unknown) => void;
 }
 
+type UnitStatement = Pick<SqliteStatement, "run">;
+
 /** The part of a better-sqlite3 statement the batch uses. */
-interface UnitStatement {
-  run(parameters: readonly unknown[]): unknown;
+interface SqliteStatement {
+  readonly reader: boolean;
+  all(parameters: readonly unknown[]): unknown[];
+  run(parameters: readonly unknown[]): { changes: number; lastInsertRowid: number | bigint };
+}
+
+/** Runs a compiled query on the connection as Kysely's SQLite driver does, with the same result. */
+function sqliteConnectionExecutor(sqlite: {
+  prepare(sql: string): SqliteStatement;
+}): ConnectionExecutor {
+  return {
+    execute<Row>(query: CompiledQuery<Row>): QueryResult<Row> {
+      const statement = sqlite.prepare(query.sql);
+      if (statement.reader) return { rows: statement.all(query.parameters) as Row[] };
+      const { changes, lastInsertRowid } = statement.run(query.parameters);
+      return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+    },
+  };
 }
