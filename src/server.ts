@@ -33,8 +33,9 @@ async function main(): Promise<void> {
   let shuttingDown = false;
   // Responses sent while draining tell keep-alive clients to hang up, so close() does not wait
   // for their idle connections to time out.
-  app.addHook("onSend", async (_request, reply) => {
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (shuttingDown) reply.header("connection", "close");
+    done(null, payload);
   });
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (shuttingDown) return;

@@ -413,6 +413,23 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
       expect(response.json()).toMatchObject({ code: "INVALID_FIELD_VALUE" });
       expect(response.json().error).toContain(message);
     });
+
+    it.each([
+      ["POST", "/api/admin/products", { slug: "nul-app", name: "A\u0000B" }],
+      ["GET", "/api/admin/licenses?search=A%00B", undefined],
+      ["GET", "/api/admin/licenses/K%001/machines", undefined],
+    ] as const)(
+      "%s %s with a NUL character is a 400 and changes nothing",
+      async (method, url, body) => {
+        const response = await call(method, url, body);
+        expect(response.statusCode).toBe(400);
+        expect(response.json()).toEqual({
+          error: "The request contains a NUL character",
+          code: "INVALID_FIELD_VALUE",
+        });
+        expect((await call("GET", "/api/admin/products/nul-app")).statusCode).toBe(404);
+      },
+    );
   });
 
   describe("admin API through a dashboard session", () => {

@@ -27,13 +27,14 @@ export function registerRoutes(
   validateLicenseRoute(app, db, lastSeen);
   deactivateMachineRoute(app, db);
 
-  registerActor(app);
-  app.addHook("preValidation", async (request) => {
-    if (request.routeOptions.url?.startsWith("/api/admin/")) rejectNulInput(request);
+  // The admin API in a scope of its own, so its hooks do not run on the license endpoints.
+  void app.register(async (admin) => {
+    registerActor(admin);
+    admin.addHook("preValidation", async (request) => rejectNulInput(request));
+    adminProductRoutes(admin, db);
+    adminLicenseRoutes(admin, db);
+    adminReleaseRoutes(admin, db);
+    adminApiKeyRoutes(admin, db);
+    adminAuditRoutes(admin, db);
   });
-  adminProductRoutes(app, db);
-  adminLicenseRoutes(app, db);
-  adminReleaseRoutes(app, db);
-  adminApiKeyRoutes(app, db);
-  adminAuditRoutes(app, db);
 }
