@@ -12,7 +12,14 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
     await f.close();
   });
 
-  async function activateMachines(count: number): Promise<string[]> {
+  interface Machine {
+    id: string;
+    licenseId: string;
+    machineId: string;
+  }
+
+  /** `count` machines activated on a new license, ordered by activation id. */
+  async function activateMachines(count: number): Promise<Machine[]> {
     const licenseKey = await f.createLicense({ maxMachines: count });
     for (let i = 0; i < count; i++) {
       await f.post("/api/license/activate", {
@@ -24,76 +31,102 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
     const rows = await f.db
       .selectFrom("activations")
       .innerJoin("licenses", "licenses.id", "activations.license_id")
-      .select("activations.id")
+      .select(["activations.id", "activations.license_id", "activations.machine_id"])
       .where("licenses.license_key", "=", licenseKey)
-      .orderBy("activations.machine_id")
       .execute();
-    return rows.map((r) => r.id);
+    return rows
+      .map((r) => ({ id: r.id, licenseId: r.license_id, machineId: r.machine_id }))
+      .sort((a, b) => a.id.localeCompare(b.id));
   }
 
-  const lastSeenOf = async (ids: string[]) =>
+  const lastSeenOf = async (machines: Machine[]) =>
     (
       await f.db
         .selectFrom("activations")
         .select(["id", "last_seen_at"])
-        .where("id", "in", ids)
+        .where(
+          "id",
+          "in",
+          machines.map((m) => m.id),
+        )
         .execute()
     )
       .sort((a, b) => a.id.localeCompare(b.id))
       .map((r) => r.last_seen_at);
 
+  const record = (buffer: LastSeenBuffer, machine: Machine | undefined, at: number) =>
+    buffer.record(machine?.licenseId ?? "", machine?.machineId ?? "", at);
+
+  // Later than the activations' own last-seen (their activation time): a time only moves forward.
+  const t0 = Date.now() + 3_600_000;
+
   for (const oneTransaction of [false, true]) {
     const mode = oneTransaction ? "one transaction per flush" : "one commit per statement";
     it(`writes each activation's own time, in batches larger than one statement (${mode})`, async () => {
-      const ids = (await activateMachines(450)).sort();
+      const machines = await activateMachines(450);
       const buffer = new LastSeenBuffer({ oneTransaction });
-      ids.forEach((id, i) => buffer.record(id, 1_000_000 + i));
+      machines.forEach((m, i) => record(buffer, m, t0 + i));
       await buffer.flush(f.db);
       expect(buffer.size).toBe(0);
-      expect(await lastSeenOf(ids)).toEqual(ids.map((_, i) => 1_000_000 + i));
+      expect(await lastSeenOf(machines)).toEqual(machines.map((_, i) => t0 + i));
     });
 
     it(`keeps the latest time when an activation is seen several times (${mode})`, async () => {
-      const [id] = await activateMachines(1);
+      const machines = await activateMachines(1);
       const buffer = new LastSeenBuffer({ oneTransaction });
-      buffer.record(id as string, 5000);
-      buffer.record(id as string, 9000);
-      buffer.record(id as string, 7000);
+      record(buffer, machines[0], t0 + 5000);
+      record(buffer, machines[0], t0 + 9000);
+      record(buffer, machines[0], t0 + 7000);
       await buffer.flush(f.db);
-      expect(await lastSeenOf([id as string])).toEqual([9000]);
+      expect(await lastSeenOf(machines)).toEqual([t0 + 9000]);
+    });
+
+    it(`never moves last-seen back, and leaves ended activations alone (${mode})`, async () => {
+      const machines = await activateMachines(2);
+      const [kept, ended] = machines as [Machine, Machine];
+      await f.db
+        .updateTable("activations")
+        .set({ last_seen_at: t0 })
+        .where("id", "=", kept.id)
+        .execute();
+      await f.db
+        .updateTable("activations")
+        .set({ deactivated_at: Date.now() })
+        .where("id", "=", ended.id)
+        .execute();
+      const endedBefore = await lastSeenOf([ended]);
+      const buffer = new LastSeenBuffer({ oneTransaction });
+      record(buffer, kept, t0 - 1000);
+      record(buffer, ended, t0);
+      await buffer.flush(f.db);
+      expect(await lastSeenOf([kept])).toEqual([t0]);
+      expect(await lastSeenOf([ended])).toEqual(endedBefore);
     });
 
     it(`writes what is recorded while a flush runs before that flush resolves (${mode})`, async () => {
-      const [first, second] = await activateMachines(2);
+      const machines = await activateMachines(2);
       const buffer = new LastSeenBuffer({ oneTransaction });
-      buffer.record(first as string, 1111);
+      record(buffer, machines[0], t0 + 1111);
       const running = buffer.flush(f.db);
-      buffer.record(second as string, 2222);
+      record(buffer, machines[1], t0 + 2222);
       const joined = buffer.flush(f.db);
       expect(joined).toBe(running);
       await joined;
       expect(buffer.size).toBe(0);
-      expect(await lastSeenOf([first as string, second as string])).toEqual(
-        [
-          [first, 1111],
-          [second, 2222],
-        ]
-          .sort((a, b) => String(a[0]).localeCompare(String(b[0])))
-          .map(([, at]) => at),
-      );
+      expect(await lastSeenOf(machines)).toEqual([t0 + 1111, t0 + 2222]);
     });
 
     it(`keeps what it could not write for the next flush (${mode})`, async () => {
-      const [id] = await activateMachines(1);
+      const machines = await activateMachines(1);
       const buffer = new LastSeenBuffer({ oneTransaction });
-      buffer.record(id as string, 4242);
+      record(buffer, machines[0], t0 + 4242);
       const closed = await import("./helpers/database.js").then((m) => m.openTestDatabase(dialect));
       await closed.database.close();
       await expect(buffer.flush(closed.database.db)).rejects.toThrow();
       await closed.testDatabase.drop();
       expect(buffer.size).toBe(1);
       await buffer.flush(f.db);
-      expect(await lastSeenOf([id as string])).toEqual([4242]);
+      expect(await lastSeenOf(machines)).toEqual([t0 + 4242]);
     });
   }
 });

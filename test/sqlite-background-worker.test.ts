@@ -9,13 +9,41 @@ import { createLicense } from "../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { startBackgroundWorker } from "../src/db/sqlite-background-worker.js";
-import { type FoldChunks, foldEveryMs, SqliteLastSeenLog } from "../src/db/sqlite-last-seen-log.js";
+import {
+  type FoldChunks,
+  foldEveryMs,
+  type Sighting,
+  SqliteLastSeenLog,
+} from "../src/db/sqlite-last-seen-log.js";
 import { SqliteWriteGate } from "../src/db/sqlite-write-gate.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/database.js";
 
 // The server checkpoints SQLite's WAL from a worker thread (src/db/sqlite-background-worker.ts).
 // Committed pages reach the database file only through a checkpoint, so the file's size shows
 // whether one ran.
+interface Machine {
+  id: string;
+  licenseId: string;
+  machineId: string;
+}
+
+/** Every activation, ordered by id. */
+async function machinesOf(db: Database["db"]): Promise<Machine[]> {
+  const rows = await db
+    .selectFrom("activations")
+    .select(["id", "license_id", "machine_id"])
+    .orderBy("id")
+    .execute();
+  return rows.map((r) => ({ id: r.id, licenseId: r.license_id, machineId: r.machine_id }));
+}
+
+/** The sighting of `machine` at `at`, as validate records it. */
+const sighting = (machine: Machine | undefined, at: number): Sighting => [
+  machine?.licenseId ?? "",
+  machine?.machineId ?? "",
+  at,
+];
+
 describe("the SQLite background thread: WAL checkpoints and last-seen writes", () => {
   let opened: { database: Database; testDatabase: TestDatabase } | undefined;
   afterEach(async () => {
@@ -69,7 +97,7 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
     expect(fileSize()).toBe(before);
   });
 
-  async function activatedMachines(db: Database["db"], count: number): Promise<string[]> {
+  async function activatedMachines(db: Database["db"], count: number): Promise<Machine[]> {
     await createProduct(db, { slug: "bg-app", name: "Background App" });
     const { licenseKey } = await createLicense(db, { productSlug: "bg-app", maxMachines: count });
     await Promise.all(
@@ -83,9 +111,7 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
         }),
       ),
     );
-    return (await db.selectFrom("activations").select("id").orderBy("id").execute()).map(
-      (r) => r.id,
-    );
+    return machinesOf(db);
   }
 
   const lastSeenTimes = async (db: Database["db"]) =>
@@ -95,14 +121,14 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
   const sightingsLeft = async (db: Database["db"]) =>
     (
       await db
-        .selectFrom("activation_sightings")
+        .selectFrom("machine_sightings")
         .select((eb) => eb.fn.countAll<number>().as("n"))
         .executeTakeFirstOrThrow()
     ).n;
 
   it("appends validate's last-seen times to the log, and a fold moves them into activations", async () => {
     const { database, db, errors } = await open(true);
-    const ids = await activatedMachines(db, 50);
+    const machines = await activatedMachines(db, 50);
     const before = await lastSeenTimes(db);
     const background = database.lastSeenWriter();
     if (!background) throw new Error("no background writer");
@@ -115,14 +141,14 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
       },
     });
     const seenAt = Date.now() + 60_000;
-    ids.forEach((id, i) => buffer.record(id, seenAt + i));
+    machines.forEach((m, i) => buffer.record(m.licenseId, m.machineId, seenAt + i));
     await buffer.flush(db);
     expect(writerCalls).toBe(1);
     expect(await sightingsLeft(db)).toBe(50);
     expect(await lastSeenTimes(db)).toEqual(before);
 
     await database.foldLastSeen();
-    expect(await lastSeenTimes(db)).toEqual(ids.map((_, i) => seenAt + i));
+    expect(await lastSeenTimes(db)).toEqual(machines.map((_, i) => seenAt + i));
     expect(await sightingsLeft(db)).toBe(0);
     expect(errors).toEqual([]);
   });
@@ -134,61 +160,67 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
     ["every activation of 200 was seen", 200],
   ])("folds the latest time of each activation when %s", async (_, seenCount) => {
     const { database, db } = await open(true);
-    const ids = await activatedMachines(db, 200);
+    const machines = await activatedMachines(db, 200);
     const before = await lastSeenTimes(db);
     const writer = database.lastSeenWriter();
     if (!writer) throw new Error("no background writer");
     const base = Date.now() + 60_000;
-    const seen = ids.slice(0, seenCount);
+    const seen = machines.slice(0, seenCount);
     // Each seen activation three times, the latest in the middle: the fold keeps the maximum.
     for (const offset of [1, 3, 2]) {
-      await writer(seen.map((id, i): [string, number] => [id, base + i * 10 + offset]));
+      await writer(seen.map((m, i) => sighting(m, base + i * 10 + offset)));
     }
     await database.foldLastSeen();
     expect(await lastSeenTimes(db)).toEqual(
-      ids.map((_, i) => (i < seenCount ? base + i * 10 + 3 : before[i])),
+      machines.map((_, i) => (i < seenCount ? base + i * 10 + 3 : before[i])),
     );
     expect(await sightingsLeft(db)).toBe(0);
   });
 
-  it("never moves last-seen back, and drops sightings of activations deleted since", async () => {
+  it("never moves last-seen back, and drops sightings of machines no longer active", async () => {
     const { database, db, errors } = await open(true);
-    const [id] = await activatedMachines(db, 1);
+    const [kept, ended] = await activatedMachines(db, 2);
     const writer = database.lastSeenWriter();
     if (!writer) throw new Error("no background writer");
     const later = Date.now() + 120_000;
     await db.updateTable("activations").set({ last_seen_at: later }).execute();
+    await db
+      .updateTable("activations")
+      .set({ deactivated_at: Date.now() })
+      .where("id", "=", ended?.id ?? "")
+      .execute();
     await writer([
-      [id as string, later - 5000],
-      ["act_deleted_long_ago", later],
+      sighting(kept, later - 5000),
+      sighting(ended, later + 5000),
+      [kept?.licenseId ?? "", "never-activated", later + 5000],
     ]);
     await database.foldLastSeen();
-    expect(await lastSeenTimes(db)).toEqual([later]);
+    expect(await lastSeenTimes(db)).toEqual([later, later]);
     expect(await sightingsLeft(db)).toBe(0);
     expect(errors).toEqual([]);
   });
 
   it("keeps sightings appended while a fold runs for the next fold", async () => {
     const { database, db } = await open(true);
-    const ids = await activatedMachines(db, 100);
+    const machines = await activatedMachines(db, 100);
     const writer = database.lastSeenWriter();
     if (!writer) throw new Error("no background writer");
     const base = Date.now() + 60_000;
-    await writer(ids.map((id): [string, number] => [id, base]));
+    await writer(machines.map((m) => sighting(m, base)));
     await Promise.all([
       database.foldLastSeen(),
-      writer(ids.map((id, i): [string, number] => [id, base + 1 + i])),
+      writer(machines.map((m, i) => sighting(m, base + 1 + i))),
     ]);
     await database.foldLastSeen();
-    expect(await lastSeenTimes(db)).toEqual(ids.map((_, i) => base + 1 + i));
+    expect(await lastSeenTimes(db)).toEqual(machines.map((_, i) => base + 1 + i));
     expect(await sightingsLeft(db)).toBe(0);
   });
 
   it("folds what is left when the database is closed, for the next process to see", async () => {
     const { database, db, errors } = await open(true);
-    const [id] = await activatedMachines(db, 1);
+    const [machine] = await activatedMachines(db, 1);
     const seenAt = Date.now() + 60_000;
-    await database.lastSeenWriter()?.([[id as string, seenAt]]);
+    await database.lastSeenWriter()?.([sighting(machine, seenAt)]);
     const testDatabase = opened?.testDatabase as TestDatabase;
     opened = undefined;
     await database.close();
@@ -207,14 +239,13 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
   // SQLite's busy handler is a property of SqliteWriteGate this test cannot observe.
   it("takes turns with the app's own writes: every write of both lands", async () => {
     const { database, db } = await open(true);
-    const ids = await activatedMachines(db, 200);
+    const machines = await activatedMachines(db, 200);
     const writer = database.lastSeenWriter();
     if (!writer) throw new Error("no background writer");
     const base = Date.now() + 60_000;
-    const entries = Array.from({ length: 5000 }, (_, i): [string, number] => [
-      ids[i % ids.length] as string,
-      base + i,
-    ]);
+    const entries = Array.from({ length: 5000 }, (_, i) =>
+      sighting(machines[i % machines.length], base + i),
+    );
     await Promise.all([
       writer(entries),
       database.foldLastSeen(),
@@ -248,11 +279,11 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
     opened = { database, testDatabase };
     await new Promise((resolve) => setTimeout(resolve, 300));
     await migrateToLatest(database.db);
-    const [id] = await activatedMachines(database.db, 1);
+    const [machine] = await activatedMachines(database.db, 1);
     const writer = database.lastSeenWriter();
     expect(writer).not.toBeNull();
     const seenAt = Date.now() + 60_000;
-    await writer?.([[id as string, seenAt]]);
+    await writer?.([sighting(machine, seenAt)]);
     await database.foldLastSeen();
     expect(await lastSeenTimes(database.db)).toEqual([seenAt]);
     expect(errors).toEqual([]);
@@ -274,7 +305,7 @@ describe("when and how the last-seen log is folded", () => {
     chunks: FoldChunks | undefined,
     test: (f: {
       db: Database["db"];
-      ids: string[];
+      machines: Machine[];
       log: SqliteLastSeenLog;
       lastSeen: () => Promise<number[]>;
     }) => Promise<void>,
@@ -302,12 +333,9 @@ describe("when and how the last-seen log is folded", () => {
           platform: null,
         });
       }
-      const ids = (await db.selectFrom("activations").select("id").orderBy("id").execute()).map(
-        (r) => r.id,
-      );
       await test({
         db,
-        ids,
+        machines: await machinesOf(db),
         log: new SqliteLastSeenLog(worker, new SqliteWriteGate(), chunks),
         lastSeen: async () =>
           (await db.selectFrom("activations").select("last_seen_at").orderBy("id").execute()).map(
@@ -323,18 +351,18 @@ describe("when and how the last-seen log is folded", () => {
   }
 
   it("at the first check (what a killed server left), then only once a minute has passed", () =>
-    withLog(1, undefined, async ({ db, ids, log, lastSeen }) => {
-      const [id] = ids as [string];
+    withLog(1, undefined, async ({ db, machines, log, lastSeen }) => {
+      const [machine] = machines as [Machine];
       const t0 = Date.now() + 60_000;
       // Left by an earlier process: this one has not appended anything yet.
       await db
-        .insertInto("activation_sightings")
-        .values({ activation_id: id, seen_at: t0 })
+        .insertInto("machine_sightings")
+        .values({ license_id: machine.licenseId, machine_id: machine.machineId, seen_at: t0 })
         .execute();
       await log.foldIfDue(t0);
       expect(await lastSeen()).toEqual([t0]);
 
-      await log.append([[id, t0 + 1]]);
+      await log.append([sighting(machine, t0 + 1)]);
       await log.foldIfDue(Date.now() + 1000);
       expect(await lastSeen()).toEqual([t0]);
       await log.foldIfDue(Date.now() + foldEveryMs);
@@ -342,11 +370,11 @@ describe("when and how the last-seen log is folded", () => {
     }));
 
   it("a fold asked for while one runs also takes what was appended before the ask", () =>
-    withLog(3, undefined, async ({ ids, log, lastSeen }) => {
+    withLog(3, undefined, async ({ machines, log, lastSeen }) => {
       const t0 = Date.now() + 60_000;
-      await log.append(ids.map((id): [string, number] => [id, t0]));
+      await log.append(machines.map((m) => sighting(m, t0)));
       const running = log.fold();
-      await log.append(ids.map((id): [string, number] => [id, t0 + 5]));
+      await log.append(machines.map((m) => sighting(m, t0 + 5)));
       await Promise.all([running, log.fold()]);
       expect(await lastSeen()).toEqual([t0 + 5, t0 + 5, t0 + 5]);
     }));
@@ -357,20 +385,20 @@ describe("when and how the last-seen log is folded", () => {
     ["by id, when few activations were seen", 9],
     ["by walking activations, when many were", 150],
   ])("folds across chunk boundaries %s", (_, seenCount) =>
-    withLog(200, tinyChunks, async ({ db, ids, log, lastSeen }) => {
+    withLog(200, tinyChunks, async ({ db, machines, log, lastSeen }) => {
       const before = await lastSeen();
       const base = Date.now() + 60_000;
-      const seen = ids.slice(0, seenCount);
+      const seen = machines.slice(0, seenCount);
       // Several sightings per activation, the latest neither first nor last, spread over chunks.
       for (const offset of [2, 5, 1, 4, 3]) {
-        await log.append(seen.map((id, i): [string, number] => [id, base + i * 10 + offset]));
+        await log.append(seen.map((m, i) => sighting(m, base + i * 10 + offset)));
       }
       await log.fold();
       expect(await lastSeen()).toEqual(
-        ids.map((_, i) => (i < seenCount ? base + i * 10 + 5 : before[i])),
+        machines.map((_, i) => (i < seenCount ? base + i * 10 + 5 : before[i])),
       );
       const left = await db
-        .selectFrom("activation_sightings")
+        .selectFrom("machine_sightings")
         .select((eb) => eb.fn.countAll<number>().as("n"))
         .executeTakeFirstOrThrow();
       expect(left.n).toBe(0);

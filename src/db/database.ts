@@ -18,7 +18,7 @@ import { useReadExecutor } from "./compiled-query.js";
 import { PgNamedReads } from "./pg-named-reads.js";
 import { safetyNetCheckpointPages, startBackgroundWorker } from "./sqlite-background-worker.js";
 import { SqliteWriteGate } from "./sqlite-write-gate.js";
-import { SqliteLastSeenLog } from "./sqlite-last-seen-log.js";
+import { type Sighting, SqliteLastSeenLog } from "./sqlite-last-seen-log.js";
 import { SqliteReadBatch } from "./sqlite-read-batch.js";
 import { SqliteWriteBatch } from "./sqlite-write-batch.js";
 import { useTransactionRunner } from "./in-transaction.js";
@@ -33,7 +33,7 @@ export interface Database {
    * sqlite-last-seen-log.ts), in chunks that take turns with this process's other writes; null
    * when there is no such thread (then the caller updates activations through Kysely).
    */
-  lastSeenWriter(): ((entries: Array<[string, number]>) => Promise<void>) | null;
+  lastSeenWriter(): ((sightings: Sighting[]) => Promise<void>) | null;
   /** Folds the last-seen log into activations now (a no-op where there is no log). */
   foldLastSeen(): Promise<void>;
   /** Folds it if it is due (sqlite-last-seen-log.ts); the server asks every second. */
@@ -116,7 +116,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       dialect: "sqlite",
       lastSeenWriter: () => {
         const log = liveLog();
-        return log && ((entries) => log.append(entries));
+        return log && ((sightings) => log.append(sightings));
       },
       foldLastSeen: async () => liveLog()?.fold(),
       foldLastSeenIfDue: async () => liveLog()?.foldIfDue(),

@@ -55,10 +55,11 @@ export interface ActivationsTable {
   deactivated_at: number | null;
 }
 
-/** Append-only last-seen log (SQLite server only; see migration 0004). */
-export interface ActivationSightingsTable {
+/** Append-only last-seen log (SQLite server only; see migration 0005). */
+export interface MachineSightingsTable {
   seq: Generated<number>;
-  activation_id: string;
+  license_id: string;
+  machine_id: string;
   seen_at: number;
 }
 
@@ -142,7 +143,7 @@ export interface DB {
   products: ProductsTable;
   licenses: LicensesTable;
   activations: ActivationsTable;
-  activation_sightings: ActivationSightingsTable;
+  machine_sightings: MachineSightingsTable;
   release_versions: ReleaseVersionsTable;
   release_artifacts: ReleaseArtifactsTable;
   api_keys: ApiKeysTable;

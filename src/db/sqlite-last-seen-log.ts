@@ -2,7 +2,7 @@ import type { BackgroundWorker, SqlStep, SqlValue } from "./sqlite-background-wo
 import type { SqliteWriteGate } from "./sqlite-write-gate.js";
 
 /**
- * Validate's last-seen times on the SQLite server: appended to activation_sightings, then folded
+ * Validate's last-seen times on the SQLite server: appended to machine_sightings, then folded
  * into activations.last_seen_at now and then, all on the background thread.
  *
  * Why (measured, docs/performance.md): updating last_seen_at in place dirties one random page of
@@ -11,6 +11,11 @@ import type { SqliteWriteGate } from "./sqlite-write-gate.js";
  * touches the log's last page: ~3 us at any size. A fold reads the log once and then, when it
  * holds many activations, walks activations in rowid order, so each page is written once per
  * fold however many of its rows were seen.
+ *
+ * A sighting names the machine (license id, machine id), not its activation: validate then only
+ * asks whether the machine is active, which the partial unique index answers alone (migration
+ * 0005). The fold gives each sighting to the machine's activation that is active at fold time;
+ * one that ended in between keeps the last-seen it had (at most a minute older).
  *
  * Visible effect: activations.last_seen_at (admin API, dashboard) lags validate by at most
  * `foldEveryMs` plus the fold's own time. A crash loses nothing that was appended: the next fold,
@@ -33,6 +38,9 @@ export interface FoldChunks {
   byKey: number;
   discard: number;
 }
+/** A machine seen on a license at a time (epoch ms). */
+export type Sighting = [licenseId: string, machineId: string, seenAt: number];
+
 const defaultChunks: FoldChunks = {
   append: 1000,
   aggregate: 10_000,
@@ -41,34 +49,40 @@ const defaultChunks: FoldChunks = {
   discard: 20_000,
 };
 /**
- * Walking all of activations costs ~2 us a row; updating one activation found by id ~45 us at
- * 1 M. Below one seen activation in 20 the fold updates by id instead of walking.
+ * Walking all of activations costs ~2 us a row; updating one activation found through the index
+ * ~45 us at 1 M. Below one seen activation in 20 the fold looks them up instead of walking.
  */
 const sparseBelow = 1 / 20;
 
 const sql = {
-  append: "insert into activation_sightings (activation_id, seen_at) values (?, ?)",
-  bounds: "select min(seq) as low, max(seq) as high from activation_sightings",
+  append: "insert into machine_sightings (license_id, machine_id, seen_at) values (?, ?, ?)",
+  bounds: "select min(seq) as low, max(seq) as high from machine_sightings",
   activationRows: "select coalesce(max(rowid), 0) as n from activations",
-  prepareFold:
-    "create temp table if not exists last_seen_fold (activation_id text primary key, seen_at integer not null) without rowid",
+  prepareFold: `create temp table if not exists last_seen_fold (license_id text not null,
+    machine_id text not null, seen_at integer not null, primary key (license_id, machine_id))
+    without rowid`,
   clearFold: "delete from temp.last_seen_fold",
   // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT.
-  aggregate: `insert into temp.last_seen_fold (activation_id, seen_at)
-    select activation_id, max(seen_at) from activation_sightings where seq between ? and ?
-    group by activation_id
-    on conflict (activation_id) do update set seen_at = max(seen_at, excluded.seen_at)`,
+  aggregate: `insert into temp.last_seen_fold (license_id, machine_id, seen_at)
+    select license_id, machine_id, max(seen_at) from machine_sightings where seq between ? and ?
+    group by license_id, machine_id
+    on conflict (license_id, machine_id) do update set seen_at = max(seen_at, excluded.seen_at)`,
   foldCount: "select count(*) as n from temp.last_seen_fold",
+  // A sighting goes to the machine's activation that is active at fold time.
   applyRange: `update activations set last_seen_at = f.seen_at from temp.last_seen_fold as f
-    where activations.rowid between ? and ? and f.activation_id = activations.id
+    where activations.rowid between ? and ? and activations.deactivated_at is null
+      and f.license_id = activations.license_id and f.machine_id = activations.machine_id
       and f.seen_at > activations.last_seen_at`,
   applyKeys: `update activations set last_seen_at = f.seen_at
-    from (select activation_id, seen_at from temp.last_seen_fold where activation_id > ?
-          order by activation_id limit ?) as f
-    where activations.id = f.activation_id and f.seen_at > activations.last_seen_at`,
-  lastKey: `select max(activation_id) as last from (select activation_id from temp.last_seen_fold
-    where activation_id > ? order by activation_id limit ?)`,
-  discard: "delete from activation_sightings where seq between ? and ?",
+    from (select license_id, machine_id, seen_at from temp.last_seen_fold
+          where (license_id, machine_id) > (?, ?) order by license_id, machine_id limit ?) as f
+    where activations.license_id = f.license_id and activations.machine_id = f.machine_id
+      and activations.deactivated_at is null and f.seen_at > activations.last_seen_at`,
+  lastKey: `select license_id, machine_id from (select license_id, machine_id
+      from temp.last_seen_fold where (license_id, machine_id) > (?, ?)
+      order by license_id, machine_id limit ?)
+    order by license_id desc, machine_id desc limit 1`,
+  discard: "delete from machine_sightings where seq between ? and ?",
 } as const;
 
 export class SqliteLastSeenLog {
@@ -85,10 +99,10 @@ export class SqliteLastSeenLog {
     private readonly chunks: FoldChunks = defaultChunks,
   ) {}
 
-  /** Appends [activation id, epoch ms] pairs, in chunks that take turns with other writes. */
-  async append(entries: Array<[string, number]>): Promise<void> {
-    for (let i = 0; i < entries.length; i += this.chunks.append) {
-      const rows = entries.slice(i, i + this.chunks.append);
+  /** Appends sightings, in chunks that take turns with other writes. */
+  async append(sightings: Sighting[]): Promise<void> {
+    for (let i = 0; i < sightings.length; i += this.chunks.append) {
+      const rows = sightings.slice(i, i + this.chunks.append);
       await this.gate.run(() => this.worker.execute("immediate", [{ sql: sql.append, rows }]));
       this.#pending = (this.#pending ?? 0) + rows.length;
     }
@@ -171,16 +185,17 @@ export class SqliteLastSeenLog {
   }
 
   async #applyByKey(): Promise<void> {
-    let after = "";
+    let after: [string, string] = ["", ""];
     for (;;) {
       const limit = this.chunks.byKey;
       const [, last] = await this.#write([
-        { sql: sql.applyKeys, params: [after, limit] },
-        { sql: sql.lastKey, params: [after, limit], get: true },
+        { sql: sql.applyKeys, params: [...after, limit] },
+        { sql: sql.lastKey, params: [...after, limit], get: true },
       ]);
-      const key = last?.row?.last;
-      if (typeof key !== "string") return;
-      after = key;
+      const licenseId = last?.row?.license_id;
+      const machineId = last?.row?.machine_id;
+      if (typeof licenseId !== "string" || typeof machineId !== "string") return;
+      after = [licenseId, machineId];
     }
   }
 

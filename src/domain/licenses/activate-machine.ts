@@ -41,7 +41,7 @@ export async function activateMachine(
   input: ActivateInput,
   now = Date.now(),
 ): Promise<ActivateResult> {
-  const { license, activationId } = await requireLicenseWithActivation(db, input);
+  const { license, machineActive } = await requireLicenseWithActivation(db, input);
   assertLicenseUsable(license, input.productSlug, now);
   assertMaxLength("machineId", input.machineId, limits.identifier);
   assertMaxLength("machineName", input.machineName, limits.machineName);
@@ -49,7 +49,7 @@ export async function activateMachine(
 
   // Already activated: only last-seen changes (written now, not buffered: activate is rare). If
   // the activation ended in between, this finds nothing and the machine is activated anew.
-  if (activationId !== null) {
+  if (machineActive) {
     const existing = await singleWrite(db, (writer) =>
       touchActiveActivation(writer, license.id, input.machineId, now),
     );

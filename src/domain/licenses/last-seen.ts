@@ -1,6 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import { inTransaction } from "../../db/in-transaction.js";
 import type { DB } from "../../db/schema.js";
+import type { Sighting } from "../../db/sqlite-last-seen-log.js";
 
 /**
  * Validate is the hottest path and its only write is last-seen, which no endpoint returns. It is
@@ -9,7 +10,8 @@ import type { DB } from "../../db/schema.js";
  * recorded since the previous flush; nothing else is deferred.
  */
 export class LastSeenBuffer {
-  readonly #pending = new Map<string, number>();
+  /** The latest sighting per machine and license, keyed `${licenseId}\u0000${machineId}`. */
+  readonly #pending = new Map<string, Sighting>();
   #flushing: Promise<void> | null = null;
 
   /**
@@ -22,13 +24,17 @@ export class LastSeenBuffer {
     private readonly options: {
       oneTransaction: boolean;
       /** A faster writer when there is one (Database.lastSeenWriter: SQLite's background thread). */
-      writer?: () => ((entries: Array<[string, number]>) => Promise<void>) | null;
+      writer?: () => ((sightings: Sighting[]) => Promise<void>) | null;
     } = { oneTransaction: false },
   ) {}
 
-  record(activationId: string, at: number): void {
-    const previous = this.#pending.get(activationId);
-    if (previous === undefined || at > previous) this.#pending.set(activationId, at);
+  /** The machine was seen at `at` on the license: its active activation's last-seen moves there. */
+  record(licenseId: string, machineId: string, at: number): void {
+    // NUL cannot occur in a machine id (refused at parsing) nor in a record id.
+    const key = `${licenseId}\u0000${machineId}`;
+    const previous = this.#pending.get(key);
+    if (previous === undefined) this.#pending.set(key, [licenseId, machineId, at]);
+    else if (at > previous[2]) previous[2] = at;
   }
 
   get size(): number {
@@ -47,7 +53,7 @@ export class LastSeenBuffer {
   // so what was recorded meanwhile must be written before it resolves (shutdown relies on it).
   async #write(db: Kysely<DB>): Promise<void> {
     while (this.#pending.size > 0) {
-      const entries = [...this.#pending];
+      const entries = [...this.#pending.values()];
       this.#pending.clear();
       const writeAll = async (target: Kysely<DB>) => {
         for (let i = 0; i < entries.length; i += batchSize) {
@@ -61,7 +67,7 @@ export class LastSeenBuffer {
       } catch (err) {
         // Put everything back (unless newer times arrived meanwhile) for the next flush.
         // Rewriting a time that did get written is harmless.
-        for (const [id, at] of entries) this.record(id, at);
+        for (const [licenseId, machineId, at] of entries) this.record(licenseId, machineId, at);
         throw err;
       }
     }
@@ -70,20 +76,28 @@ export class LastSeenBuffer {
 
 const batchSize = 200;
 
-// One UPDATE per batch: SET last_seen_at = CASE id WHEN ? THEN ? ... END WHERE id IN (...).
-// Portable across SQLite and PostgreSQL; the cast keeps PostgreSQL from typing the values as text.
-async function writeBatch(db: Kysely<DB>, batch: Array<[string, number]>): Promise<void> {
+// One UPDATE per batch, portable across SQLite and PostgreSQL: each sighting names its machine's
+// active activation by (license, machine), which the partial unique index finds. A time only
+// moves forward, so a flush racing another process's never sets an older one. The cast keeps
+// PostgreSQL from typing the values as text.
+async function writeBatch(db: Kysely<DB>, batch: Sighting[]): Promise<void> {
   const cases = sql.join(
-    batch.map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
+    batch.map(
+      ([licenseId, machineId, at]) =>
+        sql`when license_id = ${licenseId} and machine_id = ${machineId} and last_seen_at < cast(${at} as bigint) then cast(${at} as bigint)`,
+    ),
     sql` `,
   );
   await db
     .updateTable("activations")
-    .set({ last_seen_at: sql<number>`case id ${cases} end` })
-    .where(
-      "id",
-      "in",
-      batch.map(([id]) => id),
+    .set({ last_seen_at: sql<number>`case ${cases} else last_seen_at end` })
+    .where("deactivated_at", "is", null)
+    .where((eb) =>
+      eb.or(
+        batch.map(([licenseId, machineId]) =>
+          eb.and([eb("license_id", "=", licenseId), eb("machine_id", "=", machineId)]),
+        ),
+      ),
     )
     .execute();
 }

@@ -20,9 +20,12 @@ export interface ValidateResult {
   activeMachines: number;
 }
 
-/** Where validate records that a machine was seen (see LastSeenBuffer). */
+/**
+ * Where validate records that a machine was seen (see LastSeenBuffer): the time goes to the
+ * machine's active activation on the license.
+ */
 export interface LastSeenRecorder {
-  record(activationId: string, at: number): void;
+  record(licenseId: string, machineId: string, at: number): void;
 }
 
 /** Checks the license and the machine's activation, and records that the machine was seen. */
@@ -32,11 +35,11 @@ export async function validateLicense(
   lastSeen: LastSeenRecorder,
   now = Date.now(),
 ): Promise<ValidateResult> {
-  const { license, activationId } = await requireLicenseWithActivation(db, input);
+  const { license, machineActive } = await requireLicenseWithActivation(db, input);
   assertLicenseUsable(license, input.productSlug, now);
   assertMaxLength("machineId", input.machineId, limits.identifier);
 
-  if (activationId === null) {
+  if (!machineActive) {
     throw ShipkeyError.spec("MACHINE_NOT_ACTIVATED", {
       canActivate: license.activeMachines < license.maxMachines,
     });
@@ -47,7 +50,7 @@ export async function validateLicense(
   if (license.activeMachines > license.maxMachines) {
     throw ShipkeyError.spec("MAX_MACHINES_REACHED");
   }
-  lastSeen.record(activationId, now);
+  lastSeen.record(license.id, input.machineId, now);
   return {
     edition: license.edition,
     editionName: license.editionName,

@@ -1,0 +1,53 @@
+import { sql } from "kysely";
+import { afterEach, describe, expect, it } from "vitest";
+import { migrateTo, migrateToLatest } from "../src/db/migrate.js";
+import { type Database, openDatabase } from "../src/db/database.js";
+import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
+
+describe.each(dialects)("migrations (%s)", (dialect) => {
+  let opened: { database: Database; testDatabase: TestDatabase } | undefined;
+  afterEach(async () => {
+    await opened?.database.close();
+    await opened?.testDatabase.drop();
+    opened = undefined;
+  });
+
+  // 0005 replaces the last-seen log keyed by activation id with one keyed by machine; a server of
+  // the previous version may have left sightings in the old log when it stopped.
+  it("0005 applies what the previous last-seen log held, then drops it", async () => {
+    const testDatabase = await createTestDatabase(dialect);
+    const database = await openDatabase(testDatabase.url);
+    opened = { database, testDatabase };
+    const db = database.db;
+    await migrateTo(db, "0004_activation_sightings");
+    await sql`insert into products (id, slug, name, created_at) values ('prd_1', 'app', 'App', 0)`.execute(
+      db,
+    );
+    await sql`insert into licenses (id, license_key, product_id, status, features, max_machines,
+      active_machines, created_at, updated_at)
+      values ('lic_1', 'KEY-1', 'prd_1', 'ACTIVE', '[]', 3, 2, 0, 0)`.execute(db);
+    await sql`insert into activations (id, license_id, machine_id, activated_at, last_seen_at)
+      values ('act_1', 'lic_1', 'm-1', 0, 1000), ('act_2', 'lic_1', 'm-2', 0, 9000)`.execute(db);
+    await sql`insert into activation_sightings (activation_id, seen_at)
+      values ('act_1', 5000), ('act_1', 7000), ('act_2', 8000), ('act_gone', 9999)`.execute(db);
+
+    await migrateToLatest(db);
+
+    const times = await db
+      .selectFrom("activations")
+      .select(["id", "last_seen_at"])
+      .orderBy("id")
+      .execute();
+    // The latest sighting wins; a time never moves back.
+    expect(times).toEqual([
+      { id: "act_1", last_seen_at: 7000 },
+      { id: "act_2", last_seen_at: 9000 },
+    ]);
+    await expect(sql`select count(*) from activation_sightings`.execute(db)).rejects.toThrow();
+    const left = await db
+      .selectFrom("machine_sightings")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow();
+    expect(Number(left.n)).toBe(0);
+  });
+});
