@@ -27,10 +27,25 @@ export function randomBase32(length: number): string {
   return toBase32(bytes);
 }
 
-/** Opaque record id with a type prefix, e.g. `lic_5Z0K3M8Q9T2V4W6X`. */
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBase32(20)}`;
+/**
+ * Opaque record id with a type prefix, e.g. `act_01KAZ3M8Q9T2V4W6XB0C5D7E`: 10 base32 characters
+ * of the creation time in milliseconds, then 12 random ones (60 bits).
+ *
+ * Time first (as ULIDs do): a new row's primary-key entry lands at the end of the index instead
+ * of on a random page. With random ids, each activation dirtied one more random page that the
+ * group commit wrote to SQLite's WAL (measured: activate + deactivate 5 % slower). Ids carry no
+ * authority; the creation time they reveal is already in the record.
+ */
+export function newId(prefix: string, now = Date.now()): string {
+  let time = "";
+  for (let rest = now, i = 0; i < timeChars; i++, rest = Math.floor(rest / 32)) {
+    time = `${base32Alphabet[rest % 32] ?? "0"}${time}`;
+  }
+  return `${prefix}_${time}${randomBase32(12)}`;
 }
+
+// 32^10 ms is more than 35 000 years.
+const timeChars = 10;
 
 /** A readable license key: 5 groups of 5 base32 characters (125 bits of randomness). */
 export function newLicenseKey(): string {
