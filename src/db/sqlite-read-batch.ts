@@ -59,7 +59,7 @@ export class SqliteReadBatch implements ReadExecutor {
           const statement = this.sqlite.prepare(pending.query.sql);
           // `readonly`, not `reader`: an UPDATE … RETURNING returns rows too.
           if (!statement.readonly) throw new Error("SqliteReadBatch runs read-only statements");
-          pending.resolve(statement.all(pending.query.parameters));
+          pending.resolve(allAsObjects(statement, pending.query.parameters));
         } catch (err) {
           pending.reject(err);
         }
@@ -85,6 +85,38 @@ interface BatchStatement {
   readonly readonly: boolean;
   all(parameters: readonly unknown[]): unknown[];
   run(parameters: readonly unknown[]): unknown;
+  raw(toggle: boolean): unknown;
+  columns(): Array<{ name: string }>;
+}
+
+const columnNames = new WeakMap<BatchStatement, string[]>();
+
+/**
+ * statement.all(), with the row objects built here from raw rows: better-sqlite3 builds each
+ * object through V8's C++ API, property by property, which cost more than the JS literal does
+ * (measured: ~1 us of a ~10 us point read). The statement goes back to object mode at once; it is
+ * shared with Kysely through the statement cache.
+ */
+function allAsObjects(statement: BatchStatement, parameters: readonly unknown[]): unknown[] {
+  let names = columnNames.get(statement);
+  if (names === undefined) {
+    names = statement.columns().map((column) => column.name);
+    columnNames.set(statement, names);
+  }
+  statement.raw(true);
+  let rows: unknown[];
+  try {
+    rows = statement.all(parameters);
+  } finally {
+    statement.raw(false);
+  }
+  return rows.map((values) => {
+    const row: Record<string, unknown> = {};
+    names.forEach((name, i) => {
+      row[name] = (values as unknown[])[i];
+    });
+    return row;
+  });
 }
 
 interface PendingRead {
