@@ -76,28 +76,22 @@ export class LastSeenBuffer {
 
 const batchSize = 200;
 
-// One UPDATE per batch, portable across SQLite and PostgreSQL: each sighting names its machine's
-// active activation by (license, machine), which the partial unique index finds. A time only
-// moves forward, so a flush racing another process's never sets an older one. The cast keeps
-// PostgreSQL from typing the values as text.
+// One UPDATE per batch, joined to the batch as a VALUES list (portable across SQLite and
+// PostgreSQL; both name its columns column1..3): each sighting finds its machine's active
+// activation through the partial unique index. A time only moves forward, so a flush racing
+// another process's never sets an older one. The casts keep PostgreSQL from typing the values as
+// text.
 async function writeBatch(db: Kysely<DB>, batch: Sighting[]): Promise<void> {
-  const cases = sql.join(
+  const rows = sql.join(
     batch.map(
       ([licenseId, machineId, at]) =>
-        sql`when license_id = ${licenseId} and machine_id = ${machineId} and last_seen_at < cast(${at} as bigint) then cast(${at} as bigint)`,
+        sql`(cast(${licenseId} as varchar(64)), cast(${machineId} as varchar(255)), cast(${at} as bigint))`,
     ),
-    sql` `,
   );
-  await db
-    .updateTable("activations")
-    .set({ last_seen_at: sql<number>`case ${cases} else last_seen_at end` })
-    .where("deactivated_at", "is", null)
-    .where((eb) =>
-      eb.or(
-        batch.map(([licenseId, machineId]) =>
-          eb.and([eb("license_id", "=", licenseId), eb("machine_id", "=", machineId)]),
-        ),
-      ),
-    )
-    .execute();
+  await sql`update activations set last_seen_at = seen.column3
+    from (values ${rows}) as seen
+    where activations.license_id = seen.column1 and activations.machine_id = seen.column2
+      and activations.deactivated_at is null and activations.last_seen_at < seen.column3`.execute(
+    db,
+  );
 }
