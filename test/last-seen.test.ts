@@ -71,6 +71,22 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
       expect(await lastSeenOf(machines)).toEqual(machines.map((_, i) => t0 + i));
     });
 
+    it(`finds the activation by id when the sighting carries it, as on PostgreSQL (${mode})`, async () => {
+      const machines = await activateMachines(300);
+      const buffer = new LastSeenBuffer({ oneTransaction });
+      machines.forEach((m, i) => buffer.record(m.licenseId, m.machineId, t0 + i, m.id));
+      // An older time for the first: never moves back.
+      await f.db
+        .updateTable("activations")
+        .set({ last_seen_at: t0 + 10_000 })
+        .where("id", "=", machines[0]?.id ?? "")
+        .execute();
+      await buffer.flush(f.db);
+      expect(await lastSeenOf(machines)).toEqual(
+        machines.map((_, i) => (i === 0 ? t0 + 10_000 : t0 + i)),
+      );
+    });
+
     it(`keeps the latest time when an activation is seen several times (${mode})`, async () => {
       const machines = await activateMachines(1);
       const buffer = new LastSeenBuffer({ oneTransaction });

@@ -38,8 +38,16 @@ export interface FoldChunks {
   byKey: number;
   discard: number;
 }
-/** A machine seen on a license at a time (epoch ms). */
-export type Sighting = [licenseId: string, machineId: string, seenAt: number];
+/**
+ * A machine seen on a license at a time (epoch ms), with its activation's id where validate read
+ * it (PostgreSQL; the log does not use it).
+ */
+export type Sighting = [
+  licenseId: string,
+  machineId: string,
+  seenAt: number,
+  activationId?: string | null,
+];
 
 const defaultChunks: FoldChunks = {
   append: 1000,
@@ -102,7 +110,9 @@ export class SqliteLastSeenLog {
   /** Appends sightings, in chunks that take turns with other writes. */
   async append(sightings: Sighting[]): Promise<void> {
     for (let i = 0; i < sightings.length; i += this.chunks.append) {
-      const rows = sightings.slice(i, i + this.chunks.append);
+      const rows = sightings
+        .slice(i, i + this.chunks.append)
+        .map(([licenseId, machineId, seenAt]) => [licenseId, machineId, seenAt]);
       await this.gate.run(() => this.worker.execute("immediate", [{ sql: sql.append, rows }]));
       this.#pending = (this.#pending ?? 0) + rows.length;
     }

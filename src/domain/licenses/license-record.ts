@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, SqliteAdapter, sql } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
 import type { DB, LicensesTable, LicenseStatus } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
@@ -64,39 +64,65 @@ export async function requireLicenseByKey(
 }
 
 // One round trip: the license, its product's slug and whether the machine holds an active
-// activation on it. EXISTS answers from the partial unique index alone; reading the activation's
-// id too cost a lookup into the activations table, about a tenth of validate's CPU (profiled,
-// docs/performance.md).
+// activation on it. On SQLite, EXISTS answers from the partial unique index alone; reading the
+// activation's row too cost a lookup into the activations table, about a tenth of validate's
+// CPU (profiled, docs/performance.md). PostgreSQL visits the row either way (visibility), so it
+// reads the activation's id, which its last-seen writes then find by primary key.
 const findLicenseWithActivation = compileOnce<
   { licenseKey: string; machineId: string },
-  LicenseRow & { machine_active: number | boolean }
+  LicenseRow & { machine_active: number | boolean; activation_id?: string | null }
 >(["licenseKey", "machineId"], (db, p) =>
-  selectLicenseForUse(db)
-    .select((eb) =>
-      eb
-        .exists(
+  db.getExecutor().adapter instanceof SqliteAdapter
+    ? selectLicenseForUse(db)
+        .select((eb) =>
           eb
-            .selectFrom("activations")
-            .select(eb.lit(1).as("one"))
-            .whereRef("activations.license_id", "=", "licenses.id")
-            .where("activations.machine_id", "=", p.machineId)
-            .where("activations.deactivated_at", "is", null),
+            .exists(
+              eb
+                .selectFrom("activations")
+                .select(eb.lit(1).as("one"))
+                .whereRef("activations.license_id", "=", "licenses.id")
+                .where("activations.machine_id", "=", p.machineId)
+                .where("activations.deactivated_at", "is", null),
+            )
+            .as("machine_active"),
         )
-        .as("machine_active"),
-    )
-    .where("licenses.license_key", "=", p.licenseKey),
+        .where("licenses.license_key", "=", p.licenseKey)
+    : selectLicenseForUse(db)
+        .leftJoin("activations", (join) =>
+          join
+            .onRef("activations.license_id", "=", "licenses.id")
+            .on("activations.machine_id", "=", p.machineId)
+            .on("activations.deactivated_at", "is", null),
+        )
+        .select([
+          "activations.id as activation_id",
+          sql<boolean>`activations.id is not null`.as("machine_active"),
+        ])
+        .where("licenses.license_key", "=", p.licenseKey),
 );
+
+export interface LicenseWithMachine {
+  license: LicenseForUse;
+  /** The machine holds an active activation on the license. */
+  machineActive: boolean;
+  /** That activation's id where the query read it (PostgreSQL); null on SQLite. */
+  activationId: string | null;
+}
 
 /** Reads the license and whether the machine is active on it, or throws 404. */
 export async function requireLicenseWithActivation(
   db: Kysely<DB>,
   input: { licenseKey: string; machineId: string },
-): Promise<{ license: LicenseForUse; machineActive: boolean }> {
+): Promise<LicenseWithMachine> {
   const [row] =
     input.licenseKey.length > limits.identifier ? [] : await findLicenseWithActivation(db, input);
   if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
-  // SQLite answers EXISTS with 0 or 1, PostgreSQL with a boolean.
-  return { license: toLicenseForUse(row), machineActive: Boolean(row.machine_active) };
+  return {
+    license: toLicenseForUse(row),
+    // SQLite answers EXISTS with 0 or 1, PostgreSQL with a boolean.
+    machineActive: Boolean(row.machine_active),
+    activationId: row.activation_id ?? null,
+  };
 }
 
 export function toLicenseForUse(row: LicenseRow): LicenseForUse {
