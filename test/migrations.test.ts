@@ -49,5 +49,17 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .executeTakeFirstOrThrow();
     expect(Number(left.n)).toBe(0);
+
+    // Down again: pending sightings go back to the old log, by the machine's active activation.
+    await db
+      .insertInto("machine_sightings")
+      .values({ license_id: "lic_1", machine_id: "m-2", seen_at: 12_000 })
+      .execute();
+    await migrateTo(db, "0004_activation_sightings");
+    const back = await sql<{
+      activation_id: string;
+      seen_at: number | string;
+    }>`select activation_id, seen_at from activation_sightings`.execute(db);
+    expect(back.rows.map((r) => [r.activation_id, Number(r.seen_at)])).toEqual([["act_2", 12_000]]);
   });
 });

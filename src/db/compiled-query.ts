@@ -75,7 +75,12 @@ export function compileWriteOnce<Params extends Record<string, unknown>, Row>(
   return (db, params) => {
     const query = compile(db, params);
     const direct = connectionExecutors.get(db);
-    return direct ? Promise.resolve(direct.execute(query)) : db.executeQuery(query);
+    if (!direct) return db.executeQuery(query);
+    try {
+      return Promise.resolve(direct.execute(query));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
 }
 
@@ -107,8 +112,9 @@ const connectionExecutors = new WeakMap<Kysely<DB>, ConnectionExecutor>();
  * more than the statements). Only for a handle that holds its connection for its whole life, and
  * whose users await each query before the next, as Kysely would run them in order anyway.
  */
-export function useConnectionExecutor(db: Kysely<DB>, executor: ConnectionExecutor): void {
-  connectionExecutors.set(db, executor);
+export function useConnectionExecutor(db: Kysely<DB>, executor: ConnectionExecutor | null): void {
+  if (executor) connectionExecutors.set(db, executor);
+  else connectionExecutors.delete(db);
 }
 
 /**

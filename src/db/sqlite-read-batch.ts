@@ -98,22 +98,25 @@ const columnNames = new WeakMap<BatchStatement, string[]>();
  * shared with Kysely through the statement cache.
  */
 function allAsObjects(statement: BatchStatement, parameters: readonly unknown[]): unknown[] {
-  let names = columnNames.get(statement);
-  if (names === undefined) {
-    names = statement.columns().map((column) => column.name);
-    columnNames.set(statement, names);
-  }
   statement.raw(true);
-  let rows: unknown[];
+  let rows: unknown[][];
   try {
-    rows = statement.all(parameters);
+    rows = statement.all(parameters) as unknown[][];
   } finally {
     statement.raw(false);
   }
+  let names = columnNames.get(statement);
+  // SQLite re-prepares a statement whose tables changed; a different column count means a new
+  // shape (a `select *` after a migration by another process), so read the names again.
+  if (names === undefined || (rows[0] !== undefined && rows[0].length !== names.length)) {
+    names = statement.columns().map((column) => column.name);
+    columnNames.set(statement, names);
+  }
+  const columns = names;
   return rows.map((values) => {
     const row: Record<string, unknown> = {};
-    names.forEach((name, i) => {
-      row[name] = (values as unknown[])[i];
+    columns.forEach((name, i) => {
+      row[name] = values[i];
     });
     return row;
   });

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely, QueryResult, Transaction } from "kysely";
+import { type CompiledQuery, type Kysely, type QueryResult, sql, type Transaction } from "kysely";
 import { type ConnectionExecutor, useConnectionExecutor } from "./compiled-query.js";
 import type { DB } from "./schema.js";
 import type { SqliteWriteGate } from "./sqlite-write-gate.js";
@@ -23,7 +23,6 @@ export class SqliteWriteBatch {
 
   readonly #savepoint: UnitStatement;
   readonly #release: UnitStatement;
-  readonly #rollbackTo: UnitStatement;
   readonly #direct: ConnectionExecutor;
 
   constructor(
@@ -34,7 +33,6 @@ export class SqliteWriteBatch {
     this.#direct = sqliteConnectionExecutor(sqlite);
     this.#savepoint = sqlite.prepare("savepoint unit");
     this.#release = sqlite.prepare("release unit");
-    this.#rollbackTo = sqlite.prepare("rollback to unit");
   }
 
   run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
@@ -68,8 +66,12 @@ export class SqliteWriteBatch {
           this.#release.run([]);
           outcomes.push({ ok: true, value });
         } catch (error) {
-          this.#rollbackTo.run([]);
-          this.#release.run([]);
+          // Through Kysely's queue, so a query of the unit already queued there runs first and is
+          // undone with the rest. A unit must still await every query it starts: one started
+          // after it failed would land outside its savepoint (true of any savepoint on a shared
+          // connection, and of the Kysely savepoint API used before).
+          await sql`rollback to unit`.execute(trx);
+          await sql`release unit`.execute(trx);
           outcomes.push({ ok: false, error });
         }
       }
@@ -82,6 +84,9 @@ export class SqliteWriteBatch {
         .catch(() => {});
       for (const pending of batch) pending.reject(err);
       return;
+    } finally {
+      // A handle kept past the batch must not reach the connection directly any more.
+      useConnectionExecutor(trx, null);
     }
     batch.forEach((pending, i) => {
       const outcome = outcomes[i];

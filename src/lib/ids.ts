@@ -28,7 +28,7 @@ export function randomBase32(length: number): string {
 }
 
 /**
- * Opaque record id with a type prefix, e.g. `act_01KAZ3M8Q9T2V4W6XB0C5D7E`: 10 base32 characters
+ * Opaque record id with a type prefix, e.g. `act_01KAZ3M8Q9T2V4W6XB0C5D`: 10 base32 characters
  * of the creation time in milliseconds, then 12 random ones (60 bits).
  *
  * Time first (as ULIDs do): a new row's primary-key entry lands at the end of the index instead

@@ -38,5 +38,11 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     .addColumn("activation_id", "varchar(64)", (c) => c.notNull())
     .addColumn("seen_at", "bigint", (c) => c.notNull())
     .execute();
+  // Pending sightings go back to the old log, each to the machine's active activation.
+  await sql`insert into activation_sightings (activation_id, seen_at)
+    select activations.id, machine_sightings.seen_at from machine_sightings
+    join activations on activations.license_id = machine_sightings.license_id
+      and activations.machine_id = machine_sightings.machine_id
+      and activations.deactivated_at is null`.execute(db);
   await db.schema.dropTable("machine_sightings").execute();
 }
