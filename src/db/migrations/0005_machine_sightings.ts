@@ -1,4 +1,5 @@
 import { type Kysely, SqliteAdapter, sql } from "kysely";
+import { up as createActivationSightings } from "./0004_activation_sightings.js";
 
 /**
  * The last-seen log names the machine (license id, machine id) instead of its activation's id
@@ -29,15 +30,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
-  await db.schema
-    .createTable("activation_sightings")
-    .addColumn("seq", sqlite ? "integer" : "bigint", (c) =>
-      sqlite ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity(),
-    )
-    .addColumn("activation_id", "varchar(64)", (c) => c.notNull())
-    .addColumn("seen_at", "bigint", (c) => c.notNull())
-    .execute();
+  await createActivationSightings(db);
   // Pending sightings go back to the old log, each to the machine's active activation.
   await sql`insert into activation_sightings (activation_id, seen_at)
     select activations.id, machine_sightings.seen_at from machine_sightings
