@@ -1,6 +1,7 @@
 import type { CompiledQuery, Kysely } from "kysely";
 import type { ReadExecutor } from "./compiled-query.js";
 import type { DB } from "./schema.js";
+import type { SqliteStatement, SqliteStatements } from "./sqlite-statement.js";
 import { TickQueue } from "./tick-queue.js";
 
 /**
@@ -20,13 +21,13 @@ import { TickQueue } from "./tick-queue.js";
  */
 export class SqliteReadBatch implements ReadExecutor {
   readonly #queue = new TickQueue<PendingRead>(() => this.#drain());
-  readonly #begin: BatchStatement;
-  readonly #commit: BatchStatement;
-  readonly #rollback: BatchStatement;
+  readonly #begin: SqliteStatement;
+  readonly #commit: SqliteStatement;
+  readonly #rollback: SqliteStatement;
 
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly sqlite: { prepare(sql: string): BatchStatement },
+    private readonly sqlite: SqliteStatements,
   ) {
     this.#begin = sqlite.prepare("begin");
     this.#commit = sqlite.prepare("commit");
@@ -80,16 +81,7 @@ export class SqliteReadBatch implements ReadExecutor {
   }
 }
 
-/** The part of a better-sqlite3 statement the batch uses. */
-interface BatchStatement {
-  readonly readonly: boolean;
-  all(parameters: readonly unknown[]): unknown[];
-  run(parameters: readonly unknown[]): unknown;
-  raw(toggle: boolean): unknown;
-  columns(): Array<{ name: string }>;
-}
-
-const columnNames = new WeakMap<BatchStatement, string[]>();
+const columnNames = new WeakMap<SqliteStatement, string[]>();
 
 /**
  * statement.all(), with the row objects built here from raw rows: better-sqlite3 builds each
@@ -97,7 +89,7 @@ const columnNames = new WeakMap<BatchStatement, string[]>();
  * (measured: ~1 us of a ~10 us point read). The statement goes back to object mode at once; it is
  * shared with Kysely through the statement cache.
  */
-function allAsObjects(statement: BatchStatement, parameters: readonly unknown[]): unknown[] {
+function allAsObjects(statement: SqliteStatement, parameters: readonly unknown[]): unknown[] {
   statement.raw(true);
   let rows: unknown[][];
   try {

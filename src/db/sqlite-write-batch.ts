@@ -1,6 +1,7 @@
 import { type CompiledQuery, type Kysely, type QueryResult, sql, type Transaction } from "kysely";
 import { type ConnectionExecutor, useConnectionExecutor } from "./compiled-query.js";
 import type { DB } from "./schema.js";
+import type { SqliteStatement, SqliteStatements } from "./sqlite-statement.js";
 import type { SqliteWriteGate } from "./sqlite-write-gate.js";
 import { TickQueue } from "./tick-queue.js";
 
@@ -21,14 +22,14 @@ import { TickQueue } from "./tick-queue.js";
 export class SqliteWriteBatch {
   readonly #queue = new TickQueue<PendingWrite>(() => void this.#drain());
 
-  readonly #savepoint: UnitStatement;
-  readonly #release: UnitStatement;
+  readonly #savepoint: SqliteStatement;
+  readonly #release: SqliteStatement;
   readonly #direct: ConnectionExecutor;
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly gate: SqliteWriteGate,
-    sqlite: { prepare(sql: string): SqliteStatement },
+    sqlite: SqliteStatements,
   ) {
     this.#direct = sqliteConnectionExecutor(sqlite);
     this.#savepoint = sqlite.prepare("savepoint unit");
@@ -102,19 +103,8 @@ interface PendingWrite {
   reject: (err: unknown) => void;
 }
 
-type UnitStatement = Pick<SqliteStatement, "run">;
-
-/** The part of a better-sqlite3 statement the batch uses. */
-interface SqliteStatement {
-  readonly reader: boolean;
-  all(parameters: readonly unknown[]): unknown[];
-  run(parameters: readonly unknown[]): { changes: number; lastInsertRowid: number | bigint };
-}
-
 /** Runs a compiled query on the connection as Kysely's SQLite driver does, with the same result. */
-function sqliteConnectionExecutor(sqlite: {
-  prepare(sql: string): SqliteStatement;
-}): ConnectionExecutor {
+function sqliteConnectionExecutor(sqlite: SqliteStatements): ConnectionExecutor {
   return {
     execute<Row>(query: CompiledQuery<Row>): QueryResult<Row> {
       const statement = sqlite.prepare(query.sql);
