@@ -71,23 +71,22 @@ export async function requireLicenseByKey(
 const findLicenseWithActivation = compileOnce<
   { licenseKey: string; machineId: string },
   LicenseRow & { machine_active: number | boolean; activation_id?: string | null }
->(["licenseKey", "machineId"], (db, p) =>
-  db.getExecutor().adapter instanceof SqliteAdapter
-    ? selectLicenseForUse(db)
-        .select((eb) =>
-          eb
-            .exists(
-              eb
-                .selectFrom("activations")
-                .select(eb.lit(1).as("one"))
-                .whereRef("activations.license_id", "=", "licenses.id")
-                .where("activations.machine_id", "=", p.machineId)
-                .where("activations.deactivated_at", "is", null),
-            )
-            .as("machine_active"),
-        )
-        .where("licenses.license_key", "=", p.licenseKey)
-    : selectLicenseForUse(db)
+>(["licenseKey", "machineId"], (db, p) => {
+  const license = selectLicenseForUse(db).where("licenses.license_key", "=", p.licenseKey);
+  return db.getExecutor().adapter instanceof SqliteAdapter
+    ? license.select((eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom("activations")
+              .select(eb.lit(1).as("one"))
+              .whereRef("activations.license_id", "=", "licenses.id")
+              .where("activations.machine_id", "=", p.machineId)
+              .where("activations.deactivated_at", "is", null),
+          )
+          .as("machine_active"),
+      )
+    : license
         .leftJoin("activations", (join) =>
           join
             .onRef("activations.license_id", "=", "licenses.id")
@@ -97,9 +96,8 @@ const findLicenseWithActivation = compileOnce<
         .select([
           "activations.id as activation_id",
           sql<boolean>`activations.id is not null`.as("machine_active"),
-        ])
-        .where("licenses.license_key", "=", p.licenseKey),
-);
+        ]);
+});
 
 export interface LicenseWithMachine {
   license: LicenseForUse;
