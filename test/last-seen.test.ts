@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LastSeenBuffer } from "../src/domain/licenses/last-seen.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { type Machine, machinesOf } from "./helpers/machines.js";
 
 describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
   let f: Fixture;
@@ -11,12 +12,6 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
   afterAll(async () => {
     await f.close();
   });
-
-  interface Machine {
-    id: string;
-    licenseId: string;
-    machineId: string;
-  }
 
   /** `count` machines activated on a new license, ordered by activation id. */
   async function activateMachines(count: number): Promise<Machine[]> {
@@ -28,15 +23,7 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
         productSlug: f.product.slug,
       });
     }
-    const rows = await f.db
-      .selectFrom("activations")
-      .innerJoin("licenses", "licenses.id", "activations.license_id")
-      .select(["activations.id", "activations.license_id", "activations.machine_id"])
-      .where("licenses.license_key", "=", licenseKey)
-      .execute();
-    return rows
-      .map((r) => ({ id: r.id, licenseId: r.license_id, machineId: r.machine_id }))
-      .sort((a, b) => a.id.localeCompare(b.id));
+    return machinesOf(f.db, licenseKey);
   }
 
   const lastSeenOf = async (machines: Machine[]) =>

@@ -17,26 +17,11 @@ import {
 } from "../src/db/sqlite-last-seen-log.js";
 import { SqliteWriteGate } from "../src/db/sqlite-write-gate.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/database.js";
+import { type Machine, machinesOf } from "./helpers/machines.js";
 
 // The server checkpoints SQLite's WAL from a worker thread (src/db/sqlite-background-worker.ts).
 // Committed pages reach the database file only through a checkpoint, so the file's size shows
 // whether one ran.
-interface Machine {
-  id: string;
-  licenseId: string;
-  machineId: string;
-}
-
-/** Every activation, ordered by id. */
-async function machinesOf(db: Database["db"]): Promise<Machine[]> {
-  const rows = await db
-    .selectFrom("activations")
-    .select(["id", "license_id", "machine_id"])
-    .orderBy("id")
-    .execute();
-  return rows.map((r) => ({ id: r.id, licenseId: r.license_id, machineId: r.machine_id }));
-}
-
 /** The sighting of `machine` at `at`, as validate records it. */
 const sighting = (machine: Machine | undefined, at: number): Sighting => [
   machine?.licenseId ?? "",
