@@ -1,7 +1,11 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileOnce, compileWriteOnce, readCompiled } from "../src/db/compiled-query.js";
-import { requireLicenseByKey } from "../src/domain/licenses/license-record.js";
+import { pgReadBatchLimit } from "../src/db/pg-read-batch.js";
+import {
+  requireLicenseByKey,
+  requireLicenseWithActivation,
+} from "../src/domain/licenses/license-record.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
@@ -23,6 +27,46 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
     );
     const licenses = await Promise.all(keys.map((key) => requireLicenseByKey(f.db, key)));
     expect(licenses.map((l) => l.maxMachines)).toEqual(keys.map((_, i) => i + 1));
+  });
+
+  it("answers many license-and-machine reads requested at once, each with its own answer", async () => {
+    // More reads than one PostgreSQL statement takes (pgReadBatchLimit), with machine ids that
+    // an array literal must escape: each read still gets exactly its own answer.
+    const [first, second] = [await f.createLicense(), await f.createLicense()];
+    const hostileMachine = 'm "q" {a,b} \\ NULL ключ 🎉';
+    for (const machineId of ["plain-machine", hostileMachine, "NULL"]) {
+      const response = await f.post("/api/license/activate", {
+        licenseKey: first,
+        machineId,
+        productSlug: f.product.slug,
+      });
+      expect(response.statusCode).toBe(200);
+    }
+    const cases = [
+      { licenseKey: first, machineId: "plain-machine", expected: true },
+      { licenseKey: first, machineId: hostileMachine, expected: true },
+      { licenseKey: first, machineId: "NULL", expected: true },
+      { licenseKey: first, machineId: "never-activated", expected: false },
+      { licenseKey: second, machineId: "plain-machine", expected: false },
+      { licenseKey: "SK-NO-SUCH-KEY", machineId: "plain-machine", expected: "LICENSE_NOT_FOUND" },
+      { licenseKey: '"quoted",{x}', machineId: hostileMachine, expected: "LICENSE_NOT_FOUND" },
+    ];
+    const reads = Array.from({ length: pgReadBatchLimit + 50 }, (_, i) => {
+      const c = cases[i % cases.length] as (typeof cases)[number];
+      return requireLicenseWithActivation(f.db, c).then(
+        (found) => ({ licenseId: found.license.id, active: found.machineActive }),
+        (err: { code?: string }) => ({ licenseId: null, active: String(err.code) }),
+      );
+    });
+    const answers = await Promise.all(reads);
+    const firstId = (await requireLicenseByKey(f.db, first)).id;
+    const secondId = (await requireLicenseByKey(f.db, second)).id;
+    answers.forEach((answer, i) => {
+      const c = cases[i % cases.length] as (typeof cases)[number];
+      const licenseId =
+        c.licenseKey === first ? firstId : c.licenseKey === second ? secondId : null;
+      expect(answer).toEqual({ licenseId, active: c.expected });
+    });
   });
 
   it("never sees the rows of a transaction still in progress, and waits for it to end", async () => {

@@ -1,5 +1,6 @@
 import { type Kysely, SqliteAdapter, sql } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
+import { batchedPerTurn, batchesPgReads } from "../../db/pg-read-batch.js";
 import type { DB, LicensesTable, LicenseStatus } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { limits } from "../limits.js";
@@ -17,22 +18,24 @@ export interface LicenseForUse {
   activeMachines: number;
 }
 
+const licenseForUseColumns = [
+  "licenses.id",
+  "products.slug as product_slug",
+  "licenses.status",
+  "licenses.expires_at",
+  "licenses.edition",
+  "licenses.edition_name",
+  "licenses.features",
+  "licenses.max_machines",
+  "licenses.active_machines",
+] as const;
+
 /** The license columns every license endpoint reads, joined with the product's slug. */
 export function selectLicenseForUse(db: Kysely<DB>) {
   return db
     .selectFrom("licenses")
     .innerJoin("products", "products.id", "licenses.product_id")
-    .select([
-      "licenses.id",
-      "products.slug as product_slug",
-      "licenses.status",
-      "licenses.expires_at",
-      "licenses.edition",
-      "licenses.edition_name",
-      "licenses.features",
-      "licenses.max_machines",
-      "licenses.active_machines",
-    ]);
+    .select(licenseForUseColumns);
 }
 
 type LicenseRow = Pick<
@@ -70,7 +73,7 @@ export async function requireLicenseByKey(
 // reads the activation's id, which its last-seen writes then find by primary key.
 const findLicenseWithActivation = compileOnce<
   { licenseKey: string; machineId: string },
-  LicenseRow & { machine_active: number | boolean; activation_id?: string | null }
+  LicenseWithActivationRow
 >(["licenseKey", "machineId"], (db, p) => {
   const license = selectLicenseForUse(db).where("licenses.license_key", "=", p.licenseKey);
   return db.getExecutor().adapter instanceof SqliteAdapter
@@ -99,6 +102,56 @@ const findLicenseWithActivation = compileOnce<
         ]);
 });
 
+type LicenseWithActivationRow = LicenseRow & {
+  machine_active: number | boolean;
+  activation_id?: string | null;
+};
+
+// PostgreSQL: the same read for every validate of one event-loop turn in one statement
+// (src/db/pg-read-batch.ts). `ord` numbers the wanted pairs from 1; a key that matches no license
+// has no row.
+const findLicensesWithActivations = compileOnce<
+  { licenseKeys: string[]; machineIds: string[] },
+  LicenseWithActivationRow & { ord: number }
+>(["licenseKeys", "machineIds"], (db, p) =>
+  db
+    .selectFrom(
+      sql<{
+        license_key: string;
+        machine_id: string;
+        ord: number;
+      }>`(select * from unnest(${p.licenseKeys}::text[], ${p.machineIds}::text[]) with ordinality as u(license_key, machine_id, ord))`.as(
+        "wanted",
+      ),
+    )
+    .innerJoin("licenses", "licenses.license_key", "wanted.license_key")
+    .innerJoin("products", "products.id", "licenses.product_id")
+    .leftJoin("activations", (join) =>
+      join
+        .onRef("activations.license_id", "=", "licenses.id")
+        .onRef("activations.machine_id", "=", "wanted.machine_id")
+        .on("activations.deactivated_at", "is", null),
+    )
+    .select(licenseForUseColumns)
+    .select([
+      "wanted.ord",
+      "activations.id as activation_id",
+      sql<boolean>`activations.id is not null`.as("machine_active"),
+    ]),
+);
+
+const findLicenseWithActivationBatched = batchedPerTurn(
+  async (db: Kysely<DB>, inputs: Array<{ licenseKey: string; machineId: string }>) => {
+    const rows = await findLicensesWithActivations(db, {
+      licenseKeys: inputs.map((input) => input.licenseKey),
+      machineIds: inputs.map((input) => input.machineId),
+    });
+    const perInput = inputs.map((): LicenseWithActivationRow[] => []);
+    for (const row of rows) perInput[row.ord - 1]?.push(row);
+    return perInput;
+  },
+);
+
 export interface LicenseWithMachine {
   license: LicenseForUse;
   /** The machine holds an active activation on the license. */
@@ -113,7 +166,11 @@ export async function requireLicenseWithActivation(
   input: { licenseKey: string; machineId: string },
 ): Promise<LicenseWithMachine> {
   const [row] =
-    input.licenseKey.length > limits.identifier ? [] : await findLicenseWithActivation(db, input);
+    input.licenseKey.length > limits.identifier
+      ? []
+      : batchesPgReads(db)
+        ? await findLicenseWithActivationBatched(db, input)
+        : await findLicenseWithActivation(db, input);
   if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
   return {
     license: toLicenseForUse(row),
