@@ -1,16 +1,27 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { parseArgs, promisify } from "node:util";
+import { parseArgs } from "node:util";
 import pg from "pg";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import { runAb } from "./ab.js";
 import type { DatasetShape } from "./dataset.js";
-import type { LoadOptions, LoadResult } from "./load.js";
+import {
+  cleanup,
+  log,
+  type Measured,
+  onCleanup,
+  runLoad,
+  sampleRss,
+  startProcess,
+  stopProcess,
+  withCpuPerRequest,
+} from "./processes.js";
 import { type ScenarioName, scenarioNames } from "./scenarios.js";
 import { seed } from "./seed.js";
+import { printTable as printRows } from "./table.js";
 
 /**
  * `npm run bench`: seeds a fresh database, starts the real service as `npm start` runs it, and
@@ -24,6 +35,8 @@ const { values } = parseArgs({
     duration: { type: "string", default: "10" },
     connections: { type: "string", default: "50" },
     scenarios: { type: "string", default: scenarioNames.filter((s) => s !== "baseline").join(",") },
+    ab: { type: "string" },
+    rounds: { type: "string", default: "4" },
   },
 });
 
@@ -47,184 +60,19 @@ const scenarios = (values.scenarios ?? "").split(",").filter((s): s is ScenarioN
   return s !== "baseline";
 });
 
-const children = new Set<ChildProcess>();
-const cleanups: Array<() => Promise<void> | void> = [];
-let cleaningUp = false;
-
-async function cleanup(): Promise<void> {
-  if (cleaningUp) return;
-  cleaningUp = true;
-  for (const child of children) child.kill("SIGKILL");
-  for (const step of cleanups.reverse()) {
-    try {
-      await step();
-    } catch {
-      // best effort: the run is over either way
-    }
-  }
-}
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    log(`${signal}: stopping everything`);
-    void cleanup().then(() => process.exit(130));
-  });
-}
-process.on("exit", () => {
-  for (const child of children) child.kill("SIGKILL");
+const load = (scenario: ScenarioName, apiKey: string, seconds: number) => ({
+  scenario,
+  apiKey,
+  seconds,
+  connections,
+  shape,
 });
-
-function log(line: string): void {
-  process.stderr.write(`[bench] ${line}\n`);
-}
-
-function track(child: ChildProcess): ChildProcess {
-  children.add(child);
-  child.once("exit", () => children.delete(child));
-  return child;
-}
-
-/** Starts a process and resolves with the first stdout/stderr match of `ready`. */
-function startProcess(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  ready: RegExp,
-): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const child = track(spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] }));
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`not ready in 60 s: ${args.join(" ")}\n${output}`)),
-      60_000,
-    );
-    const onData = (chunk: Buffer) => {
-      // Keep only a tail: the server's logs are not the point, and a long run must not hold them.
-      output = (output + chunk.toString()).slice(-20_000);
-      const match = ready.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        child.stdout?.off("data", onData);
-        child.stderr?.off("data", onData);
-        child.stdout?.resume();
-        child.stderr?.resume();
-        resolve({ child, match });
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.once("exit", (code) =>
-      reject(new Error(`exited with ${code}: ${args.join(" ")}\n${output}`)),
-    );
-  });
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** Samples the process's resident set size every 100 ms; returns the peak in MiB. */
-function sampleRss(pid: number): () => number {
-  let peakKb = 0;
-  const read = () => {
-    try {
-      const status = readFileSync(`/proc/${pid}/status`, "utf8");
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      peakKb = Math.max(peakKb, kb);
-    } catch {
-      // process gone or not Linux: report what was seen
-    }
-  };
-  read();
-  const timer = setInterval(read, 100);
-  return () => {
-    clearInterval(timer);
-    read();
-    return Math.round(peakKb / 1024);
-  };
-}
-
-const run = promisify(execFile);
-
-/**
- * CPU seconds (user + system, all threads) a process has used so far, from /proc; null where
- * there is no /proc. CPU per request is far steadier than requests/s on a shared machine: it does
- * not depend on what else got the cores during the run.
- */
-async function cpuSecondsOf(pid: number): Promise<number | null> {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the ")" that closes the command name; utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return ticks / (await clockTicksPerSecond());
-  } catch {
-    return null;
-  }
-}
-
-let ticksPerSecond: number | undefined;
-async function clockTicksPerSecond(): Promise<number> {
-  if (ticksPerSecond === undefined) {
-    try {
-      ticksPerSecond = Number((await run("getconf", ["CLK_TCK"])).stdout.trim()) || 100;
-    } catch {
-      ticksPerSecond = 100;
-    }
-  }
-  return ticksPerSecond;
-}
-
-/** Runs `load` and reports the server's CPU microseconds per request over it (null off Linux). */
-async function withCpuPerRequest<T extends LoadResult>(
-  pid: number,
-  load: () => Promise<T>,
-): Promise<T & { cpuUsPerRequest: number | null }> {
-  const before = await cpuSecondsOf(pid);
-  const result = await load();
-  const after = await cpuSecondsOf(pid);
-  const cpuUsPerRequest =
-    before === null || after === null || result.totalRequests === 0
-      ? null
-      : Math.round(((after - before) * 1e6) / result.totalRequests);
-  return { ...result, cpuUsPerRequest };
-}
-
-async function runLoad(
-  url: string,
-  scenario: ScenarioName,
-  apiKey: string,
-  seconds: number,
-): Promise<LoadResult> {
-  const options: LoadOptions = {
-    url,
-    scenario,
-    durationSeconds: seconds,
-    connections,
-    shape,
-    apiKey,
-  };
-  const child = run(
-    process.execPath,
-    [join(import.meta.dirname, "load.js"), JSON.stringify(options)],
-    {
-      maxBuffer: 1024 * 1024,
-      timeout: (seconds + 60) * 1000,
-    },
-  );
-  if (child.child) track(child.child);
-  const { stdout } = await child;
-  return JSON.parse(stdout) as LoadResult;
-}
 
 async function prepareDatabase(): Promise<string> {
   const adminUrl = process.env.BENCH_DATABASE_URL;
   if (!adminUrl) {
     const dir = mkdtempSync(join(os.tmpdir(), "shipkey-bench-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    onCleanup(() => rmSync(dir, { recursive: true, force: true }));
     return `sqlite:${join(dir, "bench.db")}`;
   }
   const name = `shipkey_bench_${randomBytes(4).toString("hex")}`;
@@ -232,7 +80,7 @@ async function prepareDatabase(): Promise<string> {
   await admin.connect();
   await admin.query(`create database ${name}`);
   await admin.end();
-  cleanups.push(async () => {
+  onCleanup(async () => {
     const client = new pg.Client({ connectionString: adminUrl });
     await client.connect();
     await client.query(`drop database if exists ${name} with (force)`);
@@ -242,8 +90,6 @@ async function prepareDatabase(): Promise<string> {
   url.pathname = `/${name}`;
   return url.toString();
 }
-
-type Measured = LoadResult & { cpuUsPerRequest: number | null };
 
 interface ScenarioReport extends Measured {
   scenario: ScenarioName;
@@ -269,7 +115,7 @@ async function main(): Promise<void> {
       /listening (\d+)/,
     );
     const result = await withCpuPerRequest(baseline.child.pid as number, () =>
-      runLoad(`http://127.0.0.1:${baseline.match[1]}`, "baseline", apiKey, durationSeconds),
+      runLoad(`http://127.0.0.1:${baseline.match[1]}`, load("baseline", apiKey, durationSeconds)),
     );
     await stopProcess(baseline.child);
     return result;
@@ -295,14 +141,14 @@ async function main(): Promise<void> {
   const serverUrl = server.match[1] as string;
   const pid = server.child.pid as number;
   log(`server ${serverUrl} (pid ${pid}); warming up`);
-  await runLoad(serverUrl, "validate", apiKey, 2);
+  await runLoad(serverUrl, load("validate", apiKey, 2));
 
   const measured: Array<Measured & { scenario: ScenarioName; peakRssMiB: number }> = [];
   for (const scenario of scenarios) {
     log(`${scenario} ...`);
     const stopSampling = sampleRss(pid);
     const result = await withCpuPerRequest(pid, () =>
-      runLoad(serverUrl, scenario, apiKey, durationSeconds),
+      runLoad(serverUrl, load(scenario, apiKey, durationSeconds)),
     );
     measured.push({ ...result, scenario, peakRssMiB: stopSampling() });
   }
@@ -334,7 +180,7 @@ async function main(): Promise<void> {
     scenarios: reports,
   };
 
-  printTable(report.baseline.requestsPerSecond, baselineBefore, baselineAfter, reports);
+  printReport(report.baseline.requestsPerSecond, baselineBefore, baselineAfter, reports);
   const resultsDir = process.env.BENCH_RESULTS_DIR ?? "bench/results";
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `${report.startedAt.replace(/[:.]/g, "-")}.json`);
@@ -342,7 +188,7 @@ async function main(): Promise<void> {
   log(`results written to ${file}`);
 }
 
-function printTable(
+function printReport(
   baselineRps: number,
   before: Measured,
   after: Measured,
@@ -360,8 +206,9 @@ function printTable(
       "errors",
       "peak RSS MiB",
       "CPU µs/req",
+      "loop µs/req",
     ],
-    ["baseline (mean)", baselineRps.toFixed(0), "1.00", "", "", "", "", "", "", ""],
+    ["baseline (mean)", baselineRps.toFixed(0), "1.00", "", "", "", "", "", "", "", ""],
     [
       "  before",
       before.requestsPerSecond.toFixed(0),
@@ -373,6 +220,7 @@ function printTable(
       `${before.errors}`,
       "",
       `${before.cpuUsPerRequest ?? ""}`,
+      `${before.eventLoopUsPerRequest ?? ""}`,
     ],
     [
       "  after",
@@ -385,6 +233,7 @@ function printTable(
       `${after.errors}`,
       "",
       `${after.cpuUsPerRequest ?? ""}`,
+      `${after.eventLoopUsPerRequest ?? ""}`,
     ],
     ...reports.map((r) => [
       r.scenario,
@@ -397,19 +246,26 @@ function printTable(
       `${r.errors + r.timeouts}`,
       `${r.peakRssMiB}`,
       `${r.cpuUsPerRequest ?? ""}`,
+      `${r.eventLoopUsPerRequest ?? ""}`,
     ]),
   ];
-  const widths =
-    rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length))) ?? [];
-  for (const row of rows) {
-    process.stdout.write(
-      `${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ")}\n`,
-    );
-  }
+  printRows(rows);
 }
 
 try {
-  await main();
+  if (values.ab === undefined) {
+    await main();
+  } else {
+    if (process.env.BENCH_DATABASE_URL) throw new Error("--ab runs on SQLite only");
+    await runAb({
+      ref: values.ab,
+      rounds: positiveInt("rounds", values.rounds),
+      scenarios,
+      durationSeconds,
+      connections,
+      shape,
+    });
+  }
 } catch (err) {
   log(err instanceof Error ? (err.stack ?? err.message) : String(err));
   process.exitCode = 1;

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -56,6 +56,61 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
           expect(scenario.totalRequests).toBeGreaterThan(0);
           expect(scenario.peakRssMiB).toBeGreaterThan(0);
         }
+      } finally {
+        rmSync(results, { recursive: true, force: true });
+      }
+    },
+  );
+
+  // --ab builds another commit in a temporary git worktree and alternates the two servers; only
+  // where this is a git checkout (CI's clean clone is one).
+  it.runIf(existsSync(".git"))(
+    "--ab HEAD runs both builds in turn, reports both, and removes its worktree",
+    { timeout: 300_000 },
+    async () => {
+      const results = mkdtempSync(join(tmpdir(), "shipkey-bench-ab-smoke-"));
+      try {
+        const { stdout } = await run(
+          process.execPath,
+          [
+            "dist-bench/bench/run.js",
+            "--ab",
+            "HEAD",
+            "--rounds",
+            "2",
+            "--scenarios",
+            "validate",
+            "--licenses",
+            "300",
+            "--duration",
+            "1",
+            "--connections",
+            "8",
+          ],
+          { env: { ...process.env, BENCH_RESULTS_DIR: results, BENCH_DATABASE_URL: "" } },
+        );
+        expect(stdout).toMatch(/^\s+change\s/m);
+        const [file] = readdirSync(results);
+        const report = JSON.parse(readFileSync(join(results, file as string), "utf8")) as {
+          results: Array<{
+            scenario: string;
+            build: string;
+            runs: Array<{ non2xx: number; errors: number; totalRequests: number }>;
+          }>;
+        };
+        expect(report.results.map((r) => [r.scenario, r.build.split(" ")[0]])).toEqual([
+          ["validate", "HEAD"],
+          ["validate", "this"],
+        ]);
+        for (const result of report.results) {
+          expect(result.runs).toHaveLength(2);
+          for (const measured of result.runs) {
+            expect(measured.non2xx + measured.errors).toBe(0);
+            expect(measured.totalRequests).toBeGreaterThan(0);
+          }
+        }
+        const { stdout: worktrees } = await run("git", ["worktree", "list", "--porcelain"]);
+        expect(worktrees).not.toMatch(/shipkey-bench-ab-/);
       } finally {
         rmSync(results, { recursive: true, force: true });
       }

@@ -1,0 +1,225 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { DatasetShape } from "./dataset.js";
+import type { LoadOptions, LoadResult } from "./load.js";
+import type { ScenarioName } from "./scenarios.js";
+
+/**
+ * What the benchmark's runs (bench/run.ts, bench/ab.ts) share: the processes they start, which
+ * are all stopped on exit and on Ctrl-C, cleanup steps, the load generator, and the server's CPU
+ * time read from /proc.
+ */
+const children = new Set<ChildProcess>();
+const cleanups: Array<() => Promise<void> | void> = [];
+let cleaningUp = false;
+
+/** Registers a step for the end of the run (temporary files, databases, worktrees). */
+export function onCleanup(step: () => Promise<void> | void): void {
+  cleanups.push(step);
+}
+
+/** Kills every child process and runs the cleanup steps, newest first; runs once. */
+export async function cleanup(): Promise<void> {
+  if (cleaningUp) return;
+  cleaningUp = true;
+  for (const child of children) child.kill("SIGKILL");
+  for (const step of cleanups.reverse()) {
+    try {
+      await step();
+    } catch {
+      // best effort: the run is over either way
+    }
+  }
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    log(`${signal}: stopping everything`);
+    void cleanup().then(() => process.exit(130));
+  });
+}
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+export function log(line: string): void {
+  process.stderr.write(`[bench] ${line}\n`);
+}
+
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  return child;
+}
+
+/** Starts a process and resolves with the first stdout/stderr match of `ready`. */
+export function startProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  cwd?: string,
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = track(
+    spawn(process.execPath, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] }),
+  );
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`not ready in 60 s: ${args.join(" ")}\n${output}`)),
+      60_000,
+    );
+    const onData = (chunk: Buffer) => {
+      // Keep only a tail: the server's logs are not the point, and a long run must not hold them.
+      output = (output + chunk.toString()).slice(-20_000);
+      const match = ready.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout?.off("data", onData);
+        child.stderr?.off("data", onData);
+        child.stdout?.resume();
+        child.stderr?.resume();
+        resolve({ child, match });
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.once("exit", (code) =>
+      reject(new Error(`exited with ${code}: ${args.join(" ")}\n${output}`)),
+    );
+  });
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Samples the process's resident set size every 100 ms; returns the peak in MiB. */
+export function sampleRss(pid: number): () => number {
+  let peakKb = 0;
+  const read = () => {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peakKb = Math.max(peakKb, kb);
+    } catch {
+      // process gone or not Linux: report what was seen
+    }
+  };
+  read();
+  const timer = setInterval(read, 100);
+  return () => {
+    clearInterval(timer);
+    read();
+    return Math.round(peakKb / 1024);
+  };
+}
+
+export const execFileAsync = promisify(execFile);
+
+/** Runs a command, tracked like every other child, and resolves with its stdout. */
+export async function runCommand(
+  file: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<string> {
+  const pending = execFileAsync(file, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    maxBuffer: 16 * 1024 * 1024,
+    timeout: options.timeoutMs ?? 600_000,
+  });
+  if (pending.child) track(pending.child);
+  return (await pending).stdout;
+}
+
+/**
+ * CPU seconds (user + system) used so far by a process (all its threads) or, given `thread`, by
+ * one of its threads; null where there is no /proc. The server's main thread is its event loop,
+ * whose thread id is the process id: the bottleneck of every scenario (docs/performance.md).
+ */
+async function cpuSecondsOf(pid: number, thread?: number): Promise<number | null> {
+  try {
+    const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+    const stat = readFileSync(path, "utf8");
+    // Fields after the ")" that closes the command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return ticks / (await clockTicksPerSecond());
+  } catch {
+    return null;
+  }
+}
+
+let ticksPerSecond: number | undefined;
+async function clockTicksPerSecond(): Promise<number> {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number((await execFileAsync("getconf", ["CLK_TCK"])).stdout.trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+export type Measured = LoadResult & {
+  /** CPU of the whole server process per request (µs); null off Linux. */
+  cpuUsPerRequest: number | null;
+  /** CPU of the server's event-loop thread alone per request (µs); null off Linux. */
+  eventLoopUsPerRequest: number | null;
+};
+
+/**
+ * Runs `load` and reports the server's CPU microseconds per request over it. CPU per request is
+ * far steadier than requests/s on a shared machine: it does not depend on what else got the
+ * cores during the run.
+ */
+export async function withCpuPerRequest(
+  pid: number,
+  load: () => Promise<LoadResult>,
+): Promise<Measured> {
+  const before = [await cpuSecondsOf(pid), await cpuSecondsOf(pid, pid)];
+  const result = await load();
+  const after = [await cpuSecondsOf(pid), await cpuSecondsOf(pid, pid)];
+  const perRequest = (i: number) => {
+    const [from, to] = [before[i], after[i]];
+    return from === null || from === undefined || to === null || to === undefined
+      ? null
+      : result.totalRequests === 0
+        ? null
+        : Number((((to - from) * 1e6) / result.totalRequests).toFixed(1));
+  };
+  return { ...result, cpuUsPerRequest: perRequest(0), eventLoopUsPerRequest: perRequest(1) };
+}
+
+export interface LoadRun {
+  scenario: ScenarioName;
+  apiKey: string;
+  seconds: number;
+  connections: number;
+  shape: DatasetShape;
+}
+
+/** Drives one scenario from the separate load-generator process (bench/load.ts). */
+export async function runLoad(url: string, run: LoadRun): Promise<LoadResult> {
+  const options: LoadOptions = {
+    url,
+    scenario: run.scenario,
+    durationSeconds: run.seconds,
+    connections: run.connections,
+    shape: run.shape,
+    apiKey: run.apiKey,
+  };
+  const stdout = await runCommand(
+    process.execPath,
+    [join(import.meta.dirname, "load.js"), JSON.stringify(options)],
+    { timeoutMs: (run.seconds + 60) * 1000 },
+  );
+  return JSON.parse(stdout) as LoadResult;
+}
