@@ -71,10 +71,12 @@ export async function runAb(options: AbOptions): Promise<void> {
   onCleanup(() => rmSync(work, { recursive: true, force: true }));
   const refRoot = join(work, "ref");
   log(`building ${options.ref} (${sha.slice(0, 10)}) in a temporary worktree`);
-  await git("worktree", "add", "--detach", refRoot, sha);
+  // Registered first: a Ctrl-C during the add must not leave git an entry for the worktree.
   onCleanup(async () => {
-    await git("worktree", "remove", "--force", refRoot);
+    await git("worktree", "remove", "--force", "--force", refRoot).catch(() => {});
+    await git("worktree", "prune");
   });
+  await git("worktree", "add", "--detach", refRoot, sha);
   const lock = (root: string) => readFileSync(join(root, "package-lock.json"), "utf8");
   if (lock(refRoot) !== lock(projectRoot)) {
     log("warning: its package-lock.json differs; it runs on this checkout's node_modules");

@@ -65,7 +65,7 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
   // --ab builds another commit in a temporary git worktree and alternates the two servers; only
   // where this is a git checkout (CI's clean clone is one).
   it.runIf(existsSync(".git"))(
-    "--ab HEAD runs both builds in turn, reports both, and removes its worktree",
+    "--ab HEAD builds and measures both sides, reports both, and removes its worktree",
     { timeout: 300_000 },
     async () => {
       const results = mkdtempSync(join(tmpdir(), "shipkey-bench-ab-smoke-"));

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileOnce, compileWriteOnce, readCompiled } from "../src/db/compiled-query.js";
 import { pgReadBatchLimit } from "../src/db/pg-read-batch.js";
+import { limits } from "../src/domain/limits.js";
 import {
   requireLicenseByKey,
   requireLicenseWithActivation,
@@ -47,6 +48,8 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
       { licenseKey: first, machineId: hostileMachine, expected: true },
       { licenseKey: first, machineId: "NULL", expected: true },
       { licenseKey: first, machineId: "never-activated", expected: false },
+      // Longer than any stored machine id (limits.identifier): found nowhere, on both paths.
+      { licenseKey: first, machineId: "m".repeat(limits.identifier + 1), expected: false },
       { licenseKey: second, machineId: "plain-machine", expected: false },
       { licenseKey: "SK-NO-SUCH-KEY", machineId: "plain-machine", expected: "LICENSE_NOT_FOUND" },
       { licenseKey: '"quoted",{x}', machineId: hostileMachine, expected: "LICENSE_NOT_FOUND" },

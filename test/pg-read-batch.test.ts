@@ -52,7 +52,24 @@ describe("reads batched per event-loop turn", () => {
     expect(batches).toEqual([[1, 3], [2]]);
   });
 
-  it("rejects every read of a failed batch, and the next turn's reads run again", async () => {
+  it("fails only the read that fails its batch: the others run again alone and are answered", async () => {
+    const sent: number[][] = [];
+    const read = batchedPerTurn(async (_db, inputs: number[]) => {
+      sent.push(inputs);
+      if (inputs.includes(2)) throw new Error("cannot encode 2");
+      return inputs.map((n) => n * 10);
+    });
+    const db = handle();
+    const outcomes = await Promise.allSettled([1, 2, 3].map((n) => read(db, n)));
+    expect(outcomes.map((o) => (o.status === "fulfilled" ? o.value : String(o.reason)))).toEqual([
+      10,
+      "Error: cannot encode 2",
+      30,
+    ]);
+    expect(sent).toEqual([[1, 2, 3], [1], [2], [3]]);
+  });
+
+  it("rejects every read when the database fails them all, and the next turn's reads run again", async () => {
     let fail = true;
     const read = batchedPerTurn(async (_db, inputs: number[]) => {
       if (fail) throw new Error("connection lost");
@@ -63,6 +80,16 @@ describe("reads batched per event-loop turn", () => {
     expect(failed.map((result) => result.status)).toEqual(["rejected", "rejected"]);
     fail = false;
     expect(await read(db, 3)).toBe(3);
+  });
+
+  it("refuses a batch answer that does not answer every read", async () => {
+    const read = batchedPerTurn(async (_db, inputs: number[]) => inputs.slice(1));
+    const db = handle();
+    const outcomes = await Promise.allSettled([read(db, 1), read(db, 2)]);
+    expect(outcomes.map((o) => (o.status === "rejected" ? String(o.reason) : "answered"))).toEqual([
+      "Error: a batched read answered 0 of 1 reads",
+      "Error: a batched read answered 0 of 1 reads",
+    ]);
   });
 });
 

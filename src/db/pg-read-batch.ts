@@ -51,9 +51,18 @@ export function batchedPerTurn<Input, Output>(
         db,
         batch.map((pending) => pending.input),
       );
+      if (outputs.length !== batch.length) {
+        throw new Error(`a batched read answered ${outputs.length} of ${batch.length} reads`);
+      }
       batch.forEach((pending, i) => pending.resolve(outputs[i] as Output));
     } catch (err) {
-      for (const pending of batch) pending.reject(err);
+      if (batch.length === 1) {
+        batch[0]?.reject(err);
+        return;
+      }
+      // One read must not fail the others it travelled with (say, a character a non-UTF-8
+      // database cannot store): each runs again alone and gets its own answer or error.
+      await Promise.all(batch.map((pending) => send(db, [pending])));
     }
   };
 

@@ -1,6 +1,7 @@
 /**
  * Collects work requested during one event-loop turn and calls `onTick` once, in the next check
- * phase (setImmediate), to take it all: the batching behind SqliteReadBatch and SqliteWriteBatch.
+ * phase (setImmediate), to take it all: the batching behind SqliteReadBatch, SqliteWriteBatch
+ * and PostgreSQL's batched reads (pg-read-batch.ts).
  * Until `take` runs, later requests join the same batch without scheduling another call.
  */
 export class TickQueue<T> {

@@ -111,7 +111,7 @@ type LicenseWithActivationRow = LicenseRow & {
 // (src/db/pg-read-batch.ts). `ord` numbers the wanted pairs from 1; a key that matches no license
 // has no row.
 const findLicensesWithActivations = compileOnce<
-  { licenseKeys: string[]; machineIds: string[] },
+  { licenseKeys: string[]; machineIds: Array<string | null> },
   LicenseWithActivationRow & { ord: number }
 >(["licenseKeys", "machineIds"], (db, p) =>
   db
@@ -144,7 +144,11 @@ const findLicenseWithActivationBatched = batchedPerTurn(
   async (db: Kysely<DB>, inputs: Array<{ licenseKey: string; machineId: string }>) => {
     const rows = await findLicensesWithActivations(db, {
       licenseKeys: inputs.map((input) => input.licenseKey),
-      machineIds: inputs.map((input) => input.machineId),
+      // A machine id over the limit was never stored, so it cannot match; null keeps it out of
+      // the statement (the caller refuses it after the license checks, in the spec's order).
+      machineIds: inputs.map((input) =>
+        input.machineId.length > limits.identifier ? null : input.machineId,
+      ),
     });
     const perInput = inputs.map((): LicenseWithActivationRow[] => []);
     for (const row of rows) perInput[row.ord - 1]?.push(row);
