@@ -9,8 +9,46 @@ export interface DatasetShape {
   machines: number;
 }
 
+// Shaped like real data, because sizes decide how many B-tree pages a lookup touches: license
+// keys in newLicenseKey's format (5 groups of 5 base32 characters), record ids in newId's
+// (prefix, 10 characters of creation time, 12 random), machine ids as the 64-hex fingerprints
+// desktop apps send. The random-looking part comes first, so keys land on B-tree pages in random
+// order as real ones do; the index at the end keeps them unique.
+const base32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const hex = "0123456789abcdef";
+
+/** `length` characters of `alphabet` drawn from a small PRNG (mulberry32) seeded by `seed`. */
+function scrambled(seed: number, length: number, alphabet: string): string {
+  let state = seed >>> 0;
+  let out = "";
+  for (let i = 0; i < length; i++) {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    out += alphabet[((t ^ (t >>> 14)) >>> 0) % alphabet.length];
+  }
+  return out;
+}
+
+function fixedWidth(value: number, width: number, alphabet: string): string {
+  let out = "";
+  for (let rest = value, i = 0; i < width; i++, rest = Math.floor(rest / alphabet.length)) {
+    out = `${alphabet[rest % alphabet.length]}${out}`;
+  }
+  return out;
+}
+
 export function licenseKeyFor(index: number): string {
-  return `BENCH-${index.toString(36).toUpperCase().padStart(6, "0")}`;
+  const raw = `${scrambled(index * 2 + 1, 19, base32)}${fixedWidth(index, 6, base32)}`;
+  return raw.match(/.{5}/g)?.join("-") ?? raw;
+}
+
+const seededAt = Date.UTC(2025, 0, 1);
+
+/** An id in newId's format, created `index` seconds after the data set's start. */
+export function recordIdFor(prefix: string, index: number, salt = 0): string {
+  const time = fixedWidth(seededAt + index * 1000, 10, base32);
+  return `${prefix}_${time}${scrambled(index * 4 + salt + 2, 6, base32)}${fixedWidth(index, 6, base32)}`;
 }
 
 export function productFor(index: number): string {
@@ -24,7 +62,8 @@ export function machineCountFor(index: number, shape: DatasetShape): number {
 }
 
 export function machineIdFor(licenseIndex: number, machineIndex: number): string {
-  return `machine-${licenseIndex}-${machineIndex}`;
+  const seed = licenseIndex * 8 + machineIndex;
+  return `${scrambled(seed * 2 + 1, 52, hex)}${fixedWidth(licenseIndex, 10, hex)}${fixedWidth(machineIndex, 2, hex)}`;
 }
 
 /** Enough headroom for activate/deactivate cycles on top of the seeded machines. */

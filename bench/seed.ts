@@ -10,6 +10,7 @@ import {
   machineIdFor,
   maxMachinesFor,
   productFor,
+  recordIdFor,
 } from "./dataset.js";
 
 const batchSize = 1000;
@@ -34,8 +35,9 @@ export async function seed(
     const activations: Insertable<DB["activations"]>[] = [];
     for (let i = start; i < end; i++) {
       const count = machineCountFor(i, shape);
+      const licenseId = recordIdFor("lic", i);
       licenses.push({
-        id: `lic_bench_${i}`,
+        id: licenseId,
         license_key: licenseKeyFor(i),
         product_id: productIds.get(productFor(i)) as string,
         status: "ACTIVE",
@@ -47,11 +49,18 @@ export async function seed(
         active_machines: count,
         created_at: now,
         updated_at: now,
+        // What vendors keep on a license, so rows are as wide as real ones.
+        customer_name: `Customer ${i} GmbH`,
+        customer_email: `licensing+${i}@customer-${i % 997}.example.com`,
+        note:
+          i % 5 === 0
+            ? `Renewed by purchase order PO-${i}; volume discount agreed with sales, see CRM.`
+            : null,
       });
       for (let j = 0; j < count; j++) {
         activations.push({
-          id: `act_bench_${i}_${j}`,
-          license_id: `lic_bench_${i}`,
+          id: recordIdFor("act", i, j + 1),
+          license_id: licenseId,
           machine_id: machineIdFor(i, j),
           machine_name: `Workstation ${j}`,
           platform: "Windows 11",
