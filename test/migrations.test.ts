@@ -62,4 +62,54 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
     }>`select activation_id, seen_at from activation_sightings`.execute(db);
     expect(back.rows.map((r) => [r.activation_id, Number(r.seen_at)])).toEqual([["act_2", 12_000]]);
   });
+
+  // 0006 (SQLite) gives each license row the list of its active machines, from the activations
+  // already there; down() removes the list and its triggers.
+  it("0006 fills each license's list of active machines from its activations", async () => {
+    const testDatabase = await createTestDatabase(dialect);
+    const database = await openDatabase(testDatabase.url);
+    opened = { database, testDatabase };
+    const db = database.db;
+    await migrateTo(db, "0005_machine_sightings");
+    await sql`insert into products (id, slug, name, created_at) values ('prd_1', 'app', 'App', 0)`.execute(
+      db,
+    );
+    for (const id of ["lic_none", "lic_two", "lic_many"]) {
+      await sql`insert into licenses (id, license_key, product_id, status, features, max_machines,
+        active_machines, created_at, updated_at)
+        values (${id}, ${`KEY-${id}`}, 'prd_1', 'ACTIVE', '[]', 20, 0, 0, 0)`.execute(db);
+    }
+    await sql`insert into activations (id, license_id, machine_id, activated_at, last_seen_at,
+      deactivated_at)
+      values ('act_1', 'lic_two', 'm-1', 0, 0, null), ('act_2', 'lic_two', 'm "2"', 0, 0, null),
+             ('act_3', 'lic_two', 'm-gone', 0, 0, 5)`.execute(db);
+    for (let i = 0; i < 12; i++) {
+      await sql`insert into activations (id, license_id, machine_id, activated_at, last_seen_at)
+        values (${`act_many_${i}`}, 'lic_many', ${`${"a".repeat(60)}${i}`}, 0, 0)`.execute(db);
+    }
+
+    await migrateToLatest(db);
+
+    const lists = async () =>
+      Object.fromEntries(
+        (
+          await sql<{ id: string; list: string | null }>`select id, active_machine_ids as list
+            from licenses order by id`.execute(db)
+        ).rows.map((row) => [
+          row.id,
+          row.list === null ? null : (JSON.parse(row.list) as string[]).sort(),
+        ]),
+      );
+    if (dialect === "sqlite") {
+      // Too many machines for the row: NULL, the index answers.
+      expect(await lists()).toEqual({ lic_many: null, lic_none: [], lic_two: ['m "2"', "m-1"] });
+      await migrateTo(db, "0005_machine_sightings");
+      await expect(lists()).rejects.toThrow(/active_machine_ids/);
+      const triggers = await sql`select name from sqlite_master where type = 'trigger'`.execute(db);
+      expect(triggers.rows).toEqual([]);
+    } else {
+      // PostgreSQL keeps no list.
+      await expect(lists()).rejects.toThrow(/active_machine_ids/);
+    }
+  });
 });

@@ -4,6 +4,7 @@ import * as admin from "./migrations/0002_admin.js";
 import * as admins from "./migrations/0003_admins.js";
 import * as activationSightings from "./migrations/0004_activation_sightings.js";
 import * as machineSightings from "./migrations/0005_machine_sightings.js";
+import * as activeMachineList from "./migrations/0006_active_machine_list.js";
 import type { DB } from "./schema.js";
 
 // Migrations are imported statically (not read from a folder at run time) so the compiled
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   "0003_admins": admins,
   "0004_activation_sightings": activationSightings,
   "0005_machine_sightings": machineSightings,
+  "0006_active_machine_list": activeMachineList,
 };
 
 export class MigrationError extends Error {

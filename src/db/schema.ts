@@ -41,6 +41,8 @@ export interface LicensesTable {
   customer_name: string | null;
   customer_email: string | null;
   note: string | null;
+  // Not declared here: on SQLite only, `active_machine_ids` (migration 0006), kept by triggers
+  // and read only by the validate query's SQLite variant (license-record.ts).
 }
 
 export interface ActivationsTable {

@@ -67,28 +67,32 @@ export async function requireLicenseByKey(
 }
 
 // One round trip: the license, its product's slug and whether the machine holds an active
-// activation on it. On SQLite, EXISTS answers from the partial unique index alone; reading the
-// activation's row too cost a lookup into the activations table, about a tenth of validate's
-// CPU (profiled, docs/performance.md). PostgreSQL visits the row either way (visibility), so it
+// activation on it. On SQLite the answer never reads the activations table (profiled,
+// docs/performance.md): the license row's list of active machines answers it, or EXISTS on the
+// partial unique index where the row keeps none. PostgreSQL visits the row either way (visibility), so it
 // reads the activation's id, which its last-seen writes then find by primary key.
 const findLicenseWithActivation = compileOnce<
   { licenseKey: string; machineId: string },
   LicenseWithActivationRow
 >(["licenseKey", "machineId"], (db, p) => {
   const license = selectLicenseForUse(db).where("licenses.license_key", "=", p.licenseKey);
+  // SQLite: from the license row's list of active machines where the row keeps one (migration
+  // 0006), else from the partial unique index. Comparing inside SQLite binds the machine id the
+  // same way on both paths (a lone UTF-16 surrogate becomes U+FFFD in both).
   return db.getExecutor().adapter instanceof SqliteAdapter
-    ? license.select((eb) =>
-        eb
-          .exists(
-            eb
-              .selectFrom("activations")
-              .select(eb.lit(1).as("one"))
-              .whereRef("activations.license_id", "=", "licenses.id")
-              .where("activations.machine_id", "=", p.machineId)
-              .where("activations.deactivated_at", "is", null),
-          )
-          .as("machine_active"),
-      )
+    ? license.select((eb) => {
+        const inIndex = eb.exists(
+          eb
+            .selectFrom("activations")
+            .select(eb.lit(1).as("one"))
+            .whereRef("activations.license_id", "=", "licenses.id")
+            .where("activations.machine_id", "=", p.machineId)
+            .where("activations.deactivated_at", "is", null),
+        );
+        return sql<number>`case when licenses.active_machine_ids is null then ${inIndex}
+          else exists (select 1 from json_each(licenses.active_machine_ids)
+                       where value = ${p.machineId}) end`.as("machine_active");
+      })
     : license
         .leftJoin("activations", (join) =>
           join
