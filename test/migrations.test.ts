@@ -1,6 +1,7 @@
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { migrateTo, migrateToLatest } from "../src/db/migrate.js";
+import * as activeMachineList from "../src/db/migrations/0006_active_machine_list.js";
 import { type Database, openDatabase } from "../src/db/database.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
 
@@ -103,6 +104,22 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
     if (dialect === "sqlite") {
       // Too many machines for the row: NULL, the index answers.
       expect(await lists()).toEqual({ lic_many: null, lic_none: [], lic_two: ['m "2"', "m-1"] });
+      // Run again (as after a crash before Kysely recorded it): nothing changes.
+      await activeMachineList.up(db as Kysely<unknown>);
+      expect(await lists()).toEqual({ lic_many: null, lic_none: [], lic_two: ['m "2"', "m-1"] });
+      // The triggers keep a backfilled list true; a license row written again loses its list.
+      await sql`update activations set deactivated_at = 9 where id = 'act_1'`.execute(db);
+      await sql`insert or replace into licenses (id, license_key, product_id, status, features,
+        max_machines, active_machines, created_at, updated_at)
+        values ('lic_many', 'KEY-lic_many', 'prd_1', 'ACTIVE', '[]', 20, 12, 0, 0)`.execute(db);
+      await sql`insert or replace into licenses (id, license_key, product_id, status, features,
+        max_machines, active_machines, created_at, updated_at)
+        values ('lic_none', 'KEY-lic_none', 'prd_1', 'ACTIVE', '[]', 20, 0, 0, 0)`.execute(db);
+      expect(await lists()).toEqual({ lic_many: null, lic_none: [], lic_two: ['m "2"'] });
+      await sql`insert or replace into licenses (id, license_key, product_id, status, features,
+        max_machines, active_machines, created_at, updated_at)
+        values ('lic_two', 'KEY-lic_two', 'prd_1', 'ACTIVE', '[]', 20, 1, 0, 0)`.execute(db);
+      expect(await lists()).toEqual({ lic_many: null, lic_none: [], lic_two: null });
       await migrateTo(db, "0005_machine_sightings");
       await expect(lists()).rejects.toThrow(/active_machine_ids/);
       const triggers = await sql`select name from sqlite_master where type = 'trigger'`.execute(db);
