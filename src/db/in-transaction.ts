@@ -29,11 +29,18 @@ export function inTransaction<T>(
 }
 
 /**
- * A write of one statement that needs no transaction of its own: on SQLite it still goes through
- * group commit, so it takes its turn with this process's other writers (SqliteWriteGate) instead
- * of waiting for the lock on the event loop; elsewhere it runs directly.
+ * Runs `work` in its turn with this process's other writers where they take turns (SQLite: as
+ * one unit of group commit, on the connection that batch holds), else directly on `db`, where
+ * each write opens its own transaction through `inTransaction` as needed. For:
+ * - a write of one statement that needs no transaction of its own: on SQLite it waits for the
+ *   write lock in turn (SqliteWriteGate) instead of on the event loop;
+ * - reads followed by writes that need not see one snapshot but are cheaper together on SQLite,
+ *   where a read inside the unit runs straight on the connection (measured: deactivate with its
+ *   license read inside, activate/deactivate +4.6 % requests/s). On PostgreSQL such a read stays
+ *   outside any transaction, where it runs as a named prepared statement; inside one, Kysely
+ *   would send it unnamed, to be planned again (measured: −10 %).
  */
-export function singleWrite<T>(db: Kysely<DB>, work: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+export function inWriteTurn<T>(db: Kysely<DB>, work: (db: Kysely<DB>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return work(db);
   const runner = runners.get(db);
   return runner ? runner.run(work) : work(db);

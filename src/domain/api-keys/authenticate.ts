@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
-import { singleWrite } from "../../db/in-transaction.js";
+import { inWriteTurn } from "../../db/in-transaction.js";
 import type { ApiKeysTable, DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { type ApiKeyScope, hashApiKey, parseScopes } from "./api-keys.js";
@@ -31,7 +31,7 @@ export async function authenticateApiKey(
     throw ShipkeyError.spec("INVALID_API_KEY");
   }
   if (key.last_used_at === null || now - key.last_used_at >= lastUsedResolutionMs) {
-    await singleWrite(db, (writer) =>
+    await inWriteTurn(db, (writer) =>
       writer.updateTable("api_keys").set({ last_used_at: now }).where("id", "=", key.id).execute(),
     );
   }

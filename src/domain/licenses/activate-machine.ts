@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { compileWriteOnce } from "../../db/compiled-query.js";
-import { inTransaction, singleWrite } from "../../db/in-transaction.js";
+import { inTransaction, inWriteTurn } from "../../db/in-transaction.js";
 import type { ActivationsTable, DB, LicensesTable } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
@@ -50,7 +50,7 @@ export async function activateMachine(
   // Already activated: only last-seen changes (written now, not buffered: activate is rare). If
   // the activation ended in between, this finds nothing and the machine is activated anew.
   if (machineActive) {
-    const existing = await singleWrite(db, (writer) =>
+    const existing = await inWriteTurn(db, (writer) =>
       touchActiveActivation(writer, license.id, input.machineId, now),
     );
     if (existing) return { outcome: "already-activated", activation: existing };

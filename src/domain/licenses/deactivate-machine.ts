@@ -1,5 +1,5 @@
 import { compileWriteOnce } from "../../db/compiled-query.js";
-import { inTransaction } from "../../db/in-transaction.js";
+import { inTransaction, inWriteTurn } from "../../db/in-transaction.js";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
@@ -20,9 +20,12 @@ export async function deactivateMachine(
   input: DeactivateInput,
   now = Date.now(),
 ): Promise<{ machineId: string }> {
-  const license = await requireLicenseByKey(db, input.licenseKey);
-  assertMaxLength("machineId", input.machineId, limits.identifier);
-  await endActivation(db, license.id, input.machineId, now);
+  // On SQLite the license read joins the write's group-commit unit (see inWriteTurn).
+  await inWriteTurn(db, async (handle) => {
+    const license = await requireLicenseByKey(handle, input.licenseKey);
+    assertMaxLength("machineId", input.machineId, limits.identifier);
+    await endActivation(handle, license.id, input.machineId, now);
+  });
   return { machineId: input.machineId };
 }
 
