@@ -72,6 +72,21 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
     });
   });
 
+  it("reads inside a transaction on its connection, seeing the transaction's own writes", async () => {
+    const licenseKey = await f.createLicense();
+    const { id: licenseId } = await requireLicenseByKey(f.db, licenseKey);
+    const seen = await f.db.transaction().execute(async (trx) => {
+      await sql`insert into activations (id, license_id, machine_id, activated_at, last_seen_at)
+        values ('act_in_trx', ${licenseId}, 'm-in-trx', 0, 0)`.execute(trx);
+      const inside = await requireLicenseWithActivation(trx, {
+        licenseKey,
+        machineId: "m-in-trx",
+      });
+      return inside.machineActive;
+    });
+    expect(seen).toBe(true);
+  });
+
   it("never sees the rows of a transaction still in progress, and waits for it to end", async () => {
     const licenseKey = "SK-UNCOMMITTED-0001";
     let outcome: Promise<string> | undefined;

@@ -66,54 +66,42 @@ export async function requireLicenseByKey(
   return toLicenseForUse(row);
 }
 
-// One round trip: the license, its product's slug and whether the machine holds an active
-// activation on it. On SQLite the answer never reads the activations table (profiled,
-// docs/performance.md): the license row's list of active machines answers it, or EXISTS on the
-// partial unique index where the row keeps none. PostgreSQL visits the row either way (visibility), so it
-// reads the activation's id, which its last-seen writes then find by primary key.
-const findLicenseWithActivation = compileOnce<
-  { licenseKey: string; machineId: string },
-  LicenseWithActivationRow
->(["licenseKey", "machineId"], (db, p) => {
-  const license = selectLicenseForUse(db).where("licenses.license_key", "=", p.licenseKey);
-  // SQLite: from the license row's list of active machines where the row keeps one (migration
-  // 0006), else from the partial unique index. Comparing inside SQLite binds the machine id the
-  // same way on both paths (a lone UTF-16 surrogate becomes U+FFFD in both).
-  return db.getExecutor().adapter instanceof SqliteAdapter
-    ? license.select((eb) => {
-        const inIndex = eb.exists(
-          eb
-            .selectFrom("activations")
-            .select(eb.lit(1).as("one"))
-            .whereRef("activations.license_id", "=", "licenses.id")
-            .where("activations.machine_id", "=", p.machineId)
-            .where("activations.deactivated_at", "is", null),
-        );
-        return sql<number>`case when licenses.active_machine_ids is null then ${inIndex}
-          else exists (select 1 from json_each(licenses.active_machine_ids)
-                       where value = ${p.machineId}) end`.as("machine_active");
-      })
-    : license
-        .leftJoin("activations", (join) =>
-          join
-            .onRef("activations.license_id", "=", "licenses.id")
-            .on("activations.machine_id", "=", p.machineId)
-            .on("activations.deactivated_at", "is", null),
-        )
-        .select([
-          "activations.id as activation_id",
-          sql<boolean>`activations.id is not null`.as("machine_active"),
-        ]);
-});
-
 type LicenseWithActivationRow = LicenseRow & {
   machine_active: number | boolean;
   activation_id?: string | null;
 };
 
-// PostgreSQL: the same read for every validate of one event-loop turn in one statement
-// (src/db/pg-read-batch.ts). `ord` numbers the wanted pairs from 1; a key that matches no license
-// has no row.
+// SQLite, one query: the license, its product's slug and whether the machine holds an active
+// activation on it, answered without reading the activations table (profiled,
+// docs/performance.md): from the license row's list of active machines where the row keeps one
+// (migration 0006), else from EXISTS on the partial unique index. Comparing inside SQLite binds
+// the machine id the same way on both paths (a lone UTF-16 surrogate becomes U+FFFD in both).
+const findLicenseWithActivationOnSqlite = compileOnce<
+  { licenseKey: string; machineId: string },
+  LicenseWithActivationRow
+>(["licenseKey", "machineId"], (db, p) =>
+  selectLicenseForUse(db)
+    .where("licenses.license_key", "=", p.licenseKey)
+    .select((eb) => {
+      const inIndex = eb.exists(
+        eb
+          .selectFrom("activations")
+          .select(eb.lit(1).as("one"))
+          .whereRef("activations.license_id", "=", "licenses.id")
+          .where("activations.machine_id", "=", p.machineId)
+          .where("activations.deactivated_at", "is", null),
+      );
+      return sql<number>`case when licenses.active_machine_ids is null then ${inIndex}
+        else exists (select 1 from json_each(licenses.active_machine_ids)
+                     where value = ${p.machineId}) end`.as("machine_active");
+    }),
+);
+
+// PostgreSQL: the same answer for many (license key, machine) pairs in one statement, which
+// every validate of one event-loop turn shares (src/db/pg-read-batch.ts). PostgreSQL visits the
+// activation's row either way (visibility), so it reads its id, which the last-seen writes then
+// find by primary key. `ord` numbers the wanted pairs from 1; a key that matches no license has
+// no row.
 const findLicensesWithActivations = compileOnce<
   { licenseKeys: string[]; machineIds: Array<string | null> },
   LicenseWithActivationRow & { ord: number }
@@ -144,21 +132,39 @@ const findLicensesWithActivations = compileOnce<
     ]),
 );
 
-const findLicenseWithActivationBatched = batchedPerTurn(
-  async (db: Kysely<DB>, inputs: Array<{ licenseKey: string; machineId: string }>) => {
-    const rows = await findLicensesWithActivations(db, {
-      licenseKeys: inputs.map((input) => input.licenseKey),
-      // A machine id over the limit was never stored, so it cannot match; null keeps it out of
-      // the statement (the caller refuses it after the license checks, in the spec's order).
-      machineIds: inputs.map((input) =>
-        input.machineId.length > limits.identifier ? null : input.machineId,
-      ),
-    });
-    const perInput = inputs.map((): LicenseWithActivationRow[] => []);
-    for (const row of rows) perInput[row.ord - 1]?.push(row);
-    return perInput;
-  },
-);
+type LicenseAndMachine = { licenseKey: string; machineId: string };
+
+/** The rows for each pair, in order (PostgreSQL). */
+async function findOnPostgres(
+  db: Kysely<DB>,
+  inputs: LicenseAndMachine[],
+): Promise<LicenseWithActivationRow[][]> {
+  const rows = await findLicensesWithActivations(db, {
+    licenseKeys: inputs.map((input) => input.licenseKey),
+    // A machine id over the limit was never stored, so it cannot match; null keeps it out of
+    // the statement (the caller refuses it after the license checks, in the spec's order).
+    machineIds: inputs.map((input) =>
+      input.machineId.length > limits.identifier ? null : input.machineId,
+    ),
+  });
+  const perInput = inputs.map((): LicenseWithActivationRow[] => []);
+  for (const row of rows) perInput[row.ord - 1]?.push(row);
+  return perInput;
+}
+
+const findOnPostgresPerTurn = batchedPerTurn(findOnPostgres);
+
+async function findLicenseWithActivation(
+  db: Kysely<DB>,
+  input: LicenseAndMachine,
+): Promise<LicenseWithActivationRow[]> {
+  if (db.getExecutor().adapter instanceof SqliteAdapter) {
+    return findLicenseWithActivationOnSqlite(db, input);
+  }
+  // A transaction reads on its own connection, where its own writes are visible.
+  if (batchesPgReads(db)) return findOnPostgresPerTurn(db, input);
+  return (await findOnPostgres(db, [input]))[0] ?? [];
+}
 
 export interface LicenseWithMachine {
   license: LicenseForUse;
@@ -171,14 +177,10 @@ export interface LicenseWithMachine {
 /** Reads the license and whether the machine is active on it, or throws 404. */
 export async function requireLicenseWithActivation(
   db: Kysely<DB>,
-  input: { licenseKey: string; machineId: string },
+  input: LicenseAndMachine,
 ): Promise<LicenseWithMachine> {
   const [row] =
-    input.licenseKey.length > limits.identifier
-      ? []
-      : batchesPgReads(db)
-        ? await findLicenseWithActivationBatched(db, input)
-        : await findLicenseWithActivation(db, input);
+    input.licenseKey.length > limits.identifier ? [] : await findLicenseWithActivation(db, input);
   if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
   return {
     license: toLicenseForUse(row),
