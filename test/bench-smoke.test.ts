@@ -7,6 +7,20 @@ import { describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 
+/** Runs the compiled benchmark with `args` on SQLite; its stdout and the JSON report it wrote. */
+async function runBench(args: string[]): Promise<{ stdout: string; report: unknown }> {
+  const results = mkdtempSync(join(tmpdir(), "shipkey-bench-smoke-"));
+  try {
+    const { stdout } = await run(process.execPath, ["dist-bench/bench/run.js", ...args], {
+      env: { ...process.env, BENCH_RESULTS_DIR: results, BENCH_DATABASE_URL: "" },
+    });
+    const [file] = readdirSync(results);
+    return { stdout, report: JSON.parse(readFileSync(join(results, file as string), "utf8")) };
+  } finally {
+    rmSync(results, { recursive: true, force: true });
+  }
+}
+
 // The benchmark reports, it never fails the build on speed: this only proves the harness runs
 // every scenario end to end against the real server and that every request got a 2xx.
 describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing assertions)", () => {
@@ -14,50 +28,47 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
     "runs every scenario with zero errors and writes the JSON report",
     { timeout: 120_000 },
     async () => {
-      const results = mkdtempSync(join(tmpdir(), "shipkey-bench-smoke-"));
-      try {
-        const { stdout } = await run(
-          process.execPath,
-          ["dist-bench/bench/run.js", "--licenses", "300", "--duration", "1", "--connections", "8"],
-          { env: { ...process.env, BENCH_RESULTS_DIR: results, BENCH_DATABASE_URL: "" } },
-        );
-        expect(stdout).toMatch(/^scenario\s+req\/s/m);
-        const [file] = readdirSync(results);
-        const report = JSON.parse(readFileSync(join(results, file as string), "utf8")) as {
-          node: string;
-          machine: { cpu: string; cores: number };
-          scenarios: Array<{
-            scenario: string;
-            non2xx: number;
-            errors: number;
-            timeouts: number;
-            totalRequests: number;
-            peakRssMiB: number;
-          }>;
-        };
-        expect(report.node).toBe(process.version);
-        expect(report.machine.cores).toBeGreaterThan(0);
-        expect(report.scenarios.map((s) => s.scenario)).toEqual([
-          "validate",
-          "activate-deactivate",
-          "publish",
-          "mixed",
-        ]);
-        for (const scenario of report.scenarios) {
-          expect({
-            scenario: scenario.scenario,
-            non2xx: scenario.non2xx,
-            errors: scenario.errors + scenario.timeouts,
-          }).toEqual({
-            scenario: scenario.scenario,
-            non2xx: 0,
-            errors: 0,
-          });
-          expect(scenario.totalRequests).toBeGreaterThan(0);
-          expect(scenario.peakRssMiB).toBeGreaterThan(0);
-        }
-      } finally {
-        rmSync(results, { recursive: true, force: true });
+      const { stdout, report: written } = await runBench([
+        "--licenses",
+        "300",
+        "--duration",
+        "1",
+        "--connections",
+        "8",
+      ]);
+      expect(stdout).toMatch(/^scenario\s+req\/s/m);
+      const report = written as {
+        node: string;
+        machine: { cpu: string; cores: number };
+        scenarios: Array<{
+          scenario: string;
+          non2xx: number;
+          errors: number;
+          timeouts: number;
+          totalRequests: number;
+          peakRssMiB: number;
+        }>;
+      };
+      expect(report.node).toBe(process.version);
+      expect(report.machine.cores).toBeGreaterThan(0);
+      expect(report.scenarios.map((s) => s.scenario)).toEqual([
+        "validate",
+        "activate-deactivate",
+        "publish",
+        "mixed",
+      ]);
+      for (const scenario of report.scenarios) {
+        expect({
+          scenario: scenario.scenario,
+          non2xx: scenario.non2xx,
+          errors: scenario.errors + scenario.timeouts,
+        }).toEqual({
+          scenario: scenario.scenario,
+          non2xx: 0,
+          errors: 0,
+        });
+        expect(scenario.totalRequests).toBeGreaterThan(0);
+        expect(scenario.peakRssMiB).toBeGreaterThan(0);
       }
     },
   );
@@ -68,52 +79,41 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
     "--ab HEAD builds and measures both sides, reports both, and removes its worktree",
     { timeout: 300_000 },
     async () => {
-      const results = mkdtempSync(join(tmpdir(), "shipkey-bench-ab-smoke-"));
-      try {
-        const { stdout } = await run(
-          process.execPath,
-          [
-            "dist-bench/bench/run.js",
-            "--ab",
-            "HEAD",
-            "--rounds",
-            "2",
-            "--scenarios",
-            "validate",
-            "--licenses",
-            "300",
-            "--duration",
-            "1",
-            "--connections",
-            "8",
-          ],
-          { env: { ...process.env, BENCH_RESULTS_DIR: results, BENCH_DATABASE_URL: "" } },
-        );
-        expect(stdout).toMatch(/^\s+change\s/m);
-        const [file] = readdirSync(results);
-        const report = JSON.parse(readFileSync(join(results, file as string), "utf8")) as {
-          results: Array<{
-            scenario: string;
-            build: string;
-            runs: Array<{ non2xx: number; errors: number; totalRequests: number }>;
-          }>;
-        };
-        expect(report.results.map((r) => [r.scenario, r.build.split(" ")[0]])).toEqual([
-          ["validate", "HEAD"],
-          ["validate", "this"],
-        ]);
-        for (const result of report.results) {
-          expect(result.runs).toHaveLength(2);
-          for (const measured of result.runs) {
-            expect(measured.non2xx + measured.errors).toBe(0);
-            expect(measured.totalRequests).toBeGreaterThan(0);
-          }
+      const { stdout, report: written } = await runBench([
+        "--ab",
+        "HEAD",
+        "--rounds",
+        "2",
+        "--scenarios",
+        "validate",
+        "--licenses",
+        "300",
+        "--duration",
+        "1",
+        "--connections",
+        "8",
+      ]);
+      expect(stdout).toMatch(/^\s+change\s/m);
+      const report = written as {
+        results: Array<{
+          scenario: string;
+          build: string;
+          runs: Array<{ non2xx: number; errors: number; totalRequests: number }>;
+        }>;
+      };
+      expect(report.results.map((r) => [r.scenario, r.build.split(" ")[0]])).toEqual([
+        ["validate", "HEAD"],
+        ["validate", "this"],
+      ]);
+      for (const result of report.results) {
+        expect(result.runs).toHaveLength(2);
+        for (const measured of result.runs) {
+          expect(measured.non2xx + measured.errors).toBe(0);
+          expect(measured.totalRequests).toBeGreaterThan(0);
         }
-        const { stdout: worktrees } = await run("git", ["worktree", "list", "--porcelain"]);
-        expect(worktrees).not.toMatch(/shipkey-bench-ab-/);
-      } finally {
-        rmSync(results, { recursive: true, force: true });
       }
+      const { stdout: worktrees } = await run("git", ["worktree", "list", "--porcelain"]);
+      expect(worktrees).not.toMatch(/shipkey-bench-ab-/);
     },
   );
 });

@@ -13,17 +13,23 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
     opened = undefined;
   });
 
-  // 0005 replaces the last-seen log keyed by activation id with one keyed by machine; a server of
-  // the previous version may have left sightings in the old log when it stopped.
-  it("0005 applies what the previous last-seen log held, then drops it", async () => {
+  /** A fresh database at migration `version`, with one product (`prd_1`); closed after the test. */
+  const openAt = async (version: string) => {
     const testDatabase = await createTestDatabase(dialect);
     const database = await openDatabase(testDatabase.url);
     opened = { database, testDatabase };
     const db = database.db;
-    await migrateTo(db, "0004_activation_sightings");
+    await migrateTo(db, version);
     await sql`insert into products (id, slug, name, created_at) values ('prd_1', 'app', 'App', 0)`.execute(
       db,
     );
+    return db;
+  };
+
+  // 0005 replaces the last-seen log keyed by activation id with one keyed by machine; a server of
+  // the previous version may have left sightings in the old log when it stopped.
+  it("0005 applies what the previous last-seen log held, then drops it", async () => {
+    const db = await openAt("0004_activation_sightings");
     await sql`insert into licenses (id, license_key, product_id, status, features, max_machines,
       active_machines, created_at, updated_at)
       values ('lic_1', 'KEY-1', 'prd_1', 'ACTIVE', '[]', 3, 2, 0, 0)`.execute(db);
@@ -67,14 +73,7 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
   // 0006 (SQLite) gives each license row the list of its active machines, from the activations
   // already there; down() removes the list and its triggers.
   it("0006 fills each license's list of active machines from its activations", async () => {
-    const testDatabase = await createTestDatabase(dialect);
-    const database = await openDatabase(testDatabase.url);
-    opened = { database, testDatabase };
-    const db = database.db;
-    await migrateTo(db, "0005_machine_sightings");
-    await sql`insert into products (id, slug, name, created_at) values ('prd_1', 'app', 'App', 0)`.execute(
-      db,
-    );
+    const db = await openAt("0005_machine_sightings");
     for (const id of ["lic_none", "lic_two", "lic_many"]) {
       await sql`insert into licenses (id, license_key, product_id, status, features, max_machines,
         active_machines, created_at, updated_at)
