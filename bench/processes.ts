@@ -168,11 +168,28 @@ async function clockTicksPerSecond(): Promise<number> {
   return ticksPerSecond;
 }
 
+/**
+ * Read system calls (read, pread, recv...) made so far by one thread of a process; null where
+ * there is no /proc. On the event loop these are the socket reads plus one `pread` per SQLite
+ * page-cache miss, so the count per request shows page misses without the host's timing noise.
+ */
+function readSyscallsOf(pid: number, thread: number): number | null {
+  try {
+    const io = readFileSync(`/proc/${pid}/task/${thread}/io`, "utf8");
+    const count = /^syscr:\s+(\d+)$/m.exec(io)?.[1];
+    return count === undefined ? null : Number(count);
+  } catch {
+    return null;
+  }
+}
+
 export type Measured = LoadResult & {
   /** CPU of the whole server process per request (µs); null off Linux. */
   cpuUsPerRequest: number | null;
   /** CPU of the server's event-loop thread alone per request (µs); null off Linux. */
   eventLoopUsPerRequest: number | null;
+  /** Read system calls of the event-loop thread per request; null off Linux. */
+  eventLoopReadsPerRequest: number | null;
 };
 
 /**
@@ -184,18 +201,28 @@ export async function withCpuPerRequest(
   pid: number,
   load: () => Promise<LoadResult>,
 ): Promise<Measured> {
-  const before = [await cpuSecondsOf(pid), await cpuSecondsOf(pid, pid)];
+  const counters = async () => [
+    await cpuSecondsOf(pid),
+    await cpuSecondsOf(pid, pid),
+    readSyscallsOf(pid, pid),
+  ];
+  const before = await counters();
   const result = await load();
-  const after = [await cpuSecondsOf(pid), await cpuSecondsOf(pid, pid)];
-  const perRequest = (i: number) => {
+  const after = await counters();
+  const perRequest = (i: number, scale: number, digits: number) => {
     const [from, to] = [before[i], after[i]];
     return from === null || from === undefined || to === null || to === undefined
       ? null
       : result.totalRequests === 0
         ? null
-        : Number((((to - from) * 1e6) / result.totalRequests).toFixed(1));
+        : Number((((to - from) * scale) / result.totalRequests).toFixed(digits));
   };
-  return { ...result, cpuUsPerRequest: perRequest(0), eventLoopUsPerRequest: perRequest(1) };
+  return {
+    ...result,
+    cpuUsPerRequest: perRequest(0, 1e6, 1),
+    eventLoopUsPerRequest: perRequest(1, 1e6, 1),
+    eventLoopReadsPerRequest: perRequest(2, 1, 2),
+  };
 }
 
 export interface LoadRun {

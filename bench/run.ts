@@ -207,8 +207,9 @@ function printReport(
       "peak RSS MiB",
       "CPU µs/req",
       "loop µs/req",
+      "loop reads/req",
     ],
-    ["baseline (mean)", baselineRps.toFixed(0), "1.00", "", "", "", "", "", "", "", ""],
+    ["baseline (mean)", baselineRps.toFixed(0), "1.00", "", "", "", "", "", "", "", "", ""],
     [
       "  before",
       before.requestsPerSecond.toFixed(0),
@@ -221,6 +222,7 @@ function printReport(
       "",
       `${before.cpuUsPerRequest ?? ""}`,
       `${before.eventLoopUsPerRequest ?? ""}`,
+      `${before.eventLoopReadsPerRequest ?? ""}`,
     ],
     [
       "  after",
@@ -234,6 +236,7 @@ function printReport(
       "",
       `${after.cpuUsPerRequest ?? ""}`,
       `${after.eventLoopUsPerRequest ?? ""}`,
+      `${after.eventLoopReadsPerRequest ?? ""}`,
     ],
     ...reports.map((r) => [
       r.scenario,
@@ -247,6 +250,7 @@ function printReport(
       `${r.peakRssMiB}`,
       `${r.cpuUsPerRequest ?? ""}`,
       `${r.eventLoopUsPerRequest ?? ""}`,
+      `${r.eventLoopReadsPerRequest ?? ""}`,
     ]),
   ];
   printRows(rows);
