@@ -182,6 +182,7 @@ function report(results: AbResult[], options: AbOptions): void {
     rps: result.runs.map((run) => run.requestsPerSecond),
     loop: result.runs.map((run) => run.eventLoopUsPerRequest ?? Number.NaN),
     process: result.runs.map((run) => run.cpuUsPerRequest ?? Number.NaN),
+    reads: result.runs.map((run) => run.eventLoopReadsPerRequest ?? Number.NaN),
   });
   const rows = [
     [
@@ -192,6 +193,7 @@ function report(results: AbResult[], options: AbOptions): void {
       "loop µs/req (mean)",
       "loop µs/req (range)",
       "CPU µs/req (mean)",
+      "loop reads/req (mean)",
       "non-2xx",
     ],
   ];
@@ -209,6 +211,7 @@ function report(results: AbResult[], options: AbOptions): void {
         mean(f.loop).toFixed(1),
         spread(f.loop, 1),
         mean(f.process).toFixed(1),
+        mean(f.reads).toFixed(2),
         String(result.runs.reduce((n, run) => n + run.non2xx + run.errors, 0)),
       ]);
     }
@@ -222,6 +225,7 @@ function report(results: AbResult[], options: AbOptions): void {
       change(mean(a.loop), mean(b.loop)),
       "",
       change(mean(a.process), mean(b.process)),
+      change(mean(a.reads), mean(b.reads)),
       "",
     ]);
     summary.push({
