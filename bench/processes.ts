@@ -193,9 +193,9 @@ export type Measured = LoadResult & {
 };
 
 /**
- * Runs `load` and reports the server's CPU microseconds per request over it. CPU per request is
- * far steadier than requests/s on a shared machine: it does not depend on what else got the
- * cores during the run.
+ * Runs `load` and reports the server's CPU microseconds and event-loop reads per request over
+ * it. CPU per request is far steadier than requests/s on a shared machine: it does not depend on
+ * what else got the cores during the run.
  */
 export async function withCpuPerRequest(
   pid: number,

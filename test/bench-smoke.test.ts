@@ -47,6 +47,7 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
           timeouts: number;
           totalRequests: number;
           peakRssMiB: number;
+          eventLoopReadsPerRequest: number | null;
         }>;
       };
       expect(report.node).toBe(process.version);
@@ -69,6 +70,10 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         });
         expect(scenario.totalRequests).toBeGreaterThan(0);
         expect(scenario.peakRssMiB).toBeGreaterThan(0);
+        // Every request is read from its socket at least once (Linux: /proc counts the reads).
+        if (process.platform === "linux") {
+          expect(scenario.eventLoopReadsPerRequest).toBeGreaterThanOrEqual(1);
+        }
       }
     },
   );
