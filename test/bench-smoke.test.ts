@@ -21,6 +21,9 @@ async function runBench(args: string[]): Promise<{ stdout: string; report: unkno
   }
 }
 
+/** A tiny data set, 1 s per scenario, few connections: enough to exercise the harness. */
+const tinyRun = ["--licenses", "300", "--duration", "1", "--connections", "8"];
+
 // The benchmark reports, it never fails the build on speed: this only proves the harness runs
 // every scenario end to end against the real server and that every request got a 2xx.
 describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing assertions)", () => {
@@ -28,14 +31,7 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
     "runs every scenario with zero errors and writes the JSON report",
     { timeout: 120_000 },
     async () => {
-      const { stdout, report: written } = await runBench([
-        "--licenses",
-        "300",
-        "--duration",
-        "1",
-        "--connections",
-        "8",
-      ]);
+      const { stdout, report: written } = await runBench(tinyRun);
       expect(stdout).toMatch(/^scenario\s+req\/s/m);
       const report = written as {
         node: string;
@@ -91,12 +87,7 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         "2",
         "--scenarios",
         "validate",
-        "--licenses",
-        "300",
-        "--duration",
-        "1",
-        "--connections",
-        "8",
+        ...tinyRun,
       ]);
       expect(stdout).toMatch(/^\s+change\s/m);
       const report = written as {
