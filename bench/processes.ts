@@ -250,3 +250,19 @@ export async function runLoad(url: string, run: LoadRun): Promise<LoadResult> {
   );
   return JSON.parse(stdout) as LoadResult;
 }
+
+/** Runs the bare node:http baseline (baseline-server.ts) under `run`'s load, then stops it. */
+export async function measureBaselineServer(run: LoadRun): Promise<Measured> {
+  const baseline = await startProcess(
+    [join(import.meta.dirname, "baseline-server.js")],
+    process.env,
+    /listening (\d+)/,
+  );
+  try {
+    return await withCpuPerRequest(baseline.child.pid as number, () =>
+      runLoad(`http://127.0.0.1:${baseline.match[1]}`, run),
+    );
+  } finally {
+    await stopProcess(baseline.child);
+  }
+}

@@ -12,6 +12,7 @@ import {
   cleanup,
   log,
   type Measured,
+  measureBaselineServer,
   onCleanup,
   runLoad,
   sampleRss,
@@ -20,6 +21,7 @@ import {
   withCpuPerRequest,
 } from "./processes.js";
 import { type ScenarioName, scenarioNames } from "./scenarios.js";
+import { runScale } from "./scale.js";
 import { seed } from "./seed.js";
 import { printTable as printRows } from "./table.js";
 
@@ -36,6 +38,7 @@ const { values } = parseArgs({
     connections: { type: "string", default: "50" },
     scenarios: { type: "string", default: scenarioNames.filter((s) => s !== "baseline").join(",") },
     ab: { type: "string" },
+    scale: { type: "string" },
     rounds: { type: "string", default: "4" },
   },
 });
@@ -45,14 +48,14 @@ const positiveInt = (name: string, text: string | undefined): number => {
   if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer`);
   return n;
 };
-const licenses = positiveInt("licenses", values.licenses);
-const shape: DatasetShape = {
+const shapeOf = (licenses: number): DatasetShape => ({
   licenses,
   machines:
     values.machines === undefined
       ? Math.round(licenses * 1.5)
       : positiveInt("machines", values.machines),
-};
+});
+const shape = shapeOf(positiveInt("licenses", values.licenses));
 const durationSeconds = positiveInt("duration", values.duration);
 const connections = positiveInt("connections", values.connections);
 const scenarios = (values.scenarios ?? "").split(",").filter((s): s is ScenarioName => {
@@ -108,18 +111,7 @@ async function main(): Promise<void> {
   const apiKey = await seed(database.db, shape, log);
   await database.close();
 
-  const measureBaseline = async (): Promise<Measured> => {
-    const baseline = await startProcess(
-      [join(import.meta.dirname, "baseline-server.js")],
-      process.env,
-      /listening (\d+)/,
-    );
-    const result = await withCpuPerRequest(baseline.child.pid as number, () =>
-      runLoad(`http://127.0.0.1:${baseline.match[1]}`, load("baseline", apiKey, durationSeconds)),
-    );
-    await stopProcess(baseline.child);
-    return result;
-  };
+  const measureBaseline = () => measureBaselineServer(load("baseline", apiKey, durationSeconds));
 
   log("baseline (bare node:http) ...");
   const baselineBefore = await measureBaseline();
@@ -257,18 +249,28 @@ function printReport(
 }
 
 try {
-  if (values.ab === undefined) {
-    await main();
-  } else {
-    if (process.env.BENCH_DATABASE_URL) throw new Error("--ab runs on SQLite only");
-    await runAb({
-      ref: values.ab,
+  const compare = () => {
+    if (process.env.BENCH_DATABASE_URL) throw new Error("--ab and --scale run on SQLite only");
+    return {
       rounds: positiveInt("rounds", values.rounds),
       scenarios,
       durationSeconds,
       connections,
-      shape,
-    });
+    };
+  };
+  if (values.ab !== undefined && values.scale !== undefined) {
+    throw new Error("--ab and --scale cannot be combined");
+  } else if (values.ab !== undefined) {
+    await runAb({ ...compare(), ref: values.ab, shape });
+  } else if (values.scale !== undefined) {
+    const sizes = values.scale.split(",").map((n) => positiveInt("scale", n));
+    const [small, large] = sizes;
+    if (sizes.length !== 2 || small === undefined || large === undefined) {
+      throw new Error("--scale takes two license counts, e.g. --scale 10000,1000000");
+    }
+    await runScale({ ...compare(), shapes: [shapeOf(small), shapeOf(large)] });
+  } else {
+    await main();
   }
 } catch (err) {
   log(err instanceof Error ? (err.stack ?? err.message) : String(err));

@@ -93,11 +93,11 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
       const report = written as {
         results: Array<{
           scenario: string;
-          build: string;
+          side: string;
           runs: Array<{ non2xx: number; errors: number; totalRequests: number }>;
         }>;
       };
-      expect(report.results.map((r) => [r.scenario, r.build.split(" ")[0]])).toEqual([
+      expect(report.results.map((r) => [r.scenario, r.side.split(" ")[0]])).toEqual([
         ["validate", "HEAD"],
         ["validate", "this"],
       ]);
@@ -110,6 +110,46 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
       }
       const { stdout: worktrees } = await run("git", ["worktree", "list", "--porcelain"]);
       expect(worktrees).not.toMatch(/shipkey-bench-ab-/);
+    },
+  );
+
+  it(
+    "--scale measures validate on two data set sizes in turn, each next to the baseline",
+    { timeout: 120_000 },
+    async () => {
+      const { stdout, report: written } = await runBench([
+        "--scale",
+        "200,400",
+        "--rounds",
+        "2",
+        "--scenarios",
+        "validate",
+        ...tinyRun,
+      ]);
+      expect(stdout).toMatch(/^\s+change\s/m);
+      const report = written as {
+        baselineRequestsPerSecond: number;
+        summary: Array<{ scenario: string; requestsPerSecondChange: number }>;
+        results: Array<{
+          scenario: string;
+          side: string;
+          runs: Array<{ non2xx: number; errors: number; totalRequests: number }>;
+        }>;
+      };
+      expect(report.baselineRequestsPerSecond).toBeGreaterThan(0);
+      expect(report.results.map((r) => [r.scenario, r.side])).toEqual([
+        ["validate", "200 licenses"],
+        ["validate", "400 licenses"],
+      ]);
+      for (const result of report.results) {
+        expect(result.runs).toHaveLength(2);
+        for (const measured of result.runs) {
+          expect(measured.non2xx + measured.errors).toBe(0);
+          expect(measured.totalRequests).toBeGreaterThan(0);
+        }
+      }
+      expect(report.summary.map((s) => s.scenario)).toEqual(["validate"]);
+      expect(Number.isFinite(report.summary[0]?.requestsPerSecondChange)).toBe(true);
     },
   );
 });
