@@ -1,4 +1,8 @@
-import { type Kysely, sql } from "kysely";
+import { execFile } from "node:child_process";
+import { resolve } from "node:path";
+import { promisify } from "node:util";
+import BetterSqlite3 from "better-sqlite3";
+import { type Kysely, type Migration, Migrator, sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { migrateTo, migrateToLatest } from "../src/db/migrate.js";
 import * as activeMachineList from "../src/db/migrations/0006_active_machine_list.js";
@@ -128,4 +132,115 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
       await expect(lists()).rejects.toThrow(/active_machine_ids/);
     }
   });
+
+  it("a migration that fails part-way leaves nothing of itself behind", async () => {
+    const testDatabase = await createTestDatabase(dialect);
+    const database = await openDatabase(testDatabase.url);
+    opened = { database, testDatabase };
+    const db = database.db as Kysely<unknown>;
+    const createsThenFails: Migration = {
+      up: async (trx) => {
+        await sql`create table half_done (id integer primary key)`.execute(trx);
+        await sql`insert into half_done (id) values (1)`.execute(trx);
+        throw new Error("killed here");
+      },
+    };
+    const migrator = new Migrator({
+      db,
+      provider: {
+        getMigrations: async () => ({ "0001_fine": fine, "0002_fails": createsThenFails }),
+      },
+    });
+    const result = await migrator.migrateToLatest();
+    expect(result.error).toBeInstanceOf(Error);
+    // All pending migrations are one transaction: the fine one is rolled back with the other.
+    await expect(sql`select id from half_done`.execute(db)).rejects.toThrow(/half_done/);
+    await expect(sql`select id from fine`.execute(db)).rejects.toThrow(/fine/);
+    const recorded = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    expect(recorded.rows).toEqual([]);
+  });
+});
+
+const fine: Migration = {
+  up: async (db) => {
+    await sql`create table fine (id integer primary key)`.execute(db);
+  },
+};
+
+// A cluster, or the CLI beside the server, may start several processes on a fresh file at once.
+// Before the migrations ran in one BEGIN IMMEDIATE transaction, some of them failed ("table
+// "products" already exists", "duplicate column name") in about one start of ten.
+describe("migrations (sqlite, several processes)", () => {
+  it("processes starting together on a fresh file all migrate it, one at a time", async () => {
+    const run = promisify(execFile);
+    const dist = (path: string) => JSON.stringify(resolve("dist", path));
+    for (let round = 0; round < 4; round++) {
+      const testDatabase = await createTestDatabase("sqlite");
+      try {
+        // Each process loads and opens first, then all migrate at the same instant.
+        const startAt = Date.now() + 1500;
+        const script = `
+          const { openDatabase } = await import(${dist("db/database.js")});
+          const { migrateToLatest } = await import(${dist("db/migrate.js")});
+          const database = await openDatabase(${JSON.stringify(testDatabase.url)});
+          while (Date.now() < ${startAt}) {}
+          try { await migrateToLatest(database.db); } finally { await database.close(); }`;
+        const processes = Array.from({ length: 4 }, () =>
+          run(process.execPath, ["--input-type=module", "-e", script]).then(
+            () => "ok",
+            (err: Error & { stderr?: string }) => err.stderr ?? err.message,
+          ),
+        );
+        expect(await Promise.all(processes)).toEqual(["ok", "ok", "ok", "ok"]);
+        const database = await openDatabase(testDatabase.url);
+        try {
+          const recorded = await sql<{ name: string }>`select name from kysely_migration
+            order by name`.execute(database.db);
+          expect(recorded.rows.map((row) => row.name)).toEqual([
+            "0001_initial",
+            "0002_admin",
+            "0003_admins",
+            "0004_activation_sightings",
+            "0005_machine_sightings",
+            "0006_active_machine_list",
+          ]);
+        } finally {
+          await database.close();
+        }
+      } finally {
+        await testDatabase.drop();
+      }
+    }
+  }, 120_000);
+
+  it("a process waits for another one's long migration instead of failing after 5 s", async () => {
+    const testDatabase = await createTestDatabase("sqlite");
+    const other = new BetterSqlite3(testDatabase.url.slice("sqlite:".length));
+    try {
+      // The other process, mid-migration: it holds the write lock for longer than busy_timeout.
+      other.pragma("journal_mode = WAL");
+      other.exec("begin immediate");
+      const script = `
+        const { openDatabase } = await import(${JSON.stringify(resolve("dist/db/database.js"))});
+        const { migrateToLatest } = await import(${JSON.stringify(resolve("dist/db/migrate.js"))});
+        const database = await openDatabase(${JSON.stringify(testDatabase.url)});
+        try { await migrateToLatest(database.db); } finally { await database.close(); }`;
+      let finished = false;
+      const migrating = promisify(execFile)(process.execPath, ["--input-type=module", "-e", script])
+        .then(
+          () => "ok",
+          (err: Error & { stderr?: string }) => err.stderr ?? err.message,
+        )
+        .finally(() => {
+          finished = true;
+        });
+      await new Promise((done) => setTimeout(done, 6500));
+      expect(finished).toBe(false);
+      other.exec("commit");
+      expect(await migrating).toBe("ok");
+    } finally {
+      other.close();
+      await testDatabase.drop();
+    }
+  }, 60_000);
 });

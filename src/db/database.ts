@@ -4,9 +4,11 @@ import BetterSqlite3 from "better-sqlite3";
 import {
   CompiledQuery,
   type DatabaseConnection,
+  type DialectAdapter,
   type Driver,
   Kysely,
   PostgresDialect,
+  SqliteAdapter,
   SqliteDialect,
   type SqliteDatabase,
   type SqliteDialectConfig,
@@ -202,6 +204,25 @@ class ImmediateSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new ImmediateSqliteDriver(this.#config);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+/**
+ * SQLite's DDL is transactional, but Kysely's adapter says otherwise, so its Migrator ran each
+ * statement on its own and took no lock: two processes starting on a fresh file (a cluster, the
+ * CLI beside the server) ran the same migration twice and one of them failed ("table already
+ * exists"), and a process killed mid-migration left a schema half applied that no restart could
+ * finish. Saying yes makes the Migrator run all pending migrations in one transaction, which
+ * ImmediateSqliteDriver opens with BEGIN IMMEDIATE: all or nothing, and one process at a time
+ * (the others wait for the write lock, then find nothing left to do).
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
   }
 }
 

@@ -1,4 +1,11 @@
-import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely";
+import {
+  type Kysely,
+  type Migration,
+  type MigrationResultSet,
+  Migrator,
+  SqliteAdapter,
+  sql,
+} from "kysely";
 import * as initial from "./migrations/0001_initial.js";
 import * as admin from "./migrations/0002_admin.js";
 import * as admins from "./migrations/0003_admins.js";
@@ -40,7 +47,7 @@ async function migrate(
     db,
     provider: { getMigrations: async () => migrations },
   });
-  const result = await step(migrator);
+  const result = await waitingLongForTheWriteLock(db, () => step(migrator));
   if (result.error) {
     const failed = result.results?.find((r) => r.status === "Error")?.migrationName;
     const reason = result.error instanceof Error ? result.error.message : String(result.error);
@@ -49,4 +56,25 @@ async function migrate(
     );
   }
   return result;
+}
+
+/**
+ * How long a process waits for another one's migration on the same SQLite file. Pending
+ * migrations run in one BEGIN IMMEDIATE transaction (database.ts), so a process that starts
+ * meanwhile waits for the write lock; on a large database an upgrade can take minutes (0006
+ * rewrites every license with an active machine), and the usual 5 s wait would make every other
+ * process fail its start and be restarted until the first one is done.
+ */
+export const sqliteMigrationWaitMs = 10 * 60_000;
+
+async function waitingLongForTheWriteLock<T>(db: Kysely<DB>, run: () => Promise<T>): Promise<T> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return run();
+  const { rows } = await sql<{ timeout: number }>`pragma busy_timeout`.execute(db);
+  const usual = rows[0]?.timeout ?? 0;
+  await sql`pragma busy_timeout = ${sql.lit(sqliteMigrationWaitMs)}`.execute(db);
+  try {
+    return await run();
+  } finally {
+    await sql`pragma busy_timeout = ${sql.lit(usual)}`.execute(db);
+  }
 }

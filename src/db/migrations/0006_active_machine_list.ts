@@ -22,7 +22,15 @@ const activeMachineListChars = 512;
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return;
   // One transaction: a list must never exist without the triggers that keep it true.
-  await db.transaction().execute((trx) => addActiveMachineList(trx));
+  await inOneTransaction(db, addActiveMachineList);
+}
+
+/** Runs `work` in the migration's transaction where it has one (Migrator), else in its own. */
+function inOneTransaction(
+  db: Kysely<unknown>,
+  work: (db: Kysely<unknown>) => Promise<void>,
+): Promise<void> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
 }
 
 async function addActiveMachineList(db: Kysely<unknown>): Promise<void> {
@@ -90,7 +98,7 @@ async function addActiveMachineList(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return;
   // One transaction: a list left without its triggers would go stale and still be believed.
-  await db.transaction().execute(async (trx) => {
+  await inOneTransaction(db, async (trx) => {
     for (const trigger of [
       "activations_list_started",
       "activations_list_ended",
