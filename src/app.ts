@@ -88,6 +88,11 @@ export async function buildApp({
   const lastSeen = new LastSeenBuffer({
     oneTransaction: database.dialect === "sqlite",
     writer: () => database.lastSeenWriter(),
+    onDropped: (machines) =>
+      app.log.warn(
+        { machines },
+        "last-seen writes keep failing: dropped the oldest waiting sightings to bound memory",
+      ),
   });
   app.decorate("lastSeen", lastSeen);
   const flushLastSeen = () =>

@@ -132,4 +132,66 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
       expect(await lastSeenOf(machines)).toEqual([t0 + 4242]);
     });
   }
+
+  /** A database whose writes fail: like a full disk or a lost server, for as long as needed. */
+  const withFailingDatabase = async (work: (failing: Fixture["db"]) => Promise<void>) => {
+    const { openTestDatabase } = await import("./helpers/database.js");
+    const closed = await openTestDatabase(dialect);
+    await closed.database.close();
+    try {
+      await work(closed.database.db);
+    } finally {
+      await closed.testDatabase.drop();
+    }
+  };
+
+  it("while writes fail, keeps only each machine's latest sighting past the bound, losing none", async () => {
+    const machines = await activateMachines(3);
+    const dropped: number[] = [];
+    const buffer = new LastSeenBuffer({
+      oneTransaction: dialect === "sqlite",
+      maxPending: 10,
+      onDropped: (n) => dropped.push(n),
+    });
+    await withFailingDatabase(async (failing) => {
+      for (let i = 0; i < 8; i++) record(buffer, machines[i % 3], t0 + i);
+      const failed = buffer.flush(failing);
+      // Recorded while the failing flush holds the first 8: together they pass the bound.
+      for (let i = 8; i < 16; i++) record(buffer, machines[i % 3], t0 + i);
+      await expect(failed).rejects.toThrow();
+      expect(buffer.size).toBe(3);
+      for (let i = 16; i < 60; i++) {
+        record(buffer, machines[i % 3], t0 + i);
+        expect(buffer.size).toBeLessThanOrEqual(10);
+      }
+    });
+    expect(dropped).toEqual([]);
+    await buffer.flush(f.db);
+    expect(await lastSeenOf(machines)).toEqual([t0 + 57, t0 + 58, t0 + 59]);
+  });
+
+  it("while writes fail, drops the oldest machines' sightings when more machines wait than the bound", async () => {
+    const machines = await activateMachines(30);
+    const before = await lastSeenOf(machines);
+    let dropped = 0;
+    const buffer = new LastSeenBuffer({
+      oneTransaction: dialect === "sqlite",
+      maxPending: 10,
+      onDropped: (n) => (dropped += n),
+    });
+    await withFailingDatabase(async (failing) => {
+      machines.forEach((m, i) => {
+        record(buffer, m, t0 + i);
+        expect(buffer.size).toBeLessThanOrEqual(10);
+      });
+      await expect(buffer.flush(failing)).rejects.toThrow();
+    });
+    const waiting = buffer.size;
+    expect(dropped).toBe(30 - waiting);
+    await buffer.flush(f.db);
+    // The newest `waiting` sightings were written; the older machines keep their last-seen.
+    expect(await lastSeenOf(machines)).toEqual(
+      machines.map((_, i) => (i >= 30 - waiting ? t0 + i : before[i])),
+    );
+  });
 });

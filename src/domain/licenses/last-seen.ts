@@ -14,9 +14,19 @@ import type { Sighting } from "../../db/sqlite-last-seen-log.js";
  * and its fold keeps the latest per machine; writing in place keeps only each machine's latest
  * first (`latestPerMachine`), once per flush.
  */
+/**
+ * While writes keep failing (a full disk, an unreachable database), sightings would pile up here
+ * without end: one per validate, ~200 bytes each, enough to run a busy server out of memory
+ * within minutes. Past this many (~20 MB), only each machine's latest sighting is kept, which
+ * loses nothing; if more machines than half of it still wait, the oldest are dropped, and those
+ * machines keep an older last-seen until they validate again.
+ */
+export const maxPendingSightings = 100_000;
+
 export class LastSeenBuffer {
   #pending: Sighting[] = [];
   #flushing: Promise<void> | null = null;
+  readonly #maxPending: number;
 
   /**
    * `oneTransaction` (SQLite): a flush commits once, so each page it touches is written to the
@@ -29,8 +39,14 @@ export class LastSeenBuffer {
       oneTransaction: boolean;
       /** A faster writer when there is one (Database.lastSeenWriter: SQLite's background thread). */
       writer?: () => ((sightings: Sighting[]) => Promise<void>) | null;
+      /** Tests lower it; maxPendingSightings otherwise. */
+      maxPending?: number;
+      /** Hears how many machines' sightings were dropped to stay under the bound. */
+      onDropped?: (machines: number) => void;
     } = { oneTransaction: false },
-  ) {}
+  ) {
+    this.#maxPending = options.maxPending ?? maxPendingSightings;
+  }
 
   /** The machine was seen at `at` on the license: its active activation's last-seen moves there. */
   record(
@@ -40,6 +56,19 @@ export class LastSeenBuffer {
     activationId: string | null = null,
   ): void {
     this.#pending.push([licenseId, machineId, at, activationId]);
+    if (this.#pending.length > this.#maxPending) this.#shed();
+  }
+
+  /** Brings the waiting sightings under the bound: each machine's latest, then the newest half. */
+  #shed(): void {
+    const latest = latestPerMachine(this.#pending);
+    const keep = Math.floor(this.#maxPending / 2);
+    if (latest.length > keep) {
+      latest.sort((a, b) => b[2] - a[2]);
+      this.options.onDropped?.(latest.length - keep);
+      latest.length = keep;
+    }
+    this.#pending = latest;
   }
 
   /** Sightings recorded and not written yet. */
@@ -78,6 +107,7 @@ export class LastSeenBuffer {
         // Put everything back for the next flush. Rewriting a time that did get written is
         // harmless: a time only moves forward.
         this.#pending = entries.concat(this.#pending);
+        if (this.#pending.length > this.#maxPending) this.#shed();
         throw err;
       }
     }
