@@ -1,10 +1,9 @@
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
-import { promisify } from "node:util";
 import BetterSqlite3 from "better-sqlite3";
 import { type Kysely, type Migration, Migrator, sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrateTo, migrateToLatest } from "../src/db/migrate.js";
+import { MigrationError, migrateTo, migrateToLatest } from "../src/db/migrate.js";
 import * as activeMachineList from "../src/db/migrations/0006_active_machine_list.js";
 import { type Database, openDatabase } from "../src/db/database.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
@@ -159,6 +158,16 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
     const recorded = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
     expect(recorded.rows).toEqual([]);
   });
+
+  it("refuses a database that a newer version migrated, even with nothing pending", async () => {
+    const testDatabase = await createTestDatabase(dialect);
+    const database = await openDatabase(testDatabase.url);
+    opened = { database, testDatabase };
+    await migrateToLatest(database.db);
+    await sql`insert into kysely_migration (name, timestamp)
+      values ('0099_from_a_newer_version', '2027-01-01T00:00:00.000Z')`.execute(database.db);
+    await expect(migrateToLatest(database.db)).rejects.toThrow(/0099_from_a_newer_version/);
+  });
 });
 
 const fine: Migration = {
@@ -167,80 +176,143 @@ const fine: Migration = {
   },
 };
 
+const allMigrations = [
+  "0001_initial",
+  "0002_admin",
+  "0003_admins",
+  "0004_activation_sightings",
+  "0005_machine_sightings",
+  "0006_active_machine_list",
+];
+
+/**
+ * Runs migrateToLatest in a separate process on `url`, as a server or CLI start does. It prints
+ * "ready" once it has loaded and opened the database, just before migrating; `migrateAt` (epoch
+ * ms) makes it wait until then first. Resolves with "ok" or the process's stderr.
+ */
+function migrateInAnotherProcess(
+  url: string,
+  options: { migrateAt?: number; onReady?: () => void; timeoutMs?: number } = {},
+): Promise<string> {
+  const dist = (path: string) => JSON.stringify(resolve("dist", path));
+  const script = `
+    const { openDatabase } = await import(${dist("db/database.js")});
+    const { migrateToLatest } = await import(${dist("db/migrate.js")});
+    const database = await openDatabase(${JSON.stringify(url)});
+    while (Date.now() < ${options.migrateAt ?? 0}) {}
+    process.stdout.write("ready\\n");
+    try { await migrateToLatest(database.db); } finally { await database.close(); }`;
+  return new Promise((done) => {
+    const child = execFile(
+      process.execPath,
+      ["--input-type=module", "-e", script],
+      { timeout: options.timeoutMs ?? 60_000 },
+      (err, _stdout, stderr) => done(err ? stderr || err.message : "ok"),
+    );
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (chunk.toString().includes("ready")) options.onReady?.();
+    });
+  });
+}
+
+const executedMigrations = async (url: string): Promise<string[]> => {
+  const database = await openDatabase(url);
+  try {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(
+      database.db,
+    );
+    return rows.map((row) => row.name).sort();
+  } finally {
+    await database.close();
+  }
+};
+
 // A cluster, or the CLI beside the server, may start several processes on a fresh file at once.
 // Before the migrations ran in one BEGIN IMMEDIATE transaction, some of them failed ("table
 // "products" already exists", "duplicate column name") in about one start of ten.
 describe("migrations (sqlite, several processes)", () => {
   it("processes starting together on a fresh file all migrate it, one at a time", async () => {
-    const run = promisify(execFile);
-    const dist = (path: string) => JSON.stringify(resolve("dist", path));
     for (let round = 0; round < 4; round++) {
       const testDatabase = await createTestDatabase("sqlite");
       try {
         // Each process loads and opens first, then all migrate at the same instant.
-        const startAt = Date.now() + 1500;
-        const script = `
-          const { openDatabase } = await import(${dist("db/database.js")});
-          const { migrateToLatest } = await import(${dist("db/migrate.js")});
-          const database = await openDatabase(${JSON.stringify(testDatabase.url)});
-          while (Date.now() < ${startAt}) {}
-          try { await migrateToLatest(database.db); } finally { await database.close(); }`;
+        const migrateAt = Date.now() + 1500;
         const processes = Array.from({ length: 4 }, () =>
-          run(process.execPath, ["--input-type=module", "-e", script]).then(
-            () => "ok",
-            (err: Error & { stderr?: string }) => err.stderr ?? err.message,
-          ),
+          migrateInAnotherProcess(testDatabase.url, { migrateAt }),
         );
         expect(await Promise.all(processes)).toEqual(["ok", "ok", "ok", "ok"]);
-        const database = await openDatabase(testDatabase.url);
-        try {
-          const recorded = await sql<{ name: string }>`select name from kysely_migration
-            order by name`.execute(database.db);
-          expect(recorded.rows.map((row) => row.name)).toEqual([
-            "0001_initial",
-            "0002_admin",
-            "0003_admins",
-            "0004_activation_sightings",
-            "0005_machine_sightings",
-            "0006_active_machine_list",
-          ]);
-        } finally {
-          await database.close();
-        }
+        expect(await executedMigrations(testDatabase.url)).toEqual(allMigrations);
       } finally {
         await testDatabase.drop();
       }
     }
   }, 120_000);
 
-  it("a process waits for another one's long migration instead of failing after 5 s", async () => {
+  /** A fresh file in WAL mode, and another connection that holds its write lock. */
+  const lockedDatabase = async (migrated: boolean) => {
     const testDatabase = await createTestDatabase("sqlite");
+    if (migrated) {
+      const database = await openDatabase(testDatabase.url);
+      await migrateToLatest(database.db);
+      await database.close();
+    }
     const other = new BetterSqlite3(testDatabase.url.slice("sqlite:".length));
+    other.pragma("journal_mode = WAL");
+    other.exec("begin immediate");
+    return {
+      url: testDatabase.url,
+      release: () => other.exec("commit"),
+      close: async () => {
+        other.close();
+        await testDatabase.drop();
+      },
+    };
+  };
+
+  it("a process waits for another one's long migration instead of failing after 5 s", async () => {
+    const locked = await lockedDatabase(false);
     try {
-      // The other process, mid-migration: it holds the write lock for longer than busy_timeout.
-      other.pragma("journal_mode = WAL");
-      other.exec("begin immediate");
-      const script = `
-        const { openDatabase } = await import(${JSON.stringify(resolve("dist/db/database.js"))});
-        const { migrateToLatest } = await import(${JSON.stringify(resolve("dist/db/migrate.js"))});
-        const database = await openDatabase(${JSON.stringify(testDatabase.url)});
-        try { await migrateToLatest(database.db); } finally { await database.close(); }`;
+      let readyAt = 0;
       let finished = false;
-      const migrating = promisify(execFile)(process.execPath, ["--input-type=module", "-e", script])
-        .then(
-          () => "ok",
-          (err: Error & { stderr?: string }) => err.stderr ?? err.message,
-        )
-        .finally(() => {
-          finished = true;
-        });
-      await new Promise((done) => setTimeout(done, 6500));
+      const migrating = migrateInAnotherProcess(locked.url, {
+        onReady: () => (readyAt = Date.now()),
+      }).finally(() => (finished = true));
+      while (readyAt === 0 && !finished) await new Promise((done) => setTimeout(done, 50));
+      // Past the usual busy_timeout, counted from when it began to migrate: still waiting.
+      await new Promise((done) => setTimeout(done, 6000 - (Date.now() - readyAt)));
       expect(finished).toBe(false);
-      other.exec("commit");
+      locked.release();
       expect(await migrating).toBe("ok");
+      expect(await executedMigrations(locked.url)).toEqual(allMigrations);
     } finally {
-      other.close();
-      await testDatabase.drop();
+      await locked.close();
     }
   }, 60_000);
+
+  it("a start on a migrated file takes no write lock: it finishes while another writer holds it", async () => {
+    const locked = await lockedDatabase(true);
+    try {
+      expect(await migrateInAnotherProcess(locked.url, { timeoutMs: 20_000 })).toBe("ok");
+    } finally {
+      await locked.close();
+    }
+  }, 30_000);
+
+  it("busy_timeout is back to 5 s after migrating, and after a failed migration", async () => {
+    const testDatabase = await createTestDatabase("sqlite");
+    const database = await openDatabase(testDatabase.url);
+    const busyTimeout = async () =>
+      (await sql<{ timeout: number }>`pragma busy_timeout`.execute(database.db)).rows[0]?.timeout;
+    try {
+      await migrateToLatest(database.db);
+      expect(await busyTimeout()).toBe(5000);
+      await expect(migrateTo(database.db, "0099_no_such_migration")).rejects.toThrow(
+        MigrationError,
+      );
+      expect(await busyTimeout()).toBe(5000);
+    } finally {
+      await database.close();
+      await testDatabase.drop();
+    }
+  });
 });

@@ -88,6 +88,9 @@ export interface OpenOptions {
   backgroundWorker?: { onError(message: string): void };
 }
 
+/** How long a SQLite statement waits for another connection's lock before failing (busy). */
+export const sqliteBusyTimeoutMs = 5000;
+
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   const target = parseDatabaseUrl(url);
   if (target.dialect === "sqlite") {
@@ -98,7 +101,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // roll back the most recent commits. busy_timeout lets the CLI write while the server runs.
     sqlite.pragma("journal_mode = WAL");
     sqlite.pragma("synchronous = NORMAL");
-    sqlite.pragma("busy_timeout = 5000");
+    sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
     sqlite.pragma("foreign_keys = ON");
     const background =
       options.backgroundWorker && target.path !== ":memory:"

@@ -12,6 +12,7 @@ import * as admins from "./migrations/0003_admins.js";
 import * as activationSightings from "./migrations/0004_activation_sightings.js";
 import * as machineSightings from "./migrations/0005_machine_sightings.js";
 import * as activeMachineList from "./migrations/0006_active_machine_list.js";
+import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
 
 // Migrations are imported statically (not read from a folder at run time) so the compiled
@@ -31,12 +32,29 @@ export class MigrationError extends Error {
 
 /** Brings the schema to the latest version; throws MigrationError if any step fails. */
 export function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
-  return migrate(db, (migrator) => migrator.migrateToLatest());
+  return migrate(db, async (migrator) => {
+    // Most starts, and every CLI command, find nothing to do: they read and stop, so they take
+    // no write lock (and work on a read-only file). Two processes that both find something
+    // pending take turns in the transaction; the second then finds nothing left.
+    // Anything else (pending ones, or one this version does not know: a newer version migrated
+    // the file, which the Migrator refuses) goes through the Migrator.
+    const executed = await sql<{ name: string }>`select name from kysely_migration`
+      .execute(db)
+      .then(
+        ({ rows }) => rows.map((row) => row.name).sort(),
+        () => null, // no such table yet: a fresh database
+      );
+    const names = Object.keys(migrations).sort();
+    if (executed?.length === names.length && executed.every((name, i) => name === names[i])) {
+      return { results: [] };
+    }
+    return waitingLongForTheWriteLock(db, () => migrator.migrateToLatest());
+  });
 }
 
 /** Brings the schema to the named version (tests of an upgrade); throws like migrateToLatest. */
 export function migrateTo(db: Kysely<DB>, name: string): Promise<MigrationResultSet> {
-  return migrate(db, (migrator) => migrator.migrateTo(name));
+  return migrate(db, (migrator) => waitingLongForTheWriteLock(db, () => migrator.migrateTo(name)));
 }
 
 async function migrate(
@@ -47,7 +65,7 @@ async function migrate(
     db,
     provider: { getMigrations: async () => migrations },
   });
-  const result = await waitingLongForTheWriteLock(db, () => step(migrator));
+  const result = await step(migrator);
   if (result.error) {
     const failed = result.results?.find((r) => r.status === "Error")?.migrationName;
     const reason = result.error instanceof Error ? result.error.message : String(result.error);
@@ -61,7 +79,8 @@ async function migrate(
 /**
  * How long a process waits for another one's migration on the same SQLite file. Pending
  * migrations run in one BEGIN IMMEDIATE transaction (database.ts), so a process that starts
- * meanwhile waits for the write lock; on a large database an upgrade can take minutes (0006
+ * meanwhile with migrations pending waits for the write lock (synchronously: it is not serving
+ * yet); on a large database an upgrade can take minutes (0006
  * rewrites every license with an active machine), and the usual 5 s wait would make every other
  * process fail its start and be restarted until the first one is done.
  */
@@ -70,7 +89,7 @@ export const sqliteMigrationWaitMs = 10 * 60_000;
 async function waitingLongForTheWriteLock<T>(db: Kysely<DB>, run: () => Promise<T>): Promise<T> {
   if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return run();
   const { rows } = await sql<{ timeout: number }>`pragma busy_timeout`.execute(db);
-  const usual = rows[0]?.timeout ?? 0;
+  const usual = rows[0]?.timeout ?? sqliteBusyTimeoutMs;
   await sql`pragma busy_timeout = ${sql.lit(sqliteMigrationWaitMs)}`.execute(db);
   try {
     return await run();
