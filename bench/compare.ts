@@ -113,10 +113,13 @@ async function measure(
     if (suffix === "-shm" || !existsSync(`${side.template}${suffix}`)) continue;
     copyFileSync(`${side.template}${suffix}`, `${file}${suffix}`);
     // Written back now, not by the kernel's flusher threads during the run: at 1 M licenses that
-    // is ~450 MB, whose writeback would share the two cores with the server.
+    // is ~1.1 GB, whose writeback would share the two cores with the server.
     const fd = openSync(`${file}${suffix}`, "r+");
-    fsyncSync(fd);
-    closeSync(fd);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   }
   const server = await startProcess(
     ["dist/server.js"],
@@ -142,10 +145,15 @@ async function measure(
     });
     await runLoad(url, load(2));
     const stopSampling = sampleRss(pid);
-    const measured = await withCpuPerRequest(pid, () =>
-      runLoad(url, load(options.durationSeconds)),
-    );
-    return { ...measured, peakRssMiB: stopSampling() };
+    let peakRssMiB = 0;
+    try {
+      const measured = await withCpuPerRequest(pid, () =>
+        runLoad(url, load(options.durationSeconds)),
+      );
+      return { ...measured, peakRssMiB };
+    } finally {
+      peakRssMiB = stopSampling();
+    }
   } finally {
     await stopProcess(server.child);
   }

@@ -113,6 +113,8 @@ export function sampleRss(pid: number): () => number {
   };
   read();
   const timer = setInterval(read, 100);
+  // A run that fails before it stops sampling must not keep the benchmark alive.
+  timer.unref();
   return () => {
     clearInterval(timer);
     read();

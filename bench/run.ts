@@ -263,6 +263,8 @@ try {
   } else if (values.ab !== undefined) {
     await runAb({ ...compare(), ref: values.ab, shape });
   } else if (values.scale !== undefined) {
+    // Each size gets its own 1.5 machines per license; one --machines for both would not.
+    if (values.machines !== undefined) throw new Error("--scale sets the machines per size");
     const sizes = values.scale.split(",").map((n) => positiveInt("scale", n));
     const [small, large] = sizes;
     if (sizes.length !== 2 || small === undefined || large === undefined) {

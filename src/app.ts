@@ -91,7 +91,7 @@ export async function buildApp({
     onDropped: (machines) =>
       app.log.warn(
         { machines },
-        "last-seen writes keep failing: dropped the oldest waiting sightings to bound memory",
+        "last-seen writes are failing or falling behind: dropped the oldest waiting sightings",
       ),
   });
   app.decorate("lastSeen", lastSeen);

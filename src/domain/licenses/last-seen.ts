@@ -4,6 +4,16 @@ import type { DB } from "../../db/schema.js";
 import type { Sighting } from "../../db/sqlite-last-seen-log.js";
 
 /**
+ * While writes keep failing (a full disk, an unreachable database), sightings would pile up here
+ * without end: one per validate, ~200 bytes each, enough to run a busy server out of memory
+ * within minutes. Past this many waiting (~20 MB; a flush in progress holds up to as many again),
+ * only each machine's latest sighting is kept, which loses nothing; if more machines than half of
+ * it still wait, the oldest are dropped, and those machines keep an older last-seen until they
+ * validate again.
+ */
+export const maxPendingSightings = 100_000;
+
+/**
  * Validate is the hottest path and its only write is last-seen, which no endpoint returns. It is
  * buffered here and written in batches by `flush`, which the app runs every second and on
  * shutdown. A crash of the process loses at most the last-seen updates recorded since the
@@ -14,15 +24,6 @@ import type { Sighting } from "../../db/sqlite-last-seen-log.js";
  * and its fold keeps the latest per machine; writing in place keeps only each machine's latest
  * first (`latestPerMachine`), once per flush.
  */
-/**
- * While writes keep failing (a full disk, an unreachable database), sightings would pile up here
- * without end: one per validate, ~200 bytes each, enough to run a busy server out of memory
- * within minutes. Past this many (~20 MB), only each machine's latest sighting is kept, which
- * loses nothing; if more machines than half of it still wait, the oldest are dropped, and those
- * machines keep an older last-seen until they validate again.
- */
-export const maxPendingSightings = 100_000;
-
 export class LastSeenBuffer {
   #pending: Sighting[] = [];
   #flushing: Promise<void> | null = null;
