@@ -103,8 +103,10 @@ interface ScenarioReport extends Measured {
 async function main(): Promise<void> {
   const databaseUrl = await prepareDatabase();
   const dialect = databaseUrl.startsWith("sqlite:") ? "sqlite" : "postgres";
+  // The SQLite file's path, never a PostgreSQL URL (it may hold a password).
+  const where = dialect === "sqlite" ? ` at ${databaseUrl.slice("sqlite:".length)}` : "";
   log(
-    `database: ${dialect}; seeding ${shape.licenses} licenses, ${shape.machines} active machines`,
+    `database: ${dialect}${where}; seeding ${shape.licenses} licenses, ${shape.machines} active machines`,
   );
   const database = await openDatabase(databaseUrl);
   await migrateToLatest(database.db);

@@ -1,7 +1,7 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
@@ -18,6 +18,16 @@ async function runBench(args: string[]): Promise<{ stdout: string; report: unkno
     return { stdout, report: JSON.parse(readFileSync(join(results, file as string), "utf8")) };
   } finally {
     rmSync(results, { recursive: true, force: true });
+  }
+}
+
+/** The process exists and is not a zombie (this machine's PID 1 may never reap orphans). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
   }
 }
 
@@ -70,6 +80,60 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         if (process.platform === "linux") {
           expect(scenario.eventLoopReadsPerRequest).toBeGreaterThanOrEqual(1);
         }
+      }
+    },
+  );
+
+  // "Everything it starts is stopped, even on Ctrl-C": the server, the load generator and the
+  // temporary database, interrupted in the middle of a scenario.
+  it.runIf(process.platform === "linux")(
+    "Ctrl-C mid-scenario stops the server and the load generator and removes the database",
+    { timeout: 120_000 },
+    async () => {
+      const results = mkdtempSync(join(tmpdir(), "shipkey-bench-smoke-"));
+      try {
+        const bench = spawn(
+          process.execPath,
+          ["dist-bench/bench/run.js", ...tinyRun, "--duration", "20", "--scenarios", "validate"],
+          { env: { ...process.env, BENCH_RESULTS_DIR: results, BENCH_DATABASE_URL: "" } },
+        );
+        let stderr = "";
+        const exited = new Promise<number | null>((done) => bench.once("exit", done));
+        await new Promise<void>((loading, failed) => {
+          bench.stderr.on("data", (chunk: Buffer) => {
+            stderr += chunk.toString();
+            if (/\[bench\] validate \.\.\./.test(stderr)) loading();
+          });
+          void exited.then(() => failed(new Error(`bench exited early:\n${stderr}`)));
+        });
+        // The load generator is running against the server now.
+        await new Promise((done) => setTimeout(done, 1000));
+        const server = /server http:\/\/127\.0\.0\.1:(\d+) \(pid (\d+)\)/.exec(stderr);
+        const database = /database: sqlite at (\S+);/.exec(stderr)?.[1];
+        expect(server).not.toBeNull();
+        expect(database).toBeDefined();
+        const [, port, pid] = server as RegExpExecArray;
+        const loadGenerators = () =>
+          readdirSync("/proc")
+            .filter((entry) => /^\d+$/.test(entry))
+            .filter((entry) => {
+              try {
+                const args = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+                return args.includes("load.js") && args.includes(`127.0.0.1:${port}`);
+              } catch {
+                return false; // gone meanwhile
+              }
+            });
+        expect(loadGenerators()).toHaveLength(1);
+
+        bench.kill("SIGINT");
+        expect(await exited).toBe(130);
+        expect(running(Number(pid))).toBe(false);
+        expect(loadGenerators()).toEqual([]);
+        expect(existsSync(dirname(database as string))).toBe(false);
+        expect(readdirSync(results)).toEqual([]);
+      } finally {
+        rmSync(results, { recursive: true, force: true });
       }
     },
   );
