@@ -8,7 +8,11 @@ import { LastSeenBuffer } from "../src/domain/licenses/last-seen.js";
 import { createLicense } from "../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { migrateToLatest } from "../src/db/migrate.js";
-import { startBackgroundWorker } from "../src/db/sqlite-background-worker.js";
+import {
+  crashThreadForTest,
+  startBackgroundWorker,
+  type SupervisedBackgroundWorker,
+} from "../src/db/sqlite-background-worker.js";
 import {
   type FoldChunks,
   foldEveryMs,
@@ -293,13 +297,18 @@ describe("when and how the last-seen log is folded", () => {
       machines: Machine[];
       log: SqliteLastSeenLog;
       lastSeen: () => Promise<number[]>;
+      worker: SupervisedBackgroundWorker;
+      /** What the thread reported; a test that expects reports empties it. */
+      errors: string[];
     }) => Promise<void>,
   ): Promise<void> {
     const testDatabase = await createTestDatabase("sqlite");
     const database = await openDatabase(testDatabase.url);
     const errors: string[] = [];
-    const worker = startBackgroundWorker(testDatabase.url.slice("sqlite:".length), (m) =>
-      errors.push(m),
+    const worker = startBackgroundWorker(
+      testDatabase.url.slice("sqlite:".length),
+      (m) => errors.push(m),
+      { restartDelayMs: 50 },
     );
     try {
       const db = database.db;
@@ -322,6 +331,8 @@ describe("when and how the last-seen log is folded", () => {
         db,
         machines: await machinesOf(db),
         log: new SqliteLastSeenLog(worker, new SqliteWriteGate(), chunks),
+        worker,
+        errors,
         lastSeen: async () =>
           (await db.selectFrom("activations").select("last_seen_at").orderBy("id").execute()).map(
             (r) => r.last_seen_at,
@@ -334,6 +345,24 @@ describe("when and how the last-seen log is folded", () => {
       await testDatabase.drop();
     }
   }
+
+  it("a thread that dies is replaced, and appends and folds go on with nothing appended lost", () =>
+    withLog(2, undefined, async ({ machines, log, lastSeen, worker, errors }) => {
+      const [first, second] = machines as [Machine, Machine];
+      const t0 = Date.now() + 60_000;
+      await log.append([sighting(first, t0)]);
+      await worker[crashThreadForTest]();
+      expect(worker.alive).toBe(true);
+      for (let waited = 0; worker.restarts === 0 && waited < 5000; waited += 20) {
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      expect(worker.restarts).toBe(1);
+      await log.append([sighting(second, t0 + 1)]);
+      await log.fold();
+      expect(await lastSeen()).toEqual([t0, t0 + 1]);
+      expect(errors).toEqual(["SQLite background thread stopped; starting another in 100 ms"]);
+      errors.length = 0;
+    }));
 
   it("at the first check (what a killed server left), then only once a minute has passed", () =>
     withLog(1, undefined, async ({ db, machines, log, lastSeen }) => {

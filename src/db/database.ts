@@ -114,7 +114,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     useReadExecutor(db, new SqliteReadBatch(db, statements));
     useTransactionRunner(db, new SqliteWriteBatch(db, gate, statements));
     const lastSeenLog = background && new SqliteLastSeenLog(background, gate);
-    // The log works through the thread: once the thread is gone, there is none.
+    // The log works through the thread: once it is stopped, there is none. (A thread that dies
+    // is replaced; meanwhile the log's calls fail and are retried, see startBackgroundWorker.)
     const liveLog = () => (background?.alive ? lastSeenLog : null);
     return {
       db,

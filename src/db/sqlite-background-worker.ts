@@ -37,7 +37,7 @@ export interface StepResult {
 }
 
 export interface BackgroundWorker {
-  /** False once the thread has stopped (then callers write another way). */
+  /** False once stopped (then callers write another way); true while a thread is restarting. */
   readonly alive: boolean;
   /**
    * Runs the steps on the thread's own connection in one transaction: "immediate" takes the write
@@ -100,10 +100,95 @@ parentPort.on("message", (message) => {
 });
 `;
 
+/** Test seam: ends the current thread as a crash would (the supervisor then starts another). */
+export const crashThreadForTest = Symbol("crash the current thread");
+
+export interface SupervisedBackgroundWorker extends BackgroundWorker {
+  /** Threads started after one stopped unexpectedly. */
+  readonly restarts: number;
+  [crashThreadForTest](): Promise<void>;
+}
+
+/** Restarts wait this long, doubling up to `maxRestartDelayMs` while threads keep dying young. */
+const firstRestartDelayMs = 1000;
+const maxRestartDelayMs = 60_000;
+/** A thread that ran this long resets the delay: its end was not a failure to start. */
+const healthyAfterMs = 10_000;
+
+/**
+ * Starts the thread and keeps one running until `stop()`: a thread that ends unexpectedly (a
+ * fault in the driver, memory) is reported and replaced, so that checkpoints and last-seen writes
+ * go on beside the event loop rather than falling back onto it. Calls made while no thread runs
+ * fail at once, as a failed write would: the last-seen buffer keeps what it could not write for
+ * its next flush, and a fold is retried at the next tick.
+ */
 export function startBackgroundWorker(
   path: string,
   onError: (message: string) => void,
-): BackgroundWorker {
+  options: { restartDelayMs?: number } = {},
+): SupervisedBackgroundWorker {
+  let thread: Thread | null = null;
+  let stopping = false;
+  let restarts = 0;
+  let delayMs = options.restartDelayMs ?? firstRestartDelayMs;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let stopped: Promise<void> = Promise.resolve();
+
+  const start = () => {
+    const startedAt = Date.now();
+    const started = startThread(path, onError);
+    thread = started;
+    stopped = started.exited.then(() => {
+      if (thread === started) thread = null;
+      if (stopping) return;
+      const ranMs = Date.now() - startedAt;
+      delayMs =
+        ranMs >= healthyAfterMs
+          ? (options.restartDelayMs ?? firstRestartDelayMs)
+          : Math.min(delayMs * 2, maxRestartDelayMs);
+      onError(`SQLite background thread stopped; starting another in ${delayMs} ms`);
+      restartTimer = setTimeout(() => {
+        restarts++;
+        start();
+      }, delayMs);
+      // Never the reason the process stays alive.
+      restartTimer.unref();
+    });
+  };
+  start();
+
+  return {
+    get alive() {
+      return !stopping;
+    },
+    get restarts() {
+      return restarts;
+    },
+    execute(transaction, steps) {
+      if (thread === null) return Promise.reject(new Error("background worker restarting"));
+      return thread.execute(transaction, steps);
+    },
+    async stop() {
+      stopping = true;
+      clearTimeout(restartTimer);
+      await thread?.stop();
+      await stopped;
+    },
+    async [crashThreadForTest]() {
+      await thread?.terminate();
+    },
+  };
+}
+
+interface Thread {
+  execute(transaction: "immediate" | "deferred", steps: SqlStep[]): Promise<StepResult[]>;
+  stop(): Promise<void>;
+  terminate(): Promise<void>;
+  /** Resolves when the thread has ended, however it ended. */
+  exited: Promise<void>;
+}
+
+function startThread(path: string, onError: (message: string) => void): Thread {
   const worker = new Worker(workerSource, {
     eval: true,
     workerData: {
@@ -132,7 +217,7 @@ export function startBackgroundWorker(
   );
   // An error from the worker's thread may arrive as a plain object (a SqliteError's code only).
   worker.on("error", (err: Partial<Error> & { code?: string }) =>
-    onError(`SQLite background thread stopped: ${err.message ?? err.code ?? String(err)}`),
+    onError(`SQLite background thread failed: ${err.message ?? err.code ?? String(err)}`),
   );
   let alive = true;
   const exited = new Promise<void>((resolve) =>
@@ -144,9 +229,7 @@ export function startBackgroundWorker(
     }),
   );
   return {
-    get alive() {
-      return alive;
-    },
+    exited,
     execute(transaction, steps) {
       return new Promise((resolve, reject) => {
         if (!alive) {
@@ -159,10 +242,14 @@ export function startBackgroundWorker(
       });
     },
     async stop() {
+      if (!alive) return;
       worker.postMessage("stop");
       const timeout = setTimeout(() => void worker.terminate(), 5000);
       await exited;
       clearTimeout(timeout);
+    },
+    async terminate() {
+      await worker.terminate();
     },
   };
 }
