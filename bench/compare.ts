@@ -145,14 +145,16 @@ async function measure(
     });
     await runLoad(url, load(2));
     const stopSampling = sampleRss(pid);
-    let peakRssMiB = 0;
+    let peakRssMiB: number | null = null;
     try {
       const measured = await withCpuPerRequest(pid, () =>
         runLoad(url, load(options.durationSeconds)),
       );
+      peakRssMiB = stopSampling();
       return { ...measured, peakRssMiB };
     } finally {
-      peakRssMiB = stopSampling();
+      // A failed run stops sampling too, or its timer would keep sampling a process that is gone.
+      if (peakRssMiB === null) stopSampling();
     }
   } finally {
     await stopProcess(server.child);

@@ -197,7 +197,12 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         results: Array<{
           scenario: string;
           side: string;
-          runs: Array<{ non2xx: number; errors: number; totalRequests: number }>;
+          runs: Array<{
+            non2xx: number;
+            errors: number;
+            totalRequests: number;
+            peakRssMiB: number;
+          }>;
         }>;
       };
       expect(report.baselineRequestsPerSecond).toBeGreaterThan(0);
@@ -210,6 +215,7 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         for (const measured of result.runs) {
           expect(measured.non2xx + measured.errors).toBe(0);
           expect(measured.totalRequests).toBeGreaterThan(0);
+          expect(measured.peakRssMiB).toBeGreaterThan(0);
         }
       }
       expect(report.summary.map((s) => s.scenario)).toEqual(["validate"]);
