@@ -33,11 +33,11 @@ export class MigrationError extends Error {
 /** Brings the schema to the latest version; throws MigrationError if any step fails. */
 export function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
   return migrate(db, async (migrator) => {
-    // Most starts, and every CLI command, find nothing to do: they read and stop, so they take
-    // no write lock (and work on a read-only file). Two processes that both find something
-    // pending take turns in the transaction; the second then finds nothing left.
-    // Anything else (pending ones, or one this version does not know: a newer version migrated
-    // the file, which the Migrator refuses) goes through the Migrator.
+    // Most starts, and every CLI command, find this version's migrations and no other: they
+    // read and stop, taking no write lock (and working on a read-only file). Anything else goes
+    // through the Migrator: pending migrations (two processes that both find some take turns in
+    // its transaction, the second then finds nothing left), or one this version does not know
+    // (a newer version migrated the file), which the Migrator refuses.
     const executed = await sql<{ name: string }>`select name from kysely_migration`
       .execute(db)
       .then(
@@ -80,9 +80,9 @@ async function migrate(
  * How long a process waits for another one's migration on the same SQLite file. Pending
  * migrations run in one BEGIN IMMEDIATE transaction (database.ts), so a process that starts
  * meanwhile with migrations pending waits for the write lock (synchronously: it is not serving
- * yet); on a large database an upgrade can take minutes (0006
- * rewrites every license with an active machine), and the usual 5 s wait would make every other
- * process fail its start and be restarted until the first one is done.
+ * yet). On a large database an upgrade can take minutes (0006 rewrites every license with an
+ * active machine), and the usual 5 s wait would make every other process fail its start and be
+ * restarted until the first one is done.
  */
 export const sqliteMigrationWaitMs = 10 * 60_000;
 
