@@ -7,7 +7,7 @@ import type { LoadOptions, LoadResult } from "./load.js";
 import type { ScenarioName } from "./scenarios.js";
 
 /**
- * What the benchmark's runs (bench/run.ts, bench/ab.ts) share: the processes they start, which
+ * What the benchmark's runs (bench/run.ts, and compare.ts for --ab and --scale) share: the processes they start, which
  * are all stopped on exit and on Ctrl-C, cleanup steps, the load generator, and the server's CPU
  * time read from /proc.
  */

@@ -360,7 +360,7 @@ describe("when and how the last-seen log is folded", () => {
       await log.append([sighting(second, t0 + 1)]);
       await log.fold();
       expect(await lastSeen()).toEqual([t0, t0 + 1]);
-      expect(errors).toEqual(["SQLite background thread stopped; starting another in 100 ms"]);
+      expect(errors).toEqual(["SQLite background thread stopped; starting another in 50 ms"]);
       errors.length = 0;
     }));
 

@@ -141,16 +141,17 @@ export function startBackgroundWorker(
     stopped = started.exited.then(() => {
       if (thread === started) thread = null;
       if (stopping) return;
-      const ranMs = Date.now() - startedAt;
-      delayMs =
-        ranMs >= healthyAfterMs
+      // The first replacement waits the base delay; each one that also dies young doubles it.
+      const wait =
+        Date.now() - startedAt >= healthyAfterMs
           ? (options.restartDelayMs ?? firstRestartDelayMs)
-          : Math.min(delayMs * 2, maxRestartDelayMs);
-      onError(`SQLite background thread stopped; starting another in ${delayMs} ms`);
+          : delayMs;
+      delayMs = Math.min(wait * 2, maxRestartDelayMs);
+      onError(`SQLite background thread stopped; starting another in ${wait} ms`);
       restartTimer = setTimeout(() => {
         restarts++;
         start();
-      }, delayMs);
+      }, wait);
       // Never the reason the process stays alive.
       restartTimer.unref();
     });
