@@ -292,6 +292,7 @@ describe("when and how the last-seen log is folded", () => {
   async function withLog(
     count: number,
     chunks: FoldChunks | undefined,
+    unfoldedLimit: number | undefined,
     test: (f: {
       db: Database["db"];
       machines: Machine[];
@@ -330,7 +331,7 @@ describe("when and how the last-seen log is folded", () => {
       await test({
         db,
         machines: await machinesOf(db),
-        log: new SqliteLastSeenLog(worker, new SqliteWriteGate(), chunks),
+        log: new SqliteLastSeenLog(worker, new SqliteWriteGate(), chunks, unfoldedLimit),
         worker,
         errors,
         lastSeen: async () =>
@@ -347,7 +348,7 @@ describe("when and how the last-seen log is folded", () => {
   }
 
   it("a thread that dies is replaced, and appends and folds go on with nothing appended lost", () =>
-    withLog(2, undefined, async ({ machines, log, lastSeen, worker, errors }) => {
+    withLog(2, undefined, undefined, async ({ machines, log, lastSeen, worker, errors }) => {
       const [first, second] = machines as [Machine, Machine];
       const t0 = Date.now() + 60_000;
       await log.append([sighting(first, t0)]);
@@ -364,8 +365,22 @@ describe("when and how the last-seen log is folded", () => {
       errors.length = 0;
     }));
 
+  it("refuses appends past the bound of unfolded sightings until a fold gets through", () =>
+    withLog(3, undefined, 4, async ({ machines, log, lastSeen }) => {
+      const [a, b, c] = machines as [Machine, Machine, Machine];
+      const t0 = Date.now() + 60_000;
+      await log.append([sighting(a, t0), sighting(b, t0)]);
+      await log.append([sighting(c, t0), sighting(a, t0 + 1)]);
+      // As when every fold fails: nothing is folded, and the log would only grow.
+      await expect(log.append([sighting(b, t0 + 1)])).rejects.toThrow(/wait for a fold/);
+      await log.fold();
+      await log.append([sighting(b, t0 + 2)]);
+      await log.fold();
+      expect(await lastSeen()).toEqual([t0 + 1, t0 + 2, t0]);
+    }));
+
   it("at the first check (what a killed server left), then only once a minute has passed", () =>
-    withLog(1, undefined, async ({ db, machines, log, lastSeen }) => {
+    withLog(1, undefined, undefined, async ({ db, machines, log, lastSeen }) => {
       const [machine] = machines as [Machine];
       const t0 = Date.now() + 60_000;
       // Left by an earlier process: this one has not appended anything yet.
@@ -384,7 +399,7 @@ describe("when and how the last-seen log is folded", () => {
     }));
 
   it("a fold asked for while one runs also takes what was appended before the ask", () =>
-    withLog(3, undefined, async ({ machines, log, lastSeen }) => {
+    withLog(3, undefined, undefined, async ({ machines, log, lastSeen }) => {
       const t0 = Date.now() + 60_000;
       await log.append(machines.map((m) => sighting(m, t0)));
       const running = log.fold();
@@ -399,7 +414,7 @@ describe("when and how the last-seen log is folded", () => {
     ["by id, when few activations were seen", 9],
     ["by walking activations, when many were", 150],
   ])("folds across chunk boundaries %s", (_, seenCount) =>
-    withLog(200, tinyChunks, async ({ db, machines, log, lastSeen }) => {
+    withLog(200, tinyChunks, undefined, async ({ db, machines, log, lastSeen }) => {
       const before = await lastSeen();
       const base = Date.now() + 60_000;
       const seen = machines.slice(0, seenCount);

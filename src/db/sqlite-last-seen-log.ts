@@ -25,6 +25,12 @@ import type { SqliteWriteGate } from "./sqlite-write-gate.js";
 export const foldEveryMs = 60_000;
 /** Fold sooner when this many sightings wait, to bound the log's size (~50 MB). */
 export const foldAtPending = 1_000_000;
+/**
+ * If folds keep failing, the log would grow on disk without end: past this many sightings
+ * appended by this process and not folded, appends fail (like any failed write: the last-seen
+ * buffer keeps them, bounded, and retries) until a fold gets through.
+ */
+export const maxUnfolded = 3 * foldAtPending;
 
 /**
  * Work per step, each one short transaction, so the event loop's own writes wait little for the
@@ -105,10 +111,17 @@ export class SqliteLastSeenLog {
     private readonly worker: BackgroundWorker,
     private readonly gate: SqliteWriteGate,
     private readonly chunks: FoldChunks = defaultChunks,
+    /** Tests lower it; maxUnfolded otherwise. */
+    private readonly unfoldedLimit = maxUnfolded,
   ) {}
 
   /** Appends sightings, in chunks that take turns with other writes. */
   async append(sightings: Sighting[]): Promise<void> {
+    if ((this.#pending ?? 0) + sightings.length > this.unfoldedLimit) {
+      throw new Error(
+        `last-seen log holds ${this.#pending} unfolded sightings: appends wait for a fold`,
+      );
+    }
     for (let i = 0; i < sightings.length; i += this.chunks.append) {
       const rows = sightings
         .slice(i, i + this.chunks.append)
