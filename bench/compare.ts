@@ -15,12 +15,11 @@ import type { DatasetShape } from "./dataset.js";
 import {
   log,
   type Measured,
+  measureServer,
   runCommand,
   runLoad,
-  sampleRss,
-  startProcess,
+  startServer,
   stopProcess,
-  withCpuPerRequest,
 } from "./processes.js";
 import type { ScenarioName } from "./scenarios.js";
 import { printTable } from "./table.js";
@@ -121,21 +120,8 @@ async function measure(
       closeSync(fd);
     }
   }
-  const server = await startProcess(
-    ["dist/server.js"],
-    {
-      ...process.env,
-      DATABASE_URL: `sqlite:${file}`,
-      PORT: "0",
-      HOST: "127.0.0.1",
-      NODE_ENV: "production",
-    },
-    /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
-    side.root,
-  );
+  const server = await startServer(`sqlite:${file}`, { cwd: side.root });
   try {
-    const url = server.match[1] as string;
-    const pid = server.child.pid as number;
     const load = (seconds: number) => ({
       scenario,
       apiKey: side.apiKey,
@@ -143,19 +129,8 @@ async function measure(
       connections: options.connections,
       shape: side.shape,
     });
-    await runLoad(url, load(2));
-    const stopSampling = sampleRss(pid);
-    let peakRssMiB: number | null = null;
-    try {
-      const measured = await withCpuPerRequest(pid, () =>
-        runLoad(url, load(options.durationSeconds)),
-      );
-      peakRssMiB = stopSampling();
-      return { ...measured, peakRssMiB };
-    } finally {
-      // A failed run stops sampling too, or its timer would keep sampling a process that is gone.
-      if (peakRssMiB === null) stopSampling();
-    }
+    await runLoad(server.url, load(2));
+    return await measureServer(server, load(options.durationSeconds));
   } finally {
     await stopProcess(server.child);
   }

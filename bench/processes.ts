@@ -54,7 +54,7 @@ function track(child: ChildProcess): ChildProcess {
 }
 
 /** Starts a process and resolves with the first stdout/stderr match of `ready`. */
-export function startProcess(
+function startProcess(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
@@ -100,7 +100,7 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
 }
 
 /** Samples the process's resident set size every 100 ms; returns the peak in MiB. */
-export function sampleRss(pid: number): () => number {
+function sampleRss(pid: number): () => number {
   let peakKb = 0;
   const read = () => {
     try {
@@ -199,10 +199,7 @@ export type Measured = LoadResult & {
  * it. CPU per request is far steadier than requests/s on a shared machine: it does not depend on
  * what else got the cores during the run.
  */
-export async function withCpuPerRequest(
-  pid: number,
-  load: () => Promise<LoadResult>,
-): Promise<Measured> {
+async function withCpuPerRequest(pid: number, load: () => Promise<LoadResult>): Promise<Measured> {
   const counters = async () => [
     await cpuSecondsOf(pid),
     await cpuSecondsOf(pid, pid),
@@ -266,5 +263,51 @@ export async function measureBaselineServer(run: LoadRun): Promise<Measured> {
     );
   } finally {
     await stopProcess(baseline.child);
+  }
+}
+
+export interface StartedServer {
+  child: ChildProcess;
+  url: string;
+  pid: number;
+}
+
+/**
+ * Starts the Shipkey server as `npm start` runs it (`node dist/server.js`, production) on
+ * `databaseUrl`, on loopback and a free port; `cwd` is the checkout holding dist/.
+ */
+export async function startServer(
+  databaseUrl: string,
+  options: { cwd?: string; nodeArgs?: string[] } = {},
+): Promise<StartedServer> {
+  const { child, match } = await startProcess(
+    [...(options.nodeArgs ?? []), "dist/server.js"],
+    {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      NODE_ENV: "production",
+    },
+    /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
+    options.cwd,
+  );
+  return { child, url: match[1] as string, pid: child.pid as number };
+}
+
+/** Runs one scenario against a started server: its CPU and reads per request, and its peak RSS. */
+export async function measureServer(
+  server: StartedServer,
+  run: LoadRun,
+): Promise<Measured & { peakRssMiB: number }> {
+  const stopSampling = sampleRss(server.pid);
+  let peakRssMiB: number | null = null;
+  try {
+    const measured = await withCpuPerRequest(server.pid, () => runLoad(server.url, run));
+    peakRssMiB = stopSampling();
+    return { ...measured, peakRssMiB };
+  } finally {
+    // A failed run stops sampling too, or its timer would keep sampling a process that is gone.
+    if (peakRssMiB === null) stopSampling();
   }
 }

@@ -13,12 +13,11 @@ import {
   log,
   type Measured,
   measureBaselineServer,
+  measureServer,
   onCleanup,
   runLoad,
-  sampleRss,
-  startProcess,
+  startServer,
   stopProcess,
-  withCpuPerRequest,
 } from "./processes.js";
 import { type ScenarioName, scenarioNames } from "./scenarios.js";
 import { runScale } from "./scale.js";
@@ -118,33 +117,17 @@ async function main(): Promise<void> {
   log("baseline (bare node:http) ...");
   const baselineBefore = await measureBaseline();
 
-  const serverEnv = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    PORT: "0",
-    HOST: "127.0.0.1",
-    NODE_ENV: "production",
-  };
   // BENCH_SERVER_NODE_ARGS="--cpu-prof" profiles the server (profile written in the cwd on exit).
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
-  const server = await startProcess(
-    [...nodeArgs, "dist/server.js"],
-    serverEnv,
-    /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
-  );
-  const serverUrl = server.match[1] as string;
-  const pid = server.child.pid as number;
-  log(`server ${serverUrl} (pid ${pid}); warming up`);
-  await runLoad(serverUrl, load("validate", apiKey, 2));
+  const server = await startServer(databaseUrl, { nodeArgs });
+  log(`server ${server.url} (pid ${server.pid}); warming up`);
+  await runLoad(server.url, load("validate", apiKey, 2));
 
   const measured: Array<Measured & { scenario: ScenarioName; peakRssMiB: number }> = [];
   for (const scenario of scenarios) {
     log(`${scenario} ...`);
-    const stopSampling = sampleRss(pid);
-    const result = await withCpuPerRequest(pid, () =>
-      runLoad(serverUrl, load(scenario, apiKey, durationSeconds)),
-    );
-    measured.push({ ...result, scenario, peakRssMiB: stopSampling() });
+    const result = await measureServer(server, load(scenario, apiKey, durationSeconds));
+    measured.push({ ...result, scenario });
   }
   await stopProcess(server.child);
 
