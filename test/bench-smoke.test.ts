@@ -31,6 +31,27 @@ function running(pid: number): boolean {
   }
 }
 
+/** What `--ab` and `--scale` write (bench/compare.ts): every run of each side. */
+interface ComparisonReport {
+  results: Array<{
+    scenario: string;
+    side: string;
+    runs: Array<{ non2xx: number; errors: number; totalRequests: number; peakRssMiB: number }>;
+  }>;
+}
+
+/** Each side ran `rounds` times, every request got a 2xx, and the server's RSS was sampled. */
+function expectEveryRunClean(report: ComparisonReport, rounds: number): void {
+  for (const result of report.results) {
+    expect(result.runs).toHaveLength(rounds);
+    for (const measured of result.runs) {
+      expect(measured.non2xx + measured.errors).toBe(0);
+      expect(measured.totalRequests).toBeGreaterThan(0);
+      expect(measured.peakRssMiB).toBeGreaterThan(0);
+    }
+  }
+}
+
 /** A tiny data set, 1 s per scenario, few connections: enough to exercise the harness. */
 const tinyRun = ["--licenses", "300", "--duration", "1", "--connections", "8"];
 
@@ -154,24 +175,12 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         ...tinyRun,
       ]);
       expect(stdout).toMatch(/^\s+change\s/m);
-      const report = written as {
-        results: Array<{
-          scenario: string;
-          side: string;
-          runs: Array<{ non2xx: number; errors: number; totalRequests: number }>;
-        }>;
-      };
+      const report = written as ComparisonReport;
       expect(report.results.map((r) => [r.scenario, r.side.split(" ")[0]])).toEqual([
         ["validate", "HEAD"],
         ["validate", "this"],
       ]);
-      for (const result of report.results) {
-        expect(result.runs).toHaveLength(2);
-        for (const measured of result.runs) {
-          expect(measured.non2xx + measured.errors).toBe(0);
-          expect(measured.totalRequests).toBeGreaterThan(0);
-        }
-      }
+      expectEveryRunClean(report, 2);
       const { stdout: worktrees } = await run("git", ["worktree", "list", "--porcelain"]);
       expect(worktrees).not.toMatch(/shipkey-bench-ab-/);
     },
@@ -191,33 +200,16 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         ...tinyRun,
       ]);
       expect(stdout).toMatch(/^\s+change\s/m);
-      const report = written as {
+      const report = written as ComparisonReport & {
         baselineRequestsPerSecond: number;
         summary: Array<{ scenario: string; requestsPerSecondChange: number }>;
-        results: Array<{
-          scenario: string;
-          side: string;
-          runs: Array<{
-            non2xx: number;
-            errors: number;
-            totalRequests: number;
-            peakRssMiB: number;
-          }>;
-        }>;
       };
       expect(report.baselineRequestsPerSecond).toBeGreaterThan(0);
       expect(report.results.map((r) => [r.scenario, r.side])).toEqual([
         ["validate", "200 licenses"],
         ["validate", "400 licenses"],
       ]);
-      for (const result of report.results) {
-        expect(result.runs).toHaveLength(2);
-        for (const measured of result.runs) {
-          expect(measured.non2xx + measured.errors).toBe(0);
-          expect(measured.totalRequests).toBeGreaterThan(0);
-          expect(measured.peakRssMiB).toBeGreaterThan(0);
-        }
-      }
+      expectEveryRunClean(report, 2);
       expect(report.summary.map((s) => s.scenario)).toEqual(["validate"]);
       expect(Number.isFinite(report.summary[0]?.requestsPerSecondChange)).toBe(true);
     },
