@@ -54,17 +54,15 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
       { id: "act_2", last_seen_at: 9000 },
     ]);
     await expect(sql`select count(*) from activation_sightings`.execute(db)).rejects.toThrow();
-    const left = await db
-      .selectFrom("machine_sightings")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .executeTakeFirstOrThrow();
-    expect(Number(left.n)).toBe(0);
+    await migrateTo(db, "0005_machine_sightings");
+    const left = await sql<{
+      n: number | string;
+    }>`select count(*) as n from machine_sightings`.execute(db);
+    expect(Number(left.rows[0]?.n)).toBe(0);
 
     // Down again: pending sightings go back to the old log, by the machine's active activation.
-    await db
-      .insertInto("machine_sightings")
-      .values({ license_id: "lic_1", machine_id: "m-2", seen_at: 12_000 })
-      .execute();
+    await sql`insert into machine_sightings (license_id, machine_id, seen_at)
+      values ('lic_1', 'm-2', 12000)`.execute(db);
     await migrateTo(db, "0004_activation_sightings");
     const back = await sql<{
       activation_id: string;
@@ -132,6 +130,44 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
     }
   });
 
+  // 0007 moves the last-seen log out of the database (src/db/sqlite-last-seen-log.ts); a server
+  // of the previous version may have left sightings in the table when it stopped.
+  it("0007 applies what the in-database last-seen log held, then drops it", async () => {
+    const db = await openAt("0006_active_machine_list");
+    await sql`insert into licenses (id, license_key, product_id, status, features, max_machines,
+      active_machines, created_at, updated_at)
+      values ('lic_1', 'KEY-1', 'prd_1', 'ACTIVE', '[]', 3, 2, 0, 0)`.execute(db);
+    await sql`insert into activations (id, license_id, machine_id, activated_at, last_seen_at,
+      deactivated_at)
+      values ('act_1', 'lic_1', 'm-1', 0, 1000, null), ('act_2', 'lic_1', 'm-2', 0, 9000, null),
+             ('act_old', 'lic_1', 'm-1', 0, 500, 700)`.execute(db);
+    await sql`insert into machine_sightings (license_id, machine_id, seen_at)
+      values ('lic_1', 'm-1', 5000), ('lic_1', 'm-1', 7000), ('lic_1', 'm-2', 8000),
+             ('lic_1', 'm-never', 9999)`.execute(db);
+
+    await migrateToLatest(db);
+
+    const times = await db
+      .selectFrom("activations")
+      .select(["id", "last_seen_at"])
+      .orderBy("id")
+      .execute();
+    // The latest sighting goes to the machine's active activation; a time never moves back.
+    expect(times).toEqual([
+      { id: "act_1", last_seen_at: 7000 },
+      { id: "act_2", last_seen_at: 9000 },
+      { id: "act_old", last_seen_at: 500 },
+    ]);
+    await expect(sql`select count(*) from machine_sightings`.execute(db)).rejects.toThrow();
+
+    // Down again: the table is back, empty, for the previous version's server.
+    await migrateTo(db, "0006_active_machine_list");
+    const left = await sql<{
+      n: number | string;
+    }>`select count(*) as n from machine_sightings`.execute(db);
+    expect(Number(left.rows[0]?.n)).toBe(0);
+  });
+
   it("a migration that fails part-way leaves nothing of itself behind", async () => {
     const testDatabase = await createTestDatabase(dialect);
     const database = await openDatabase(testDatabase.url);
@@ -183,6 +219,7 @@ const allMigrations = [
   "0004_activation_sightings",
   "0005_machine_sightings",
   "0006_active_machine_list",
+  "0007_last_seen_log_file",
 ];
 
 /**

@@ -18,9 +18,19 @@ import pg from "pg";
 import type { DB } from "./schema.js";
 import { useReadExecutor } from "./compiled-query.js";
 import { PgNamedReads } from "./pg-named-reads.js";
-import { safetyNetCheckpointPages, startBackgroundWorker } from "./sqlite-background-worker.js";
+import {
+  safetyNetCheckpointPages,
+  startBackgroundWorker,
+  type SupervisedBackgroundWorker,
+} from "./sqlite-background-worker.js";
 import { SqliteWriteGate } from "./sqlite-write-gate.js";
-import { type Sighting, SqliteLastSeenLog } from "./sqlite-last-seen-log.js";
+import {
+  createLastSeenLog,
+  lastSeenLogPath,
+  lastSeenLogSetup,
+  type Sighting,
+  SqliteLastSeenLog,
+} from "./sqlite-last-seen-log.js";
 import { SqliteReadBatch } from "./sqlite-read-batch.js";
 import { SqliteWriteBatch } from "./sqlite-write-batch.js";
 import { useTransactionRunner } from "./in-transaction.js";
@@ -91,6 +101,28 @@ export interface OpenOptions {
 /** How long a SQLite statement waits for another connection's lock before failing (busy). */
 export const sqliteBusyTimeoutMs = 5000;
 
+/**
+ * The server's background thread on the SQLite file at `path` (sqlite-background-worker.ts), its
+ * last-seen log created first. Its connection waits for locks and makes its commits durable as
+ * the main connection does, and has the log attached.
+ */
+export function startSqliteBackgroundThread(
+  path: string,
+  onError: (message: string) => void,
+  options: { restartDelayMs?: number } = {},
+): SupervisedBackgroundWorker {
+  const logPath = lastSeenLogPath(path);
+  createLastSeenLog(logPath, sqliteBusyTimeoutMs);
+  return startBackgroundWorker(path, onError, {
+    ...options,
+    init: [
+      { sql: `pragma busy_timeout = ${sqliteBusyTimeoutMs}` },
+      { sql: "pragma synchronous = normal" },
+      ...lastSeenLogSetup(logPath),
+    ],
+  });
+}
+
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   const target = parseDatabaseUrl(url);
   if (target.dialect === "sqlite") {
@@ -106,7 +138,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const background =
       options.backgroundWorker && target.path !== ":memory:"
         ? (sqlite.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`),
-          startBackgroundWorker(target.path, options.backgroundWorker.onError))
+          startSqliteBackgroundThread(target.path, options.backgroundWorker.onError))
         : null;
     const statements = withStatementCache(sqlite);
     const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }) });

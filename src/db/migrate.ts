@@ -12,6 +12,7 @@ import * as admins from "./migrations/0003_admins.js";
 import * as activationSightings from "./migrations/0004_activation_sightings.js";
 import * as machineSightings from "./migrations/0005_machine_sightings.js";
 import * as activeMachineList from "./migrations/0006_active_machine_list.js";
+import * as lastSeenLogFile from "./migrations/0007_last_seen_log_file.js";
 import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
 
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   "0004_activation_sightings": activationSightings,
   "0005_machine_sightings": machineSightings,
   "0006_active_machine_list": activeMachineList,
+  "0007_last_seen_log_file": lastSeenLogFile,
 };
 
 export class MigrationError extends Error {

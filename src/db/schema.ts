@@ -1,5 +1,3 @@
-import type { Generated } from "kysely";
-
 /**
  * Table types as Kysely sees them. Timestamps are integer epoch milliseconds on both dialects
  * (portable, exact to the millisecond, cheap to compare); JSON-valued columns are TEXT.
@@ -58,13 +56,6 @@ export interface ActivationsTable {
 }
 
 /** Append-only last-seen log (SQLite server only; see migration 0005). */
-export interface MachineSightingsTable {
-  seq: Generated<number>;
-  license_id: string;
-  machine_id: string;
-  seen_at: number;
-}
-
 export interface ReleaseVersionsTable {
   id: string;
   product_id: string;
@@ -145,7 +136,6 @@ export interface DB {
   products: ProductsTable;
   licenses: LicensesTable;
   activations: ActivationsTable;
-  machine_sightings: MachineSightingsTable;
   release_versions: ReleaseVersionsTable;
   release_artifacts: ReleaseArtifactsTable;
   api_keys: ApiKeysTable;

@@ -14,8 +14,9 @@ import { Worker } from "node:worker_threads";
  *
  * Last-seen (sqlite-last-seen-log.ts): a flush of a second's worth of validates took 100-250 ms
  * at 100 000 licenses and up to 500 ms at 1 M when it ran on the event loop, during which the
- * server answered nobody. Here it runs beside the event loop, in chunks that take turns with the
- * main thread's writes (SqliteWriteGate).
+ * server answered nobody. Here it runs beside the event loop: appends to the log, a file of its
+ * own attached to this thread's connection only, and folds of the log into the database, in
+ * chunks that take turns with the main thread's writes (SqliteWriteGate).
  */
 export const checkpointIntervalMs = 100;
 export const safetyNetCheckpointPages = 20_000;
@@ -54,7 +55,7 @@ const workerSource = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma("busy_timeout = 5000");
+for (const step of workerData.init) db.prepare(step.sql).run(...(step.params || []));
 const statements = new Map();
 function statement(sql) {
   let s = statements.get(sql);
@@ -125,7 +126,14 @@ const healthyAfterMs = 10_000;
 export function startBackgroundWorker(
   path: string,
   onError: (message: string) => void,
-  options: { restartDelayMs?: number } = {},
+  options: {
+    restartDelayMs?: number;
+    /**
+     * Run once on each thread's connection before anything else, outside any transaction
+     * (pragmas, ATTACH): a replacement thread needs them again.
+     */
+    init?: SqlStep[];
+  } = {},
 ): SupervisedBackgroundWorker {
   let thread: Thread | null = null;
   let stopping = false;
@@ -136,7 +144,7 @@ export function startBackgroundWorker(
 
   const start = () => {
     const startedAt = Date.now();
-    const started = startThread(path, onError);
+    const started = startThread(path, options.init ?? [], onError);
     thread = started;
     stopped = started.exited.then(() => {
       if (thread === started) thread = null;
@@ -189,11 +197,12 @@ interface Thread {
   exited: Promise<void>;
 }
 
-function startThread(path: string, onError: (message: string) => void): Thread {
+function startThread(path: string, init: SqlStep[], onError: (message: string) => void): Thread {
   const worker = new Worker(workerSource, {
     eval: true,
     workerData: {
       path,
+      init,
       intervalMs: checkpointIntervalMs,
       driver: createRequire(import.meta.url).resolve("better-sqlite3"),
     },

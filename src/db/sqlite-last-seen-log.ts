@@ -1,9 +1,10 @@
+import BetterSqlite3 from "better-sqlite3";
 import type { BackgroundWorker, SqlStep, SqlValue } from "./sqlite-background-worker.js";
 import type { SqliteWriteGate } from "./sqlite-write-gate.js";
 
 /**
- * Validate's last-seen times on the SQLite server: appended to machine_sightings, then folded
- * into activations.last_seen_at now and then, all on the background thread.
+ * Validate's last-seen times on the SQLite server: appended to a log, then folded into
+ * activations.last_seen_at now and then, all on the background thread.
  *
  * Why (measured, docs/performance.md): updating last_seen_at in place dirties one random page of
  * activations per validate. At 1 M licenses (1.5 M activations, ~225 MB) that cost ~45 us per
@@ -12,15 +13,24 @@ import type { SqliteWriteGate } from "./sqlite-write-gate.js";
  * holds many activations, walks activations in rowid order, so each page is written once per
  * fold however many of its rows were seen.
  *
+ * The log is a SQLite file of its own beside the database (`lastSeenLogPath`), attached to the
+ * thread's connection only. In WAL mode a commit to a database empties the page cache of every
+ * other connection to it; while the log lived in the main file, the thread's appends (twenty a
+ * second under load) emptied the event loop's cache as often, so validate read its B-tree pages
+ * from the OS again and again (docs/performance.md, session 7). Appends and discards now commit
+ * to the log's file alone: they take no lock on the main database and need no turn at the gate.
+ * Only the fold's updates of activations write to the main file.
+ *
  * A sighting names the machine (license id, machine id), not its activation: validate then only
- * asks whether the machine is active, which the partial unique index answers alone (migration
- * 0005). The fold gives each sighting to the machine's activation that is active at fold time;
- * one that ended in between keeps the last-seen it had (at most a minute older).
+ * asks whether the machine is active. The fold gives each sighting to the machine's activation
+ * that is active at fold time; one that ended in between keeps the last-seen it had (at most a
+ * minute older).
  *
  * Visible effect: activations.last_seen_at (admin API, dashboard) lags validate by at most
  * `foldEveryMs` plus the fold's own time. A crash loses nothing that was appended: the next fold,
  * by this process or the next, takes it. Folding is idempotent (a time only moves forward), so a
- * fold cut short is simply done again.
+ * fold cut short, or one whose discard of the log did not commit, is simply done again. Losing
+ * the log file itself (a backup without it) loses at most the last minute's last-seen times.
  */
 export const foldEveryMs = 60_000;
 /** Fold sooner when this many sightings wait, to bound the log's size (~50 MB). */
@@ -68,9 +78,46 @@ const defaultChunks: FoldChunks = {
  */
 const sparseBelow = 1 / 20;
 
+/** The log's file: the database's path with this suffix, beside its -wal and -shm files. */
+export function lastSeenLogPath(databasePath: string): string {
+  return `${databasePath}-last-seen`;
+}
+
+/**
+ * Creates the log's file if it is not there yet, in WAL mode (appends from several processes
+ * then never wait for a reader). On the caller's thread, before the background thread starts:
+ * that thread opens the database without permission to create files, and an ATTACH inherits it.
+ */
+export function createLastSeenLog(logPath: string, busyTimeoutMs: number): void {
+  const log = new BetterSqlite3(logPath);
+  try {
+    log.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    log.pragma("journal_mode = WAL");
+    // Never reused (AUTOINCREMENT): a fold deletes exactly the sightings it read.
+    log.exec(`create table if not exists machine_sightings (
+      seq integer primary key autoincrement, license_id text not null,
+      machine_id text not null, seen_at integer not null)`);
+  } finally {
+    log.close();
+  }
+}
+
+/**
+ * What the background thread runs on its connection at start (sqlite-background-worker.ts):
+ * attach the log, with the main database's durability (synchronous=NORMAL in WAL mode: a crash
+ * of the process loses no commit).
+ */
+export function lastSeenLogSetup(logPath: string): SqlStep[] {
+  return [
+    { sql: "attach database ? as seen_log", params: [logPath] },
+    { sql: "pragma seen_log.synchronous = normal" },
+  ];
+}
+
 const sql = {
-  append: "insert into machine_sightings (license_id, machine_id, seen_at) values (?, ?, ?)",
-  bounds: "select min(seq) as low, max(seq) as high from machine_sightings",
+  append:
+    "insert into seen_log.machine_sightings (license_id, machine_id, seen_at) values (?, ?, ?)",
+  bounds: "select min(seq) as low, max(seq) as high from seen_log.machine_sightings",
   activationRows: "select coalesce(max(rowid), 0) as n from activations",
   prepareFold: `create temp table if not exists last_seen_fold (license_id text not null,
     machine_id text not null, seen_at integer not null, primary key (license_id, machine_id))
@@ -78,7 +125,8 @@ const sql = {
   clearFold: "delete from temp.last_seen_fold",
   // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT.
   aggregate: `insert into temp.last_seen_fold (license_id, machine_id, seen_at)
-    select license_id, machine_id, max(seen_at) from machine_sightings where seq between ? and ?
+    select license_id, machine_id, max(seen_at) from seen_log.machine_sightings
+    where seq between ? and ?
     group by license_id, machine_id
     on conflict (license_id, machine_id) do update set seen_at = max(seen_at, excluded.seen_at)`,
   foldCount: "select count(*) as n from temp.last_seen_fold",
@@ -96,7 +144,7 @@ const sql = {
       from temp.last_seen_fold where (license_id, machine_id) > (?, ?)
       order by license_id, machine_id limit ?)
     order by license_id desc, machine_id desc limit 1`,
-  discard: "delete from machine_sightings where seq between ? and ?",
+  discard: "delete from seen_log.machine_sightings where seq between ? and ?",
 } as const;
 
 export class SqliteLastSeenLog {
@@ -115,7 +163,7 @@ export class SqliteLastSeenLog {
     private readonly unfoldedLimit = maxUnfolded,
   ) {}
 
-  /** Appends sightings, in chunks that take turns with other writes. */
+  /** Appends sightings, in chunks (each a short transaction on the log's file alone). */
   async append(sightings: Sighting[]): Promise<void> {
     if ((this.#pending ?? 0) + sightings.length > this.unfoldedLimit) {
       throw new Error(
@@ -126,7 +174,7 @@ export class SqliteLastSeenLog {
       const rows = sightings
         .slice(i, i + this.chunks.append)
         .map(([licenseId, machineId, seenAt]) => [licenseId, machineId, seenAt]);
-      await this.gate.run(() => this.worker.execute("immediate", [{ sql: sql.append, rows }]));
+      await this.#logWrite([{ sql: sql.append, rows }]);
       this.#pending = (this.#pending ?? 0) + rows.length;
     }
   }
@@ -191,7 +239,7 @@ export class SqliteLastSeenLog {
     if (seen < rows * sparseBelow) await this.#applyByKey();
     else await this.#applyByRange(rows);
     for (const range of ranges(low, high, this.chunks.discard)) {
-      await this.#write([{ sql: sql.discard, params: range }]);
+      await this.#logWrite([{ sql: sql.discard, params: range }]);
     }
     await this.#read([{ sql: sql.clearFold }]);
     // What this process appended while the fold ran is still waiting.
@@ -227,8 +275,22 @@ export class SqliteLastSeenLog {
     return (await this.worker.execute("deferred", steps)).map((r) => r.row);
   }
 
+  /**
+   * Writes to the main database: its write lock up front, after a turn at the gate. (BEGIN
+   * IMMEDIATE takes the attached log's write lock too; another process's appends wait for the
+   * chunk, 5-20 ms.)
+   */
   #write(steps: SqlStep[]) {
     return this.gate.run(() => this.worker.execute("immediate", steps));
+  }
+
+  /**
+   * Writes to the log's file only. Not "immediate", which would take the main database's write
+   * lock too; a deferred transaction whose first statement writes the log takes the log's lock
+   * alone (waiting for another process's append under busy_timeout).
+   */
+  #logWrite(steps: SqlStep[]) {
+    return this.worker.execute("deferred", steps);
   }
 }
 

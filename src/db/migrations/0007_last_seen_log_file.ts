@@ -1,0 +1,34 @@
+import { type Kysely, SqliteAdapter, sql } from "kysely";
+
+/**
+ * The SQLite server's last-seen log moves out of the database into a file of its own
+ * (src/db/sqlite-last-seen-log.ts, which creates it): its appends, twenty commits a second under
+ * load, emptied the page cache of every other connection to the database, the event loop's
+ * included (docs/performance.md, session 7). PostgreSQL never used the table.
+ *
+ * Sightings a server of the previous version left in machine_sightings are applied first, each to
+ * the machine's active activation, so upgrading loses none.
+ */
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`update activations set last_seen_at = s.seen_at
+    from (select license_id, machine_id, max(seen_at) as seen_at from machine_sightings
+          group by license_id, machine_id) as s
+    where activations.license_id = s.license_id and activations.machine_id = s.machine_id
+      and activations.deactivated_at is null and s.seen_at > activations.last_seen_at`.execute(db);
+  await db.schema.dropTable("machine_sightings").execute();
+}
+
+/** The table again, empty: what waits in the log file stays there (at most a minute of last-seen). */
+export async function down(db: Kysely<unknown>): Promise<void> {
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  // As 0005 created it.
+  await db.schema
+    .createTable("machine_sightings")
+    .addColumn("seq", sqlite ? "integer" : "bigint", (c) =>
+      sqlite ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity(),
+    )
+    .addColumn("license_id", "varchar(64)", (c) => c.notNull())
+    .addColumn("machine_id", "varchar(255)", (c) => c.notNull())
+    .addColumn("seen_at", "bigint", (c) => c.notNull())
+    .execute();
+}
