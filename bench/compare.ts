@@ -15,6 +15,7 @@ import type { DatasetShape } from "./dataset.js";
 import {
   log,
   type Measured,
+  failOnServerFaults,
   measureServer,
   runCommand,
   runLoad,
@@ -51,7 +52,7 @@ export interface Side {
   shape: DatasetShape;
 }
 
-export type SideRun = Measured & { peakRssMiB: number };
+export type SideRun = Measured & { peakRssMiB: number; serverFaults: string[] };
 
 export interface SideResult {
   scenario: ScenarioName;
@@ -107,9 +108,10 @@ async function measure(
   options: CompareOptions,
   file: string,
 ): Promise<SideRun> {
-  for (const suffix of ["", "-wal", "-shm"]) {
+  // The last-seen log (its own file since migration 0007) starts empty in every run.
+  for (const suffix of ["", "-wal", "-shm", "-last-seen", "-last-seen-wal", "-last-seen-shm"]) {
     rmSync(`${file}${suffix}`, { force: true });
-    if (suffix === "-shm" || !existsSync(`${side.template}${suffix}`)) continue;
+    if (!["", "-wal"].includes(suffix) || !existsSync(`${side.template}${suffix}`)) continue;
     copyFileSync(`${side.template}${suffix}`, `${file}${suffix}`);
     // Written back now, not by the kernel's flusher threads during the run: at 1 M licenses that
     // is ~1.1 GB, whose writeback would share the two cores with the server.
@@ -231,4 +233,5 @@ export function report(
   };
   writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`);
   log(`results written to ${file}`);
+  failOnServerFaults(results.flatMap((result) => result.runs));
 }

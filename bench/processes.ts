@@ -270,6 +270,12 @@ export interface StartedServer {
   child: ChildProcess;
   url: string;
   pid: number;
+  /**
+   * What the server has reported as a fault since it started listening: log lines at level error
+   * or fatal, and anything on stderr. A background fault (say, the last-seen writer failing)
+   * leaves every answer a 2xx but makes the figures meaningless, so runs report these.
+   */
+  faults: string[];
 }
 
 /**
@@ -292,22 +298,63 @@ export async function startServer(
     /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
     options.cwd,
   );
-  return { child, url: match[1] as string, pid: child.pid as number };
+  return { child, url: match[1] as string, pid: child.pid as number, faults: faultsOf(child) };
+}
+
+/** Collects the fault lines `child` writes from now on (StartedServer.faults), kept to 100. */
+function faultsOf(child: ChildProcess): string[] {
+  const faults: string[] = [];
+  const collect = (isFault: (line: string) => boolean) => {
+    let partial = "";
+    return (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.trim() !== "" && isFault(line) && faults.length < 100) faults.push(line);
+      }
+    };
+  };
+  child.stdout?.on(
+    "data",
+    collect((line) => /"level":(5|6)\d/.test(line)),
+  );
+  child.stderr?.on(
+    "data",
+    collect(() => true),
+  );
+  return faults;
 }
 
 /** Runs one scenario against a started server: its CPU and reads per request, and its peak RSS. */
 export async function measureServer(
   server: StartedServer,
   run: LoadRun,
-): Promise<Measured & { peakRssMiB: number }> {
+): Promise<Measured & { peakRssMiB: number; serverFaults: string[] }> {
   const stopSampling = sampleRss(server.pid);
+  const faultsBefore = server.faults.length;
   let peakRssMiB: number | null = null;
   try {
     const measured = await withCpuPerRequest(server.pid, () => runLoad(server.url, run));
     peakRssMiB = stopSampling();
-    return { ...measured, peakRssMiB };
+    const serverFaults = server.faults.slice(faultsBefore);
+    if (serverFaults.length > 0) {
+      log(`the server reported ${serverFaults.length} fault(s) during this run; the first:`);
+      log(`  ${serverFaults[0]?.slice(0, 400)}`);
+    }
+    return { ...measured, peakRssMiB, serverFaults };
   } finally {
     // A failed run stops sampling too, or its timer would keep sampling a process that is gone.
     if (peakRssMiB === null) stopSampling();
   }
+}
+
+/**
+ * A run in which the server reported faults measured something else than the service working
+ * (a background writer failing is faster, for one): say so, and end with a non-zero exit code.
+ */
+export function failOnServerFaults(runs: Array<{ serverFaults: string[] }>): void {
+  const faults = runs.reduce((n, run) => n + run.serverFaults.length, 0);
+  if (faults === 0) return;
+  log(`the server reported ${faults} fault(s) during the measured runs: the figures do not hold`);
+  process.exitCode = 1;
 }

@@ -10,6 +10,7 @@ import { runAb } from "./ab.js";
 import type { DatasetShape } from "./dataset.js";
 import {
   cleanup,
+  failOnServerFaults,
   log,
   type Measured,
   measureBaselineServer,
@@ -97,6 +98,8 @@ interface ScenarioReport extends Measured {
   scenario: ScenarioName;
   ratioToBaseline: number;
   peakRssMiB: number;
+  /** Fault lines the server logged during the scenario (StartedServer.faults): none, or no figure holds. */
+  serverFaults: string[];
 }
 
 async function main(): Promise<void> {
@@ -123,7 +126,9 @@ async function main(): Promise<void> {
   log(`server ${server.url} (pid ${server.pid}); warming up`);
   await runLoad(server.url, load("validate", apiKey, 2));
 
-  const measured: Array<Measured & { scenario: ScenarioName; peakRssMiB: number }> = [];
+  const measured: Array<
+    Measured & { scenario: ScenarioName; peakRssMiB: number; serverFaults: string[] }
+  > = [];
   for (const scenario of scenarios) {
     log(`${scenario} ...`);
     const result = await measureServer(server, load(scenario, apiKey, durationSeconds));
@@ -163,6 +168,7 @@ async function main(): Promise<void> {
   const file = join(resultsDir, `${report.startedAt.replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`results written to ${file}`);
+  failOnServerFaults(reports);
 }
 
 function printReport(

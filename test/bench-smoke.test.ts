@@ -36,11 +36,20 @@ interface ComparisonReport {
   results: Array<{
     scenario: string;
     side: string;
-    runs: Array<{ non2xx: number; errors: number; totalRequests: number; peakRssMiB: number }>;
+    runs: Array<{
+      non2xx: number;
+      errors: number;
+      totalRequests: number;
+      peakRssMiB: number;
+      serverFaults: string[];
+    }>;
   }>;
 }
 
-/** Each side ran `rounds` times, every request got a 2xx, and the server's RSS was sampled. */
+/**
+ * Each side ran `rounds` times, every request got a 2xx, the server reported no fault, and its RSS
+ * was sampled.
+ */
 function expectEveryRunClean(report: ComparisonReport, rounds: number): void {
   for (const result of report.results) {
     expect(result.runs).toHaveLength(rounds);
@@ -48,6 +57,7 @@ function expectEveryRunClean(report: ComparisonReport, rounds: number): void {
       expect(measured.non2xx + measured.errors).toBe(0);
       expect(measured.totalRequests).toBeGreaterThan(0);
       expect(measured.peakRssMiB).toBeGreaterThan(0);
+      expect(measured.serverFaults).toEqual([]);
     }
   }
 }
@@ -75,6 +85,7 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
           totalRequests: number;
           peakRssMiB: number;
           eventLoopReadsPerRequest: number | null;
+          serverFaults: string[];
         }>;
       };
       expect(report.node).toBe(process.version);
@@ -97,6 +108,8 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         });
         expect(scenario.totalRequests).toBeGreaterThan(0);
         expect(scenario.peakRssMiB).toBeGreaterThan(0);
+        // Nothing failed in the background either (a failing last-seen writer answers 2xx).
+        expect(scenario.serverFaults).toEqual([]);
         // Every request is read from its socket at least once (Linux: /proc counts the reads).
         if (process.platform === "linux") {
           expect(scenario.eventLoopReadsPerRequest).toBeGreaterThanOrEqual(1);
