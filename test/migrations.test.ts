@@ -41,7 +41,7 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
     await sql`insert into activation_sightings (activation_id, seen_at)
       values ('act_1', 5000), ('act_1', 7000), ('act_2', 8000), ('act_gone', 9999)`.execute(db);
 
-    await migrateToLatest(db);
+    await migrateTo(db, "0005_machine_sightings");
 
     const times = await db
       .selectFrom("activations")
@@ -54,7 +54,6 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
       { id: "act_2", last_seen_at: 9000 },
     ]);
     await expect(sql`select count(*) from activation_sightings`.execute(db)).rejects.toThrow();
-    await migrateTo(db, "0005_machine_sightings");
     const left = await sql<{
       n: number | string;
     }>`select count(*) as n from machine_sightings`.execute(db);
@@ -160,12 +159,19 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
     ]);
     await expect(sql`select count(*) from machine_sightings`.execute(db)).rejects.toThrow();
 
-    // Down again: the table is back, empty, for the previous version's server.
+    // Down again: the table is back, empty, for the previous version's server, which appends
+    // without naming seq.
     await migrateTo(db, "0006_active_machine_list");
     const left = await sql<{
       n: number | string;
     }>`select count(*) as n from machine_sightings`.execute(db);
     expect(Number(left.rows[0]?.n)).toBe(0);
+    await sql`insert into machine_sightings (license_id, machine_id, seen_at)
+      values ('lic_1', 'm-1', 10000)`.execute(db);
+    const appended = await sql<{
+      seq: number | string;
+    }>`select seq from machine_sightings`.execute(db);
+    expect(appended.rows.map((r) => Number(r.seq))).toEqual([1]);
   });
 
   it("a migration that fails part-way leaves nothing of itself behind", async () => {

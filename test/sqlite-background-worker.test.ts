@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { mkdirSync, rmSync, statSync } from "node:fs";
 import BetterSqlite3 from "better-sqlite3";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
@@ -320,6 +320,20 @@ describe("the SQLite background thread: WAL checkpoints and last-seen writes", (
     expect(errors).toEqual([]);
   });
 
+  it("refuses to start when its last-seen log cannot be opened, and says which file", async () => {
+    const testDatabase = await createTestDatabase("sqlite");
+    try {
+      const file = testDatabase.url.slice("sqlite:".length);
+      // A directory where the log's file should be: no file of that name can be opened.
+      mkdirSync(lastSeenLogPath(file), { recursive: true });
+      await expect(
+        openDatabase(testDatabase.url, { backgroundWorker: { onError: () => {} } }),
+      ).rejects.toThrow(`cannot open the last-seen log ${lastSeenLogPath(file)}`);
+    } finally {
+      await testDatabase.drop();
+    }
+  });
+
   it("is not there for databases opened without it (CLI, tests)", async () => {
     const { database } = await open(false);
     expect(database.lastSeenWriter()).toBeNull();
@@ -405,6 +419,24 @@ describe("when and how the last-seen log is folded", () => {
       await log.append([sighting(second, t0 + 1)]);
       await log.fold();
       expect(await lastSeen()).toEqual([t0, t0 + 1]);
+      expect(errors).toEqual(["SQLite background thread stopped; starting another in 50 ms"]);
+      errors.length = 0;
+    }));
+
+  it("a thread replaced after its log file was deleted creates the log again and goes on", () =>
+    withLog(1, undefined, undefined, async ({ file, machines, log, lastSeen, worker, errors }) => {
+      const [machine] = machines as [Machine];
+      const t0 = Date.now() + 60_000;
+      for (const suffix of ["", "-wal", "-shm"]) {
+        rmSync(`${lastSeenLogPath(file)}${suffix}`, { force: true });
+      }
+      await worker[crashThreadForTest]();
+      for (let waited = 0; worker.restarts === 0 && waited < 5000; waited += 20) {
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      await log.append([sighting(machine, t0)]);
+      await log.fold();
+      expect(await lastSeen()).toEqual([t0]);
       expect(errors).toEqual(["SQLite background thread stopped; starting another in 50 ms"]);
       errors.length = 0;
     }));

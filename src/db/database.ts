@@ -103,7 +103,7 @@ export const sqliteBusyTimeoutMs = 5000;
 
 /**
  * The server's background thread on the SQLite file at `path` (sqlite-background-worker.ts), its
- * last-seen log created first. Its connection waits for locks and makes its commits durable as
+ * last-seen log created first (throws if the log cannot be created or written). Its connection waits for locks and makes its commits durable as
  * the main connection does, and has the log attached.
  */
 export function startSqliteBackgroundThread(
@@ -112,9 +112,10 @@ export function startSqliteBackgroundThread(
   options: { restartDelayMs?: number } = {},
 ): SupervisedBackgroundWorker {
   const logPath = lastSeenLogPath(path);
-  createLastSeenLog(logPath, sqliteBusyTimeoutMs);
   return startBackgroundWorker(path, onError, {
     ...options,
+    // Again before each replacement thread: the file may have been deleted meanwhile.
+    beforeStart: () => createLastSeenLog(logPath, sqliteBusyTimeoutMs),
     init: [
       { sql: `pragma busy_timeout = ${sqliteBusyTimeoutMs}` },
       { sql: "pragma synchronous = normal" },
@@ -135,11 +136,16 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma("synchronous = NORMAL");
     sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
     sqlite.pragma("foreign_keys = ON");
-    const background =
-      options.backgroundWorker && target.path !== ":memory:"
-        ? (sqlite.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`),
-          startSqliteBackgroundThread(target.path, options.backgroundWorker.onError))
-        : null;
+    let background: SupervisedBackgroundWorker | null = null;
+    if (options.backgroundWorker && target.path !== ":memory:") {
+      sqlite.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`);
+      try {
+        background = startSqliteBackgroundThread(target.path, options.backgroundWorker.onError);
+      } catch (err) {
+        sqlite.close();
+        throw err;
+      }
+    }
     const statements = withStatementCache(sqlite);
     const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }) });
     const gate = new SqliteWriteGate();

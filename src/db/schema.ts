@@ -55,7 +55,6 @@ export interface ActivationsTable {
   deactivated_at: number | null;
 }
 
-/** Append-only last-seen log (SQLite server only; see migration 0005). */
 export interface ReleaseVersionsTable {
   id: string;
   product_id: string;

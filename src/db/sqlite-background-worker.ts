@@ -41,11 +41,12 @@ export interface BackgroundWorker {
   /** False once stopped (then callers write another way); true while a thread is restarting. */
   readonly alive: boolean;
   /**
-   * Runs the steps on the thread's own connection in one transaction: "immediate" takes the write
-   * lock up front (writes to the database), "deferred" takes none until a write (reads, and
-   * writes to TEMP tables only). Statements are prepared on first use and kept.
+   * Runs the steps on the thread's own connection in one deferred transaction: it takes a
+   * database's locks when a step first reads or writes it, so a transaction whose first step
+   * writes takes that database's write lock at once, and no other's. Statements are prepared on
+   * first use and kept.
    */
-  execute(transaction: "immediate" | "deferred", steps: SqlStep[]): Promise<StepResult[]>;
+  execute(steps: SqlStep[]): Promise<StepResult[]>;
   stop(): Promise<void>;
 }
 
@@ -55,7 +56,13 @@ const workerSource = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
-for (const step of workerData.init) db.prepare(step.sql).run(...(step.params || []));
+for (const step of workerData.init) {
+  try {
+    db.prepare(step.sql).run(...(step.params || []));
+  } catch (err) {
+    throw new Error("setting up (" + step.sql + "): " + (err && err.message ? err.message : err));
+  }
+}
 const statements = new Map();
 function statement(sql) {
   let s = statements.get(sql);
@@ -87,7 +94,7 @@ const timer = setInterval(() => {
 parentPort.on("message", (message) => {
   if (message && message.type === "execute") {
     try {
-      const results = runSteps[message.transaction](message.steps);
+      const results = runSteps(message.steps);
       parentPort.postMessage({ done: message.id, results });
     } catch (err) {
       parentPort.postMessage({ done: message.id, failed: String(err && err.message ? err.message : err) });
@@ -133,6 +140,11 @@ export function startBackgroundWorker(
      * (pragmas, ATTACH): a replacement thread needs them again.
      */
     init?: SqlStep[];
+    /**
+     * Run on the caller's thread before each thread starts (files the thread's connection needs
+     * and may not create). If it throws, the first start throws; a replacement is retried later.
+     */
+    beforeStart?: () => void;
   } = {},
 ): SupervisedBackgroundWorker {
   let thread: Thread | null = null;
@@ -142,26 +154,35 @@ export function startBackgroundWorker(
   let restartTimer: NodeJS.Timeout | undefined;
   let stopped: Promise<void> = Promise.resolve();
 
+  const restartLater = (startedAt: number, why: string) => {
+    // The first replacement waits the base delay; each one that also dies young doubles it.
+    const wait =
+      Date.now() - startedAt >= healthyAfterMs
+        ? (options.restartDelayMs ?? firstRestartDelayMs)
+        : delayMs;
+    delayMs = Math.min(wait * 2, maxRestartDelayMs);
+    onError(`${why}; starting another in ${wait} ms`);
+    restartTimer = setTimeout(() => {
+      restarts++;
+      const attemptAt = Date.now();
+      try {
+        start();
+      } catch (err) {
+        restartLater(attemptAt, `SQLite background thread not started: ${messageOf(err)}`);
+      }
+    }, wait);
+    // Never the reason the process stays alive.
+    restartTimer.unref();
+  };
+
   const start = () => {
+    options.beforeStart?.();
     const startedAt = Date.now();
     const started = startThread(path, options.init ?? [], onError);
     thread = started;
     stopped = started.exited.then(() => {
       if (thread === started) thread = null;
-      if (stopping) return;
-      // The first replacement waits the base delay; each one that also dies young doubles it.
-      const wait =
-        Date.now() - startedAt >= healthyAfterMs
-          ? (options.restartDelayMs ?? firstRestartDelayMs)
-          : delayMs;
-      delayMs = Math.min(wait * 2, maxRestartDelayMs);
-      onError(`SQLite background thread stopped; starting another in ${wait} ms`);
-      restartTimer = setTimeout(() => {
-        restarts++;
-        start();
-      }, wait);
-      // Never the reason the process stays alive.
-      restartTimer.unref();
+      if (!stopping) restartLater(startedAt, "SQLite background thread stopped");
     });
   };
   start();
@@ -173,9 +194,9 @@ export function startBackgroundWorker(
     get restarts() {
       return restarts;
     },
-    execute(transaction, steps) {
+    execute(steps) {
       if (thread === null) return Promise.reject(new Error("background worker restarting"));
-      return thread.execute(transaction, steps);
+      return thread.execute(steps);
     },
     async stop() {
       stopping = true;
@@ -190,7 +211,7 @@ export function startBackgroundWorker(
 }
 
 interface Thread {
-  execute(transaction: "immediate" | "deferred", steps: SqlStep[]): Promise<StepResult[]>;
+  execute(steps: SqlStep[]): Promise<StepResult[]>;
   stop(): Promise<void>;
   terminate(): Promise<void>;
   /** Resolves when the thread has ended, however it ended. */
@@ -240,7 +261,7 @@ function startThread(path: string, init: SqlStep[], onError: (message: string) =
   );
   return {
     exited,
-    execute(transaction, steps) {
+    execute(steps) {
       return new Promise((resolve, reject) => {
         if (!alive) {
           reject(new Error("background worker exited"));
@@ -248,7 +269,7 @@ function startThread(path: string, init: SqlStep[], onError: (message: string) =
         }
         const id = ++lastId;
         waiting.set(id, { resolve, reject });
-        worker.postMessage({ type: "execute", id, transaction, steps });
+        worker.postMessage({ type: "execute", id, steps });
       });
     },
     async stop() {
@@ -262,4 +283,8 @@ function startThread(path: string, init: SqlStep[], onError: (message: string) =
       await worker.terminate();
     },
   };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -30,7 +30,10 @@ import type { SqliteWriteGate } from "./sqlite-write-gate.js";
  * `foldEveryMs` plus the fold's own time. A crash loses nothing that was appended: the next fold,
  * by this process or the next, takes it. Folding is idempotent (a time only moves forward), so a
  * fold cut short, or one whose discard of the log did not commit, is simply done again. Losing
- * the log file itself (a backup without it) loses at most the last minute's last-seen times.
+ * the log file itself (a backup without it) loses the last-seen times waiting in it: the last
+ * minute's, or more while folds fail (up to `maxUnfolded` per process). The fold's updates and
+ * its discard commit to two files; an OS crash or power loss (synchronous=NORMAL, as for the
+ * database) may keep the discard and lose the updates, and with them one fold's last-seen times.
  */
 export const foldEveryMs = 60_000;
 /** Fold sooner when this many sightings wait, to bound the log's size (~50 MB). */
@@ -89,28 +92,41 @@ export function lastSeenLogPath(databasePath: string): string {
  * that thread opens the database without permission to create files, and an ATTACH inherits it.
  */
 export function createLastSeenLog(logPath: string, busyTimeoutMs: number): void {
-  const log = new BetterSqlite3(logPath);
   try {
-    log.pragma(`busy_timeout = ${busyTimeoutMs}`);
-    log.pragma("journal_mode = WAL");
-    // Never reused (AUTOINCREMENT): a fold deletes exactly the sightings it read.
-    log.exec(`create table if not exists machine_sightings (
-      seq integer primary key autoincrement, license_id text not null,
-      machine_id text not null, seen_at integer not null)`);
-  } finally {
-    log.close();
+    const log = new BetterSqlite3(logPath);
+    try {
+      log.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      log.pragma("journal_mode = WAL");
+      // Never reused (AUTOINCREMENT): a fold deletes exactly the sightings it read.
+      log.exec(`create table if not exists machine_sightings (
+        seq integer primary key autoincrement, license_id text not null,
+        machine_id text not null, seen_at integer not null)`);
+      // SQLite opens a file it may not write read-only, without a word: take the write lock once
+      // so that a read-only log fails here, at start, rather than every append later.
+      log.exec("begin immediate; rollback");
+    } finally {
+      log.close();
+    }
+  } catch (err) {
+    throw new Error(
+      `cannot open the last-seen log ${logPath}: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
 }
 
 /**
  * What the background thread runs on its connection at start (sqlite-background-worker.ts):
  * attach the log, with the main database's durability (synchronous=NORMAL in WAL mode: a crash
- * of the process loses no commit).
+ * of the process loses no commit) and a small page cache.
  */
 export function lastSeenLogSetup(logPath: string): SqlStep[] {
   return [
     { sql: "attach database ? as seen_log", params: [logPath] },
     { sql: "pragma seen_log.synchronous = normal" },
+    // Appends touch the log's last pages and a fold reads it once in order: a page cache of its
+    // own as large as the database's (16 MiB) would only add to the server's RSS (~10 MiB, seen).
+    { sql: "pragma seen_log.cache_size = -2048" },
   ];
 }
 
@@ -272,25 +288,27 @@ export class SqliteLastSeenLog {
 
   /** Reads, and writes to the thread's TEMP tables: no write lock, so no turn at the gate. */
   async #read(steps: SqlStep[]): Promise<Array<Record<string, SqlValue> | undefined>> {
-    return (await this.worker.execute("deferred", steps)).map((r) => r.row);
+    return (await this.worker.execute(steps)).map((r) => r.row);
   }
 
   /**
-   * Writes to the main database: its write lock up front, after a turn at the gate. (BEGIN
-   * IMMEDIATE takes the attached log's write lock too; another process's appends wait for the
-   * chunk, 5-20 ms.)
+   * Writes to the main database, after a turn at the gate. Every such step starts with an UPDATE
+   * of activations, which takes the database's read and write locks at once (no older snapshot to
+   * upgrade, which could fail with SQLITE_BUSY_SNAPSHOT) and leaves the log unlocked. (BEGIN
+   * IMMEDIATE, used until session 7, also took the attached log's write lock, and then held the
+   * database's while waiting for another process's append.)
    */
   #write(steps: SqlStep[]) {
-    return this.gate.run(() => this.worker.execute("immediate", steps));
+    return this.gate.run(() => this.worker.execute(steps));
   }
 
   /**
-   * Writes to the log's file only. Not "immediate", which would take the main database's write
-   * lock too; a deferred transaction whose first statement writes the log takes the log's lock
-   * alone (waiting for another process's append under busy_timeout).
+   * Writes to the log's file only: the first statement writes the log, so the transaction takes
+   * the log's write lock alone (waiting for another process's append under busy_timeout), and
+   * needs no turn at the gate.
    */
   #logWrite(steps: SqlStep[]) {
-    return this.worker.execute("deferred", steps);
+    return this.worker.execute(steps);
   }
 }
 

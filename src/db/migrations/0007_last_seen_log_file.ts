@@ -7,7 +7,8 @@ import { type Kysely, SqliteAdapter, sql } from "kysely";
  * included (docs/performance.md, session 7). PostgreSQL never used the table.
  *
  * Sightings a server of the previous version left in machine_sightings are applied first, each to
- * the machine's active activation, so upgrading loses none.
+ * the machine's active activation, so upgrading with that server stopped (README) loses none; one
+ * still running would fail its later appends and folds ("no such table").
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`update activations set last_seen_at = s.seen_at
