@@ -59,10 +59,13 @@ function startProcess(
   env: NodeJS.ProcessEnv,
   ready: RegExp,
   cwd?: string,
+  /** Sees the child as soon as it is spawned, before its first output. */
+  watch?: (child: ChildProcess) => void,
 ): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   const child = track(
     spawn(process.execPath, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] }),
   );
+  watch?.(child);
   let output = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
@@ -271,12 +274,23 @@ export interface StartedServer {
   url: string;
   pid: number;
   /**
-   * What the server has reported as a fault since it started listening: log lines at level error
-   * or fatal, and anything on stderr. A background fault (say, the last-seen writer failing)
-   * leaves every answer a 2xx but makes the figures meaningless, so runs report these.
+   * What the server has reported as a fault since it was spawned: log lines at level error or
+   * fatal, and anything on stderr. A background fault (say, the last-seen writer failing) leaves
+   * every answer a 2xx but makes the figures meaningless, so runs report these.
    */
-  faults: string[];
+  faults: FaultLog;
 }
+
+export interface FaultLog {
+  /** Every fault line so far. */
+  count: number;
+  /** The first `maxFaultLines` of them. */
+  lines: string[];
+  /** `count` when measureServer last took the new ones. */
+  taken: number;
+}
+
+const maxFaultLines = 1000;
 
 /**
  * Starts the Shipkey server as `npm start` runs it (`node dist/server.js`, production) on
@@ -286,6 +300,7 @@ export async function startServer(
   databaseUrl: string,
   options: { cwd?: string; nodeArgs?: string[] } = {},
 ): Promise<StartedServer> {
+  const faults: FaultLog = { count: 0, lines: [], taken: 0 };
   const { child, match } = await startProcess(
     [...(options.nodeArgs ?? []), "dist/server.js"],
     {
@@ -297,20 +312,22 @@ export async function startServer(
     },
     /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
     options.cwd,
+    (spawned) => collectFaults(spawned, faults),
   );
-  return { child, url: match[1] as string, pid: child.pid as number, faults: faultsOf(child) };
+  return { child, url: match[1] as string, pid: child.pid as number, faults };
 }
 
-/** Collects the fault lines `child` writes from now on (StartedServer.faults), kept to 100. */
-function faultsOf(child: ChildProcess): string[] {
-  const faults: string[] = [];
+/** Adds the fault lines `child` writes to `faults` (StartedServer.faults). */
+function collectFaults(child: ChildProcess, faults: FaultLog): void {
   const collect = (isFault: (line: string) => boolean) => {
     let partial = "";
     return (chunk: Buffer) => {
       const lines = (partial + chunk.toString()).split("\n");
       partial = lines.pop() ?? "";
       for (const line of lines) {
-        if (line.trim() !== "" && isFault(line) && faults.length < 100) faults.push(line);
+        if (line.trim() === "" || !isFault(line)) continue;
+        faults.count++;
+        if (faults.lines.length < maxFaultLines) faults.lines.push(line);
       }
     };
   };
@@ -322,7 +339,17 @@ function faultsOf(child: ChildProcess): string[] {
     "data",
     collect(() => true),
   );
-  return faults;
+}
+
+/**
+ * The fault lines since the last call (for the first call: since the server was spawned, so
+ * its start and warm-up count too), with a last line saying how many were not kept.
+ */
+function takeFaults(faults: FaultLog): string[] {
+  const taken = faults.lines.slice(faults.taken, faults.count);
+  const notKept = faults.count - faults.taken - taken.length;
+  faults.taken = faults.count;
+  return notKept > 0 ? [...taken, `(and ${notKept} more fault lines)`] : taken;
 }
 
 /** Runs one scenario against a started server: its CPU and reads per request, and its peak RSS. */
@@ -331,14 +358,13 @@ export async function measureServer(
   run: LoadRun,
 ): Promise<Measured & { peakRssMiB: number; serverFaults: string[] }> {
   const stopSampling = sampleRss(server.pid);
-  const faultsBefore = server.faults.length;
   let peakRssMiB: number | null = null;
   try {
     const measured = await withCpuPerRequest(server.pid, () => runLoad(server.url, run));
     peakRssMiB = stopSampling();
-    const serverFaults = server.faults.slice(faultsBefore);
+    const serverFaults = takeFaults(server.faults);
     if (serverFaults.length > 0) {
-      log(`the server reported ${serverFaults.length} fault(s) during this run; the first:`);
+      log(`the server reported fault(s) before or during this run; the first:`);
       log(`  ${serverFaults[0]?.slice(0, 400)}`);
     }
     return { ...measured, peakRssMiB, serverFaults };

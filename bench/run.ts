@@ -98,7 +98,10 @@ interface ScenarioReport extends Measured {
   scenario: ScenarioName;
   ratioToBaseline: number;
   peakRssMiB: number;
-  /** Fault lines the server logged during the scenario (StartedServer.faults): none, or no figure holds. */
+  /**
+   * Fault lines the server logged since the previous scenario (the first: since it started),
+   * StartedServer.faults: none, or no figure holds.
+   */
   serverFaults: string[];
 }
 
