@@ -103,8 +103,9 @@ export const sqliteBusyTimeoutMs = 5000;
 
 /**
  * The server's background thread on the SQLite file at `path` (sqlite-background-worker.ts), its
- * last-seen log created first (throws if the log cannot be created or written). Its connection waits for locks and makes its commits durable as
- * the main connection does, and has the log attached.
+ * last-seen log created first (throws if the log cannot be created or written). Its connection
+ * waits for locks and makes its commits durable as the main connection does, and has the log
+ * attached.
  */
 export function startSqliteBackgroundThread(
   path: string,
