@@ -20,11 +20,24 @@ export function onCleanup(step: () => Promise<void> | void): void {
   cleanups.push(step);
 }
 
-/** Kills every child process and runs the cleanup steps, newest first; runs once. */
+/**
+ * Kills every child process, waits until they are gone (at most 5 s), then runs the cleanup steps,
+ * newest first; runs once.
+ */
 export async function cleanup(): Promise<void> {
   if (cleaningUp) return;
   cleaningUp = true;
+  // A killed process is gone only when it has been reaped ("exit"); one inside a system call
+  // (an fsync of the server's background thread, say) dies when the call returns. Waiting keeps
+  // "everything it started is stopped" true at the moment the benchmark exits.
+  const gone = [...children].map(
+    (child) => new Promise<void>((done) => child.once("exit", () => done())),
+  );
   for (const child of children) child.kill("SIGKILL");
+  await Promise.race([
+    Promise.all(gone),
+    new Promise<void>((done) => setTimeout(done, 5000).unref()),
+  ]);
   for (const step of cleanups.reverse()) {
     try {
       await step();
