@@ -11,6 +11,16 @@ import { up as createActivationSightings } from "./0004_activation_sightings.js"
  * upgrading loses none.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  await createMachineSightings(db);
+  await sql`update activations set last_seen_at = s.seen_at
+    from (select activation_id, max(seen_at) as seen_at from activation_sightings
+          group by activation_id) as s
+    where activations.id = s.activation_id and s.seen_at > activations.last_seen_at`.execute(db);
+  await db.schema.dropTable("activation_sightings").execute();
+}
+
+/** The log's table, empty (also 0007's down()). */
+export async function createMachineSightings(db: Kysely<unknown>): Promise<void> {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   await db.schema
     .createTable("machine_sightings")
@@ -22,11 +32,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("machine_id", "varchar(255)", (c) => c.notNull())
     .addColumn("seen_at", "bigint", (c) => c.notNull())
     .execute();
-  await sql`update activations set last_seen_at = s.seen_at
-    from (select activation_id, max(seen_at) as seen_at from activation_sightings
-          group by activation_id) as s
-    where activations.id = s.activation_id and s.seen_at > activations.last_seen_at`.execute(db);
-  await db.schema.dropTable("activation_sightings").execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

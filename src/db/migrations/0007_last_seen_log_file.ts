@@ -1,4 +1,5 @@
-import { type Kysely, SqliteAdapter, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
+import { createMachineSightings } from "./0005_machine_sightings.js";
 
 /**
  * The SQLite server's last-seen log moves out of the database into a file of its own
@@ -20,16 +21,4 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 /** The table again, empty: what waits in the log file stays there (at most a minute of last-seen). */
-export async function down(db: Kysely<unknown>): Promise<void> {
-  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
-  // As 0005 created it.
-  await db.schema
-    .createTable("machine_sightings")
-    .addColumn("seq", sqlite ? "integer" : "bigint", (c) =>
-      sqlite ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity(),
-    )
-    .addColumn("license_id", "varchar(64)", (c) => c.notNull())
-    .addColumn("machine_id", "varchar(255)", (c) => c.notNull())
-    .addColumn("seen_at", "bigint", (c) => c.notNull())
-    .execute();
-}
+export const down = createMachineSightings;
