@@ -14,10 +14,10 @@ import { pathToFileURL } from "node:url";
 import type { DatasetShape } from "./dataset.js";
 import {
   log,
-  type Measured,
   failOnServerFaults,
   measureServer,
   runCommand,
+  type ServerRun,
   runLoad,
   startServer,
   stopProcess,
@@ -52,7 +52,7 @@ export interface Side {
   shape: DatasetShape;
 }
 
-export type SideRun = Measured & { peakRssMiB: number; serverFaults: string[] };
+export type SideRun = ServerRun;
 
 export interface SideResult {
   scenario: ScenarioName;
@@ -108,10 +108,14 @@ async function measure(
   options: CompareOptions,
   file: string,
 ): Promise<SideRun> {
-  // The last-seen log (its own file since migration 0007) starts empty in every run.
-  for (const suffix of ["", "-wal", "-shm", "-last-seen", "-last-seen-wal", "-last-seen-shm"]) {
+  // Left by the previous run: its shared memory and its last-seen log (its own file since
+  // migration 0007), which starts empty in every run.
+  for (const suffix of ["-shm", "-last-seen", "-last-seen-wal", "-last-seen-shm"]) {
     rmSync(`${file}${suffix}`, { force: true });
-    if (!["", "-wal"].includes(suffix) || !existsSync(`${side.template}${suffix}`)) continue;
+  }
+  for (const suffix of ["", "-wal"]) {
+    rmSync(`${file}${suffix}`, { force: true });
+    if (!existsSync(`${side.template}${suffix}`)) continue;
     copyFileSync(`${side.template}${suffix}`, `${file}${suffix}`);
     // Written back now, not by the kernel's flusher threads during the run: at 1 M licenses that
     // is ~1.1 GB, whose writeback would share the two cores with the server.

@@ -365,11 +365,18 @@ function takeFaults(faults: FaultLog): string[] {
   return notKept > 0 ? [...taken, `(and ${notKept} more fault lines)`] : taken;
 }
 
+/** One scenario run against the server, as measureServer reports it. */
+export type ServerRun = Measured & {
+  peakRssMiB: number;
+  /**
+   * Fault lines since the server's previous run (the first: since it started): none, or no
+   * figure holds.
+   */
+  serverFaults: string[];
+};
+
 /** Runs one scenario against a started server: its CPU and reads per request, and its peak RSS. */
-export async function measureServer(
-  server: StartedServer,
-  run: LoadRun,
-): Promise<Measured & { peakRssMiB: number; serverFaults: string[] }> {
+export async function measureServer(server: StartedServer, run: LoadRun): Promise<ServerRun> {
   const stopSampling = sampleRss(server.pid);
   let peakRssMiB: number | null = null;
   try {
@@ -391,7 +398,7 @@ export async function measureServer(
  * A run in which the server reported faults measured something else than the service working
  * (a background writer failing is faster, for one): say so, and end with a non-zero exit code.
  */
-export function failOnServerFaults(runs: Array<{ serverFaults: string[] }>): void {
+export function failOnServerFaults(runs: Array<Pick<ServerRun, "serverFaults">>): void {
   const faults = runs.reduce((n, run) => n + run.serverFaults.length, 0);
   if (faults === 0) return;
   log(`the server reported ${faults} fault(s) during the measured runs: the figures do not hold`);

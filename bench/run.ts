@@ -17,6 +17,7 @@ import {
   measureServer,
   onCleanup,
   runLoad,
+  type ServerRun,
   startServer,
   stopProcess,
 } from "./processes.js";
@@ -94,15 +95,9 @@ async function prepareDatabase(): Promise<string> {
   return url.toString();
 }
 
-interface ScenarioReport extends Measured {
+interface ScenarioReport extends ServerRun {
   scenario: ScenarioName;
   ratioToBaseline: number;
-  peakRssMiB: number;
-  /**
-   * Fault lines the server logged since the previous scenario (the first: since it started),
-   * StartedServer.faults: none, or no figure holds.
-   */
-  serverFaults: string[];
 }
 
 async function main(): Promise<void> {
@@ -129,9 +124,7 @@ async function main(): Promise<void> {
   log(`server ${server.url} (pid ${server.pid}); warming up`);
   await runLoad(server.url, load("validate", apiKey, 2));
 
-  const measured: Array<
-    Measured & { scenario: ScenarioName; peakRssMiB: number; serverFaults: string[] }
-  > = [];
+  const measured: Array<ServerRun & { scenario: ScenarioName }> = [];
   for (const scenario of scenarios) {
     log(`${scenario} ...`);
     const result = await measureServer(server, load(scenario, apiKey, durationSeconds));

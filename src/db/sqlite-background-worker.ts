@@ -168,7 +168,8 @@ export function startBackgroundWorker(
       try {
         start();
       } catch (err) {
-        restartLater(attemptAt, `SQLite background thread not started: ${messageOf(err)}`);
+        const reason = err instanceof Error ? err.message : String(err);
+        restartLater(attemptAt, `SQLite background thread not started: ${reason}`);
       }
     }, wait);
     // Never the reason the process stays alive.
@@ -283,8 +284,4 @@ function startThread(path: string, init: SqlStep[], onError: (message: string) =
       await worker.terminate();
     },
   };
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
