@@ -226,6 +226,7 @@ const allMigrations = [
   "0005_machine_sightings",
   "0006_active_machine_list",
   "0007_last_seen_log_file",
+  "0008_license_slots",
 ];
 
 /**

@@ -31,6 +31,7 @@ import {
   type Sighting,
   SqliteLastSeenLog,
 } from "./sqlite-last-seen-log.js";
+import { registerLicenseSlotFunction } from "./sqlite-license-slot.js";
 import { SqliteReadBatch } from "./sqlite-read-batch.js";
 import { SqliteWriteBatch } from "./sqlite-write-batch.js";
 import { useTransactionRunner } from "./in-transaction.js";
@@ -137,6 +138,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma("synchronous = NORMAL");
     sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
     sqlite.pragma("foreign_keys = ON");
+    registerLicenseSlotFunction(sqlite);
     let background: SupervisedBackgroundWorker | null = null;
     if (options.backgroundWorker && target.path !== ":memory:") {
       sqlite.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`);

@@ -13,6 +13,7 @@ import * as activationSightings from "./migrations/0004_activation_sightings.js"
 import * as machineSightings from "./migrations/0005_machine_sightings.js";
 import * as activeMachineList from "./migrations/0006_active_machine_list.js";
 import * as lastSeenLogFile from "./migrations/0007_last_seen_log_file.js";
+import * as licenseSlots from "./migrations/0008_license_slots.js";
 import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
 
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   "0005_machine_sightings": machineSightings,
   "0006_active_machine_list": activeMachineList,
   "0007_last_seen_log_file": lastSeenLogFile,
+  "0008_license_slots": licenseSlots,
 };
 
 export class MigrationError extends Error {

@@ -1,7 +1,8 @@
-import { type Kysely, SqliteAdapter, sql } from "kysely";
+import { type Kysely, type SelectQueryBuilder, SqliteAdapter, sql } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
 import { batchedPerTurn, batchesPgReads } from "../../db/pg-read-batch.js";
 import type { DB, LicensesTable, LicenseStatus } from "../../db/schema.js";
+import { licenseSlot } from "../../db/sqlite-license-slot.js";
 import { ShipkeyError } from "../../errors.js";
 import { limits } from "../limits.js";
 
@@ -50,9 +51,40 @@ type LicenseRow = Pick<
   | "active_machines"
 > & { product_slug: string };
 
-const findLicenseByKey = compileOnce<{ licenseKey: string }, LicenseRow>(["licenseKey"], (db, p) =>
-  selectLicenseForUse(db).where("licenses.license_key", "=", p.licenseKey),
+type KeyAndSlot = { licenseKey: string; slot: number };
+
+/**
+ * SQLite finds a license by key in its slot first (one B-tree search by rowid), and by the key
+ * index only when the slot holds no row with that key (src/db/sqlite-license-slot.ts). LIMIT 1
+ * ends the compound statement at the first row, so the second search runs only for a license
+ * out of its slot or a key that matches none (tested, tests/sqlite-license-slot.test.ts).
+ */
+function inSlotThenByKey<Row>(
+  select: () => SelectQueryBuilder<DB, "licenses" | "products", Row>,
+  p: KeyAndSlot,
+) {
+  return select()
+    .where(sql`licenses.rowid`, "=", p.slot)
+    .where("licenses.license_key", "=", p.licenseKey)
+    .unionAll(select().where("licenses.license_key", "=", p.licenseKey))
+    .limit(1);
+}
+
+const findLicenseByKeyOnSqlite = compileOnce<KeyAndSlot, LicenseRow>(
+  ["licenseKey", "slot"],
+  (db, p) => inSlotThenByKey(() => selectLicenseForUse(db), p),
 );
+
+const findLicenseByKeyOnPostgres = compileOnce<{ licenseKey: string }, LicenseRow>(
+  ["licenseKey"],
+  (db, p) => selectLicenseForUse(db).where("licenses.license_key", "=", p.licenseKey),
+);
+
+function findLicenseByKey(db: Kysely<DB>, licenseKey: string): Promise<LicenseRow[]> {
+  return db.getExecutor().adapter instanceof SqliteAdapter
+    ? findLicenseByKeyOnSqlite(db, { licenseKey, slot: licenseSlot(licenseKey) })
+    : findLicenseByKeyOnPostgres(db, { licenseKey });
+}
 
 /** Reads the license by key or throws 404 "Invalid license key". */
 export async function requireLicenseByKey(
@@ -60,8 +92,7 @@ export async function requireLicenseByKey(
   licenseKey: string,
 ): Promise<LicenseForUse> {
   // No stored key is longer than the limit, so an oversized key cannot match; skip the query.
-  const [row] =
-    licenseKey.length > limits.identifier ? [] : await findLicenseByKey(db, { licenseKey });
+  const [row] = licenseKey.length > limits.identifier ? [] : await findLicenseByKey(db, licenseKey);
   if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
   return toLicenseForUse(row);
 }
@@ -77,24 +108,26 @@ type LicenseWithActivationRow = LicenseRow & {
 // (migration 0006), else from EXISTS on the partial unique index. Comparing inside SQLite binds
 // the machine id the same way on both paths (a lone UTF-16 surrogate becomes U+FFFD in both).
 const findLicenseWithActivationOnSqlite = compileOnce<
-  { licenseKey: string; machineId: string },
+  KeyAndSlot & { machineId: string },
   LicenseWithActivationRow
->(["licenseKey", "machineId"], (db, p) =>
-  selectLicenseForUse(db)
-    .where("licenses.license_key", "=", p.licenseKey)
-    .select((eb) => {
-      const inIndex = eb.exists(
-        eb
-          .selectFrom("activations")
-          .select(eb.lit(1).as("one"))
-          .whereRef("activations.license_id", "=", "licenses.id")
-          .where("activations.machine_id", "=", p.machineId)
-          .where("activations.deactivated_at", "is", null),
-      );
-      return sql<number>`case when licenses.active_machine_ids is null then ${inIndex}
+>(["licenseKey", "slot", "machineId"], (db, p) =>
+  inSlotThenByKey(
+    () =>
+      selectLicenseForUse(db).select((eb) => {
+        const inIndex = eb.exists(
+          eb
+            .selectFrom("activations")
+            .select(eb.lit(1).as("one"))
+            .whereRef("activations.license_id", "=", "licenses.id")
+            .where("activations.machine_id", "=", p.machineId)
+            .where("activations.deactivated_at", "is", null),
+        );
+        return sql<number>`case when licenses.active_machine_ids is null then ${inIndex}
         else exists (select 1 from json_each(licenses.active_machine_ids)
                      where value = ${p.machineId}) end`.as("machine_active");
-    }),
+      }),
+    p,
+  ),
 );
 
 // PostgreSQL: the same answer for many (license key, machine) pairs in one statement, which
@@ -159,7 +192,7 @@ async function findLicenseWithActivation(
   input: LicenseAndMachine,
 ): Promise<LicenseWithActivationRow[]> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) {
-    return findLicenseWithActivationOnSqlite(db, input);
+    return findLicenseWithActivationOnSqlite(db, { ...input, slot: licenseSlot(input.licenseKey) });
   }
   // A transaction reads on its own connection, where its own writes are visible.
   if (batchesPgReads(db)) return findOnPostgresPerTurn(db, input);

@@ -1,5 +1,11 @@
-import { type Kysely, sql } from "kysely";
-import { type DB, type LicenseStatus, licenseStatuses } from "../../db/schema.js";
+import { type Insertable, type Kysely, SqliteAdapter, sql } from "kysely";
+import {
+  type DB,
+  type LicenseStatus,
+  type LicensesTable,
+  licenseStatuses,
+} from "../../db/schema.js";
+import { slotOrAnyRowid } from "../../db/sqlite-license-slot.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId, newLicenseKey } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
@@ -74,30 +80,48 @@ export async function createLicense(
     );
   }
   assertSettings(input);
-  const inserted = await db
-    .insertInto("licenses")
-    .values({
-      id: newId("lic"),
-      license_key: licenseKey,
-      product_id: product.id,
-      status: input.status ?? "ACTIVE",
-      expires_at: input.expiresAt ?? null,
-      edition: emptyToNull(input.edition) ?? null,
-      edition_name: emptyToNull(input.editionName) ?? null,
-      features: JSON.stringify(input.features ?? []),
-      max_machines: input.maxMachines,
-      active_machines: 0,
-      customer_name: emptyToNull(input.customerName) ?? null,
-      customer_email: emptyToNull(input.customerEmail) ?? null,
-      note: emptyToNull(input.note) ?? null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.column("license_key").doNothing())
-    .returning("id")
-    .executeTakeFirst();
+  const inserted = await insertLicenseRow(db, {
+    id: newId("lic"),
+    license_key: licenseKey,
+    product_id: product.id,
+    status: input.status ?? "ACTIVE",
+    expires_at: input.expiresAt ?? null,
+    edition: emptyToNull(input.edition) ?? null,
+    edition_name: emptyToNull(input.editionName) ?? null,
+    features: JSON.stringify(input.features ?? []),
+    max_machines: input.maxMachines,
+    active_machines: 0,
+    customer_name: emptyToNull(input.customerName) ?? null,
+    customer_email: emptyToNull(input.customerEmail) ?? null,
+    note: emptyToNull(input.note) ?? null,
+    created_at: now,
+    updated_at: now,
+  });
   if (!inserted) throw new ShipkeyError("LICENSE_KEY_TAKEN", "A license with this key exists");
   return requireLicenseView(db, licenseKey);
+}
+
+/**
+ * Inserts the license unless its key is taken (false then). On SQLite the row goes to its key's
+ * slot, where the license endpoints look first (src/db/sqlite-license-slot.ts).
+ */
+async function insertLicenseRow(db: Kysely<DB>, row: Insertable<LicensesTable>): Promise<boolean> {
+  const inserted =
+    db.getExecutor().adapter instanceof SqliteAdapter
+      ? await db
+          .withTables<{ licenses: { rowid: number | null } }>()
+          .insertInto("licenses")
+          .values({ ...row, rowid: slotOrAnyRowid(row.license_key) })
+          .onConflict((oc) => oc.column("license_key").doNothing())
+          .returning("id")
+          .executeTakeFirst()
+      : await db
+          .insertInto("licenses")
+          .values(row)
+          .onConflict((oc) => oc.column("license_key").doNothing())
+          .returning("id")
+          .executeTakeFirst();
+  return inserted !== undefined;
 }
 
 /** Changes only the settings given; a change is visible to the very next request. */
