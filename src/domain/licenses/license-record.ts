@@ -57,7 +57,7 @@ type KeyAndSlot = { licenseKey: string; slot: number };
  * SQLite finds a license by key in its slot first (one B-tree search by rowid), and by the key
  * index only when the slot holds no row with that key (src/db/sqlite-license-slot.ts). LIMIT 1
  * ends the compound statement at the first row, so the second search runs only for a license
- * out of its slot or a key that matches none (tested, tests/sqlite-license-slot.test.ts).
+ * out of its slot or a key that matches none (tested, test/sqlite-license-slot.test.ts).
  */
 function inSlotThenByKey<Row>(
   select: () => SelectQueryBuilder<DB, "licenses" | "products", Row>,
