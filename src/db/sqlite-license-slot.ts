@@ -35,6 +35,9 @@ export function licenseSlot(licenseKey: string): number {
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
+/** The licenses table with its rowid, for inserts that place a row in its slot. */
+export type LicensesWithRowid = { licenses: { rowid: number | null } };
+
 /** The SQL function a SQLite connection of Shipkey's offers for licenseSlot (migrations use it). */
 export const licenseSlotFunction = "shipkey_license_slot";
 

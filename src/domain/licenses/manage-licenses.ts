@@ -5,7 +5,7 @@ import {
   type LicensesTable,
   licenseStatuses,
 } from "../../db/schema.js";
-import { slotOrAnyRowid } from "../../db/sqlite-license-slot.js";
+import { type LicensesWithRowid, slotOrAnyRowid } from "../../db/sqlite-license-slot.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId, newLicenseKey } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
@@ -106,21 +106,14 @@ export async function createLicense(
  * slot, where the license endpoints look first (src/db/sqlite-license-slot.ts).
  */
 async function insertLicenseRow(db: Kysely<DB>, row: Insertable<LicensesTable>): Promise<boolean> {
-  const inserted =
-    db.getExecutor().adapter instanceof SqliteAdapter
-      ? await db
-          .withTables<{ licenses: { rowid: number | null } }>()
-          .insertInto("licenses")
-          .values({ ...row, rowid: slotOrAnyRowid(row.license_key) })
-          .onConflict((oc) => oc.column("license_key").doNothing())
-          .returning("id")
-          .executeTakeFirst()
-      : await db
-          .insertInto("licenses")
-          .values(row)
-          .onConflict((oc) => oc.column("license_key").doNothing())
-          .returning("id")
-          .executeTakeFirst();
+  const onSqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  const inserted = await db
+    .withTables<LicensesWithRowid>()
+    .insertInto("licenses")
+    .values(onSqlite ? { ...row, rowid: slotOrAnyRowid(row.license_key) } : row)
+    .onConflict((oc) => oc.column("license_key").doNothing())
+    .returning("id")
+    .executeTakeFirst();
   return inserted !== undefined;
 }
 
