@@ -167,6 +167,36 @@ describe("queries compiled once", () => {
     expect(() => unused(f.db, { slug: "x", name: "y" })).toThrow(/name is not used/);
   });
 
+  // SQLite re-prepares a statement each time its bound LIMIT gets a value, which undoes
+  // compiling once (docs/performance.md, session 9).
+  it("refuse a builder that binds LIMIT or OFFSET instead of writing a literal", () => {
+    const boundLimit = compileOnce<{ slug: string }, unknown>(["slug"], (db, p) =>
+      db.selectFrom("products").selectAll().where("slug", "=", p.slug).limit(1),
+    );
+    expect(() => boundLimit(f.db, { slug: "x" })).toThrow(/LIMIT and OFFSET must be literals/);
+    const boundOffset = compileOnce<{ slug: string }, unknown>(["slug"], (db, p) =>
+      db
+        .selectFrom("products")
+        .selectAll()
+        .where("slug", "=", p.slug)
+        .limit(sql.lit(1))
+        .offset(sql<number>`${2}`),
+    );
+    expect(() => boundOffset(f.db, { slug: "x" })).toThrow(/LIMIT and OFFSET must be literals/);
+  });
+
+  it("run a builder whose LIMIT and OFFSET are literals", async () => {
+    const firstBySlug = compileOnce<{ slug: string }, { slug: string }>(["slug"], (db, p) =>
+      db
+        .selectFrom("products")
+        .select("slug")
+        .where("slug", "=", p.slug)
+        .limit(sql.lit(1))
+        .offset(sql.lit(0)),
+    );
+    expect(await firstBySlug(f.db, { slug: f.product.slug })).toEqual([{ slug: f.product.slug }]);
+  });
+
   it("run a compiled write in one transaction after another, each with its own values", async () => {
     const rename = compileWriteOnce<{ id: string; name: string }, never>(["id", "name"], (db, p) =>
       db.updateTable("products").set({ name: p.name }).where("id", "=", p.id),

@@ -29,6 +29,9 @@ function compiledOnce<Params extends Record<string, unknown>, Row>(
 
   const prepare = (db: Kysely<DB>, adapter: object) => {
     const compiled = build(db, placeholders as Params).compile();
+    if (bindsLimitOrOffset(compiled.query)) {
+      throw new Error("compiled query: LIMIT and OFFSET must be literals (sql.lit), not bound");
+    }
     const slots = compiled.parameters.map((value) => {
       if (typeof value !== "string" || !value.startsWith("\u0000")) return null;
       const name = nameOf.get(value);
@@ -52,6 +55,20 @@ function compiledOnce<Params extends Record<string, unknown>, Row>(
     });
     return { ...compiled, parameters };
   };
+}
+
+/**
+ * Whether a LIMIT or OFFSET in the query is a bound parameter. SQLite (3.53, as better-sqlite3
+ * builds it) re-prepares a statement every time a bound LIMIT is given a value, even the same one,
+ * so such a query pays its whole parse and plan on every run: measured, a license read went from
+ * ~15 to ~80 µs, which undid the point of compiling once (docs/performance.md, session 9).
+ */
+function bindsLimitOrOffset(node: unknown, insideLimit = false): boolean {
+  if (typeof node !== "object" || node === null) return false;
+  const { kind, immediate } = node as { kind?: unknown; immediate?: unknown };
+  if (insideLimit && kind === "ValueNode" && immediate !== true) return true;
+  const childrenInsideLimit = insideLimit || kind === "LimitNode" || kind === "OffsetNode";
+  return Object.values(node).some((child) => bindsLimitOrOffset(child, childrenInsideLimit));
 }
 
 /** A read-only query compiled once (see compiledOnce), run through the handle's read executor. */

@@ -67,7 +67,7 @@ function inSlotThenByKey<Row>(
     .where(sql`licenses.rowid`, "=", p.slot)
     .where("licenses.license_key", "=", p.licenseKey)
     .unionAll(select().where("licenses.license_key", "=", p.licenseKey))
-    .limit(1);
+    .limit(sql.lit(1)); // a literal: a bound LIMIT re-prepares the statement (compiled-query.ts)
 }
 
 const findLicenseByKeyOnSqlite = compileOnce<KeyAndSlot, LicenseRow>(
