@@ -3,6 +3,7 @@ import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { type Database, DatabaseUrlError, openDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
+import { removeValueSamples } from "./db/sqlite-statistics.js";
 import { countAdmins } from "./domain/admins/admins.js";
 
 /**
@@ -52,6 +53,20 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
+
+  await removeValueSamples(database.db).then(
+    (result) => {
+      if (result === "removed") {
+        app.log.warn(
+          "Removed ANALYZE's value samples (sqlite_stat4): with them SQLite re-plans every license read on every request (docs/decisions.md)",
+        );
+      }
+    },
+    (err: unknown) =>
+      app.log.warn(
+        `Could not remove ANALYZE's value samples (sqlite_stat4); license reads stay several times slower until they are removed: ${err instanceof Error ? err.message : String(err)}`,
+      ),
+  );
 
   if ((await countAdmins(database.db)) === 0) {
     app.log.warn(
