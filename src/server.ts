@@ -58,13 +58,13 @@ async function main(): Promise<void> {
     (result) => {
       if (result === "removed") {
         app.log.warn(
-          "Removed ANALYZE's value samples (sqlite_stat4): with them SQLite re-plans every license read on every request (docs/decisions.md)",
+          "Removed ANALYZE's value samples (sqlite_stat4): with them SQLite re-plans every statement on an indexed column, license reads included, on every request (docs/decisions.md §9)",
         );
       }
     },
     (err: unknown) =>
       app.log.warn(
-        `Could not remove ANALYZE's value samples (sqlite_stat4); license reads stay several times slower until they are removed: ${err instanceof Error ? err.message : String(err)}`,
+        `Could not remove ANALYZE's value samples (sqlite_stat4); license reads stay several times slower until they are removed and the server restarted (DELETE FROM sqlite_stat4; docs/decisions.md §9): ${err instanceof Error ? err.message : String(err)}`,
       ),
   );
 

@@ -183,6 +183,18 @@ describe("queries compiled once", () => {
         .offset(sql<number>`${2}`),
     );
     expect(() => boundOffset(f.db, { slug: "x" })).toThrow(/LIMIT and OFFSET must be literals/);
+    const rawLimit = compileOnce<{ slug: string; count: number }, unknown>(
+      ["slug", "count"],
+      (db, p) =>
+        db
+          .selectFrom("products")
+          .selectAll()
+          .where("slug", "=", p.slug)
+          .modifyEnd(sql`limit ${p.count}`),
+    );
+    expect(() => rawLimit(f.db, { slug: "x", count: 1 })).toThrow(
+      /LIMIT and OFFSET must be literals/,
+    );
   });
 
   it("run a builder whose LIMIT and OFFSET are literals", async () => {

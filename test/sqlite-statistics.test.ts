@@ -1,8 +1,10 @@
 import { once } from "node:events";
 import BetterSqlite3 from "better-sqlite3";
+import { Kysely, SqliteDialect, sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import type { DB } from "../src/db/schema.js";
 import { removeValueSamples } from "../src/db/sqlite-statistics.js";
 import { requireLicenseByKey } from "../src/domain/licenses/license-record.js";
 import { createLicense } from "../src/domain/licenses/manage-licenses.js";
@@ -78,17 +80,83 @@ describe("ANALYZE's value samples on SQLite", () => {
     expect(statisticsRows(path)).toEqual({ stat1: before.stat1, stat4: 0 });
   });
 
-  it("leave a file that has none, or only row counts, as it is", async () => {
+  it("leave a file without statistics as it is", async () => {
     const { url, path } = await populatedSqliteFile();
     const database = await openDatabase(url);
     try {
       expect(await removeValueSamples(database.db)).toBe("none");
-      analyzeAsOperator(path);
-      expect(await removeValueSamples(database.db)).toBe("removed");
-      expect(await removeValueSamples(database.db)).toBe("none");
     } finally {
       await database.close();
     }
+    const sqlite = new BetterSqlite3(path, { readonly: true });
+    try {
+      const statTables = sqlite
+        .prepare("select name from sqlite_schema where name like 'sqlite_stat%'")
+        .all();
+      expect(statTables).toEqual([]);
+    } finally {
+      sqlite.close();
+    }
+  });
+
+  it("leave a file whose samples are gone, with only row counts, as it is", async () => {
+    const { url, path } = await populatedSqliteFile();
+    analyzeAsOperator(path);
+    const database = await openDatabase(url);
+    try {
+      expect(await removeValueSamples(database.db)).toBe("removed");
+      const after = statisticsRows(path);
+      expect(await removeValueSamples(database.db)).toBe("none");
+      expect(statisticsRows(path)).toEqual(after);
+    } finally {
+      await database.close();
+    }
+  });
+
+  // The samples change which index SQLite picks when one value of a column is most of the table;
+  // row counts alone cannot tell. So the plan shows what the connection is planning with.
+  it("stop being used by the connection that removed them, at once", async () => {
+    const { url, path } = await populatedSqliteFile();
+    const sqlite = new BetterSqlite3(path);
+    try {
+      sqlite.exec(`create table skewed (a integer, b integer);
+        create index skewed_a on skewed (a); create index skewed_b on skewed (b)`);
+      const insert = sqlite.prepare("insert into skewed (a, b) values (?, ?)");
+      sqlite.transaction(() => {
+        for (let i = 0; i < 10_000; i++) insert.run(i < 9_000 ? 0 : i, i % 100);
+      })();
+      sqlite.exec("analyze");
+    } finally {
+      sqlite.close();
+    }
+    const database = await openDatabase(url);
+    const indexUsed = async () => {
+      const { rows } = await sql<{ detail: string }>`
+        explain query plan select * from skewed where a = ${0} and b = ${5}`.execute(database.db);
+      return rows.map((row) => row.detail).join("; ");
+    };
+    try {
+      expect(await indexUsed()).toContain("skewed_b"); // the samples know a = 0 is 90 %
+      expect(await removeValueSamples(database.db)).toBe("removed");
+      expect(await indexUsed()).toContain("skewed_a"); // row counts alone: ~10 rows per a
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("that cannot be removed fail the call and leave the file as it was", async () => {
+    const { path } = await populatedSqliteFile();
+    analyzeAsOperator(path);
+    const before = statisticsRows(path);
+    const db = new Kysely<DB>({
+      dialect: new SqliteDialect({ database: new BetterSqlite3(path, { readonly: true }) }),
+    });
+    try {
+      await expect(removeValueSamples(db)).rejects.toThrow(/readonly/);
+    } finally {
+      await db.destroy();
+    }
+    expect(statisticsRows(path)).toEqual(before);
   });
 
   it("are removed when the server starts, with a warning that says why", async () => {

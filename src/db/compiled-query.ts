@@ -29,8 +29,10 @@ function compiledOnce<Params extends Record<string, unknown>, Row>(
 
   const prepare = (db: Kysely<DB>, adapter: object) => {
     const compiled = build(db, placeholders as Params).compile();
-    if (bindsLimitOrOffset(compiled.query)) {
-      throw new Error("compiled query: LIMIT and OFFSET must be literals (sql.lit), not bound");
+    if (bindsLimitOrOffset(compiled.query) || boundLimitInSql.test(compiled.sql)) {
+      throw new Error(
+        `compiled query: LIMIT and OFFSET must be literals (sql.lit), not bound, or SQLite re-prepares the statement at every run: ${compiled.sql}`,
+      );
     }
     const slots = compiled.parameters.map((value) => {
       if (typeof value !== "string" || !value.startsWith("\u0000")) return null;
@@ -66,10 +68,17 @@ function compiledOnce<Params extends Record<string, unknown>, Row>(
 function bindsLimitOrOffset(node: unknown, insideLimit = false): boolean {
   if (typeof node !== "object" || node === null) return false;
   const { kind, immediate } = node as { kind?: unknown; immediate?: unknown };
-  if (insideLimit && kind === "ValueNode" && immediate !== true) return true;
+  // A value is data, not more nodes: never walk into it.
+  if (kind === "ValueNode") return insideLimit && immediate !== true;
   const childrenInsideLimit = insideLimit || kind === "LimitNode" || kind === "OffsetNode";
   return Object.values(node).some((child) => bindsLimitOrOffset(child, childrenInsideLimit));
 }
+
+/**
+ * The same, for a LIMIT or OFFSET written in raw SQL (`sql` templates, `modifyEnd`), where Kysely
+ * makes no LimitNode: a placeholder right after the keyword, in either dialect's form.
+ */
+const boundLimitInSql = /\b(limit|offset)\s+(\?|\$\d+)/i;
 
 /** A read-only query compiled once (see compiledOnce), run through the handle's read executor. */
 export function compileOnce<Params extends Record<string, unknown>, Row>(
