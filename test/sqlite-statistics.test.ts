@@ -40,25 +40,31 @@ async function populatedSqliteFile(): Promise<{ url: string; path: string; keys:
   return { url: testDatabase.url, path: testDatabase.url.slice("sqlite:".length), keys };
 }
 
-/** What an operator's `sqlite3 shipkey.db ANALYZE` leaves behind. */
-function analyzeAsOperator(path: string): void {
-  const sqlite = new BetterSqlite3(path);
+/** Works on the file over a connection of its own, as an operator's tool would, then closes it. */
+function withFile<T>(
+  path: string,
+  options: BetterSqlite3.Options,
+  use: (sqlite: BetterSqlite3.Database) => T,
+): T {
+  const sqlite = new BetterSqlite3(path, options);
   try {
-    sqlite.exec("analyze");
+    return use(sqlite);
   } finally {
     sqlite.close();
   }
 }
 
+/** What an operator's `sqlite3 shipkey.db ANALYZE` leaves behind. */
+function analyzeAsOperator(path: string): void {
+  withFile(path, {}, (sqlite) => sqlite.exec("analyze"));
+}
+
 function statisticsRows(path: string): { stat1: number; stat4: number } {
-  const sqlite = new BetterSqlite3(path, { readonly: true });
-  try {
+  return withFile(path, { readonly: true }, (sqlite) => {
     const count = (table: string) =>
       (sqlite.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
     return { stat1: count("sqlite_stat1"), stat4: count("sqlite_stat4") };
-  } finally {
-    sqlite.close();
-  }
+  });
 }
 
 describe("ANALYZE's value samples on SQLite", () => {
@@ -88,15 +94,10 @@ describe("ANALYZE's value samples on SQLite", () => {
     } finally {
       await database.close();
     }
-    const sqlite = new BetterSqlite3(path, { readonly: true });
-    try {
-      const statTables = sqlite
-        .prepare("select name from sqlite_schema where name like 'sqlite_stat%'")
-        .all();
-      expect(statTables).toEqual([]);
-    } finally {
-      sqlite.close();
-    }
+    const statTables = withFile(path, { readonly: true }, (sqlite) =>
+      sqlite.prepare("select name from sqlite_schema where name like 'sqlite_stat%'").all(),
+    );
+    expect(statTables).toEqual([]);
   });
 
   it("leave a file whose samples are gone, with only row counts, as it is", async () => {
@@ -117,8 +118,7 @@ describe("ANALYZE's value samples on SQLite", () => {
   // row counts alone cannot tell. So the plan shows what the connection is planning with.
   it("stop being used by the connection that removed them, at once", async () => {
     const { url, path } = await populatedSqliteFile();
-    const sqlite = new BetterSqlite3(path);
-    try {
+    withFile(path, {}, (sqlite) => {
       sqlite.exec(`create table skewed (a integer, b integer);
         create index skewed_a on skewed (a); create index skewed_b on skewed (b)`);
       const insert = sqlite.prepare("insert into skewed (a, b) values (?, ?)");
@@ -126,9 +126,7 @@ describe("ANALYZE's value samples on SQLite", () => {
         for (let i = 0; i < 10_000; i++) insert.run(i < 9_000 ? 0 : i, i % 100);
       })();
       sqlite.exec("analyze");
-    } finally {
-      sqlite.close();
-    }
+    });
     const database = await openDatabase(url);
     const indexUsed = async () => {
       const { rows } = await sql<{ detail: string }>`
