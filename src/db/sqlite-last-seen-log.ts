@@ -130,6 +130,12 @@ export function lastSeenLogSetup(logPath: string): SqlStep[] {
   ];
 }
 
+/** A count to write into SQL text: a positive integer, or the caller's mistake. */
+function literalCount(n: number): string {
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`not a positive integer: ${n}`);
+  return String(n);
+}
+
 const sql = {
   append:
     "insert into seen_log.machine_sightings (license_id, machine_id, seen_at) values (?, ?, ?)",
@@ -151,14 +157,18 @@ const sql = {
     where activations.rowid between ? and ? and activations.deactivated_at is null
       and f.license_id = activations.license_id and f.machine_id = activations.machine_id
       and f.seen_at > activations.last_seen_at`,
-  applyKeys: `update activations set last_seen_at = f.seen_at
+  // The chunk size is written into the SQL, not bound: SQLite re-prepares a statement each time a
+  // bound LIMIT is given a value (docs/performance.md, session 9). Statements are cached by text,
+  // and one log's chunk size never changes, so each is prepared once.
+  applyKeys: (chunk: number) => `update activations set last_seen_at = f.seen_at
     from (select license_id, machine_id, seen_at from temp.last_seen_fold
-          where (license_id, machine_id) > (?, ?) order by license_id, machine_id limit ?) as f
+          where (license_id, machine_id) > (?, ?) order by license_id, machine_id
+          limit ${literalCount(chunk)}) as f
     where activations.license_id = f.license_id and activations.machine_id = f.machine_id
       and activations.deactivated_at is null and f.seen_at > activations.last_seen_at`,
-  lastKey: `select license_id, machine_id from (select license_id, machine_id
+  lastKey: (chunk: number) => `select license_id, machine_id from (select license_id, machine_id
       from temp.last_seen_fold where (license_id, machine_id) > (?, ?)
-      order by license_id, machine_id limit ?)
+      order by license_id, machine_id limit ${literalCount(chunk)})
     order by license_id desc, machine_id desc limit 1`,
   discard: "delete from seen_log.machine_sightings where seq between ? and ?",
 } as const;
@@ -274,10 +284,10 @@ export class SqliteLastSeenLog {
   async #applyByKey(): Promise<void> {
     let after: [string, string] = ["", ""];
     for (;;) {
-      const limit = this.chunks.byKey;
+      const chunk = this.chunks.byKey;
       const [, last] = await this.#write([
-        { sql: sql.applyKeys, params: [...after, limit] },
-        { sql: sql.lastKey, params: [...after, limit], get: true },
+        { sql: sql.applyKeys(chunk), params: after },
+        { sql: sql.lastKey(chunk), params: after, get: true },
       ]);
       const licenseId = last?.row?.license_id;
       const machineId = last?.row?.machine_id;
