@@ -16,20 +16,26 @@ import {
   log,
   failOnServerFaults,
   measureServer,
+  type LoadRun,
   runCommand,
   type ServerRun,
   runLoad,
+  type StartedServer,
   startServer,
   stopProcess,
 } from "./processes.js";
 import type { ScenarioName } from "./scenarios.js";
+import { changesPerRound, type Estimate, meanWithInterval } from "./round-changes.js";
 import { printTable } from "./table.js";
 
 /**
  * Two sides of one comparison, measured in the same run: `--ab` (two builds on the same data) and
- * `--scale` (one build on two data sizes). Each side owns a seeded database; the two servers take
- * turns, one at a time, in the order A B B A A B …, each from a fresh copy of its side's database
- * after a 2 s warm-up, so a drift of the machine during the run weighs on both alike.
+ * `--scale` (one build on two data sizes). Each side owns a seeded database. A round starts both
+ * servers, each on a fresh copy of its side's database, warms both up (2 s each), then gives them
+ * `slices` turns apiece in the order A B B A A B …, each turn `durationSeconds / slices` long, and
+ * stops both. Turns of a few seconds put the two sides within seconds of each other all along, so
+ * a drift of the machine weighs on both alike; rounds repeat the whole (fresh processes, fresh
+ * copies), and their spread is what the interval in the report is computed from.
  *
  * The figures to read are the change in requests/s and in the event loop's CPU per request: the
  * event loop is the server's bottleneck, and its CPU time does not depend on how the cores were
@@ -37,7 +43,10 @@ import { printTable } from "./table.js";
  */
 export interface CompareOptions {
   rounds: number;
+  /** Turns per side in each round. */
+  slices: number;
   scenarios: ScenarioName[];
+  /** Measured seconds per side in each round, split over its turns. */
   durationSeconds: number;
   connections: number;
 }
@@ -52,7 +61,8 @@ export interface Side {
   shape: DatasetShape;
 }
 
-export type SideRun = ServerRun;
+/** One turn of one side, with the round it belongs to (counted from 0). */
+export type SideRun = ServerRun & { round: number };
 
 export interface SideResult {
   scenario: ScenarioName;
@@ -78,22 +88,46 @@ export async function seedWith(root: string, file: string, shape: DatasetShape):
   return (JSON.parse(stdout) as { apiKey: string }).apiKey;
 }
 
-/** Runs every scenario on both sides, alternating, `rounds` times each. */
+/** Runs every scenario on both sides, `rounds` rounds of alternating turns (see above). */
 export async function alternate(
   sides: [Side, Side],
   options: CompareOptions,
   work: string,
 ): Promise<SideResult[]> {
   const results: SideResult[] = [];
+  const sliceSeconds = options.durationSeconds / options.slices;
   for (const scenario of options.scenarios) {
     const runs = sides.map((side) => ({ scenario, side: side.label, runs: [] as SideRun[] }));
+    const load = (side: Side, seconds: number): LoadRun => ({
+      scenario,
+      apiKey: side.apiKey,
+      seconds,
+      connections: options.connections,
+      shape: side.shape,
+    });
     for (let round = 0; round < options.rounds; round++) {
-      // A B, then B A: a linear drift of the machine adds the same to both sides.
-      const order = round % 2 === 0 ? [0, 1] : [1, 0];
-      for (const i of order) {
-        const side = sides[i] as Side;
-        log(`${scenario}, round ${round + 1}/${options.rounds}: ${side.label}`);
-        runs[i]?.runs.push(await measure(side, scenario, options, join(work, "run.db")));
+      log(`${scenario}, round ${round + 1}/${options.rounds}: starting both servers`);
+      const servers: StartedServer[] = [];
+      try {
+        for (const [i, side] of sides.entries()) {
+          servers.push(await startFresh(side, join(work, `run-${i}.db`)));
+        }
+        for (const [i, server] of servers.entries()) {
+          await runLoad(server.url, load(sides[i] as Side, 2));
+        }
+        for (let slice = 0; slice < options.slices; slice++) {
+          // A B, then B A: a linear drift of the machine adds the same to both sides.
+          const order = (round + slice) % 2 === 0 ? [0, 1] : [1, 0];
+          for (const i of order) {
+            const run = await measureServer(
+              servers[i] as StartedServer,
+              load(sides[i] as Side, sliceSeconds),
+            );
+            runs[i]?.runs.push({ ...run, round });
+          }
+        }
+      } finally {
+        for (const server of servers) await stopProcess(server.child);
       }
     }
     results.push(...runs);
@@ -101,13 +135,8 @@ export async function alternate(
   return results;
 }
 
-/** One run: a fresh copy of the side's database, its server, a warm-up, then the scenario. */
-async function measure(
-  side: Side,
-  scenario: ScenarioName,
-  options: CompareOptions,
-  file: string,
-): Promise<SideRun> {
+/** Starts `side`'s server on `file`, a fresh copy of its seeded database. */
+async function startFresh(side: Side, file: string): Promise<StartedServer> {
   // Left by the previous run: its shared memory and its last-seen log (its own file since
   // migration 0007), which starts empty in every run.
   for (const suffix of ["-shm", "-last-seen", "-last-seen-wal", "-last-seen-shm"]) {
@@ -126,26 +155,19 @@ async function measure(
       closeSync(fd);
     }
   }
-  const server = await startServer(`sqlite:${file}`, { cwd: side.root });
-  try {
-    const load = (seconds: number) => ({
-      scenario,
-      apiKey: side.apiKey,
-      seconds,
-      connections: options.connections,
-      shape: side.shape,
-    });
-    await runLoad(server.url, load(2));
-    return await measureServer(server, load(options.durationSeconds));
-  } finally {
-    await stopProcess(server.child);
-  }
+  return startServer(`sqlite:${file}`, { cwd: side.root });
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 const spread = (values: number[], digits: number) =>
   `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
 const percent = (from: number, to: number) => `${(((to - from) / from) * 100).toFixed(1)} %`;
+const signed = (fraction: number) =>
+  `${fraction >= 0 ? "+" : "−"}${Math.abs(fraction * 100).toFixed(1)} %`;
+const interval = (e: Estimate) =>
+  Number.isNaN(e.low)
+    ? `${signed(e.mean)} (one round: no interval)`
+    : `${signed(e.mean)} (${signed(e.low)} to ${signed(e.high)})`;
 
 /**
  * Prints both sides of each scenario and the change from the first to the second, and writes the
@@ -181,6 +203,7 @@ export function report(
     ],
   ];
   const summary: Array<Record<string, unknown>> = [];
+  const verdicts: string[] = [];
   for (const scenario of options.scenarios) {
     const [first, second] = results.filter((result) => result.scenario === scenario);
     if (!first || !second) continue;
@@ -214,13 +237,31 @@ export function report(
       "",
       "",
     ]);
+    const changes = changesPerRound(first.runs, second.runs);
+    const perRound = {
+      requestsPerSecond: {
+        changes: changes.requestsPerSecond,
+        ...meanWithInterval(changes.requestsPerSecond),
+      },
+      eventLoopUsPerRequest: {
+        changes: changes.eventLoopUs,
+        ...meanWithInterval(changes.eventLoopUs),
+      },
+    };
+    verdicts.push(
+      `${scenario}, ${second.side} against ${first.side}, mean of ${changes.requestsPerSecond.length} ` +
+        `rounds (95 % interval): req/s ${interval(perRound.requestsPerSecond)}, ` +
+        `loop µs/req ${interval(perRound.eventLoopUsPerRequest)}`,
+    );
     summary.push({
       scenario,
       requestsPerSecondChange: mean(b.rps) / mean(a.rps) - 1,
       eventLoopUsPerRequestChange: mean(b.loop) / mean(a.loop) - 1,
+      perRound,
     });
   }
   printTable(rows);
+  for (const line of verdicts) process.stdout.write(`${line}\n`);
   const cpus = os.cpus();
   const startedAt = new Date().toISOString();
   const resultsDir = process.env.BENCH_RESULTS_DIR ?? "bench/results";

@@ -37,7 +37,9 @@ for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) {
   statusCodes[code] = stats.count ?? 0;
 }
 const output: LoadResult = {
-  requestsPerSecond: result.requests.average,
+  // Over the run's measured length: autocannon's own average is of whole-second samples, which a
+  // run of a few seconds (a turn of --ab or --scale) has too few of.
+  requestsPerSecond: result.requests.total / result.duration,
   totalRequests: result.requests.total,
   latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
   non2xx: result.non2xx,

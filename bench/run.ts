@@ -41,6 +41,7 @@ const { values } = parseArgs({
     ab: { type: "string" },
     scale: { type: "string" },
     rounds: { type: "string", default: "4" },
+    slices: { type: "string" },
   },
 });
 
@@ -238,8 +239,15 @@ function printReport(
 try {
   const compare = () => {
     if (process.env.BENCH_DATABASE_URL) throw new Error("--ab and --scale run on SQLite only");
+    // Turns of 2 s by default; a turn shorter than 1 s would measure little but start-up.
+    const slices =
+      values.slices === undefined
+        ? Math.max(1, Math.floor(durationSeconds / 2))
+        : positiveInt("slices", values.slices);
+    if (slices > durationSeconds) throw new Error("--slices must not exceed --duration");
     return {
       rounds: positiveInt("rounds", values.rounds),
+      slices,
       scenarios,
       durationSeconds,
       connections,

@@ -42,6 +42,7 @@ interface ComparisonReport {
       totalRequests: number;
       peakRssMiB: number;
       serverFaults: string[];
+      round: number;
     }>;
   }>;
 }
@@ -200,7 +201,7 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
   );
 
   it(
-    "--scale measures validate on two data set sizes in turn, each next to the baseline",
+    "--scale measures validate on two data set sizes in turns within each round, next to the baseline",
     { timeout: 120_000 },
     async () => {
       const { stdout, report: written } = await runBench([
@@ -211,20 +212,38 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         "--scenarios",
         "validate",
         ...tinyRun,
+        "--duration",
+        "2",
+        "--slices",
+        "2",
       ]);
       expect(stdout).toMatch(/^\s+change\s/m);
+      expect(stdout).toMatch(/mean of 2 rounds \(95 % interval\): req\/s [+−]\d/);
       const report = written as ComparisonReport & {
         baselineRequestsPerSecond: number;
-        summary: Array<{ scenario: string; requestsPerSecondChange: number }>;
+        summary: Array<{
+          scenario: string;
+          requestsPerSecondChange: number;
+          perRound: { requestsPerSecond: { changes: number[]; low: number; high: number } };
+        }>;
       };
       expect(report.baselineRequestsPerSecond).toBeGreaterThan(0);
       expect(report.results.map((r) => [r.scenario, r.side])).toEqual([
         ["validate", "200 licenses"],
         ["validate", "400 licenses"],
       ]);
-      expectEveryRunClean(report, 2);
+      // Two rounds of two turns per side, each turn tagged with its round.
+      expectEveryRunClean(report, 4);
+      for (const result of report.results) {
+        expect(result.runs.map((run) => run.round)).toEqual([0, 0, 1, 1]);
+      }
+      const [summary] = report.summary;
       expect(report.summary.map((s) => s.scenario)).toEqual(["validate"]);
-      expect(Number.isFinite(report.summary[0]?.requestsPerSecondChange)).toBe(true);
+      expect(Number.isFinite(summary?.requestsPerSecondChange)).toBe(true);
+      expect(summary?.perRound.requestsPerSecond.changes).toHaveLength(2);
+      expect(summary?.perRound.requestsPerSecond.low).toBeLessThanOrEqual(
+        summary?.perRound.requestsPerSecond.high ?? Number.NaN,
+      );
     },
   );
 });
