@@ -5,12 +5,14 @@ import { type Database, DatabaseUrlError, openDatabase } from "./db/database.js"
 import { migrateToLatest } from "./db/migrate.js";
 import { removeValueSamples } from "./db/sqlite-statistics.js";
 import { countAdmins } from "./domain/admins/admins.js";
+import { boundHeapGrowth } from "./lib/heap-growth.js";
 
 /**
  * Process concerns only: configuration, logging, migrations at start, graceful shutdown.
  * The application itself is built by app.ts so tests can run it in-process.
  */
 async function main(): Promise<void> {
+  boundHeapGrowth();
   const config = loadConfig();
   // Background database work (SQLite checkpoints) reports here; the app's logger once it exists.
   let reportBackgroundError = (message: string): void => {

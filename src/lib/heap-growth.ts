@@ -1,0 +1,29 @@
+import v8 from "node:v8";
+
+/**
+ * Under load most of what survives V8's young generation dies soon after all the same (last-seen
+ * sightings wait up to a second for their flush), and V8 lets the old generation grow to ~3× what
+ * its last full collection kept before collecting again: the server's RSS rose and fell by ~50 MB
+ * every few seconds, its peak decided by where a collection happened to fall. Growing by half
+ * instead bounds the peak (measured: 230 → 168 MiB under validate load, no CPU cost the benchmark
+ * could resolve; docs/performance.md, session 10), for more frequent, short, mostly concurrent
+ * collections.
+ */
+export const heapGrowingPercent = 50;
+
+/** The V8 flag the server sets, or null when the operator set one on the command line. */
+export function heapGrowthFlag(execArgv: readonly string[], nodeOptions: string): string | null {
+  const fromOperator = [...execArgv, nodeOptions].some((arg) =>
+    /--heap[-_]growing[-_]percent/.test(arg),
+  );
+  return fromOperator ? null : `--heap-growing-percent=${heapGrowingPercent}`;
+}
+
+/**
+ * Sets the flag for this process (all its isolates). V8 reads it each time it sizes the heap
+ * after a collection, so setting it at start, after V8 has started, takes effect.
+ */
+export function boundHeapGrowth(): void {
+  const flag = heapGrowthFlag(process.execArgv, process.env.NODE_OPTIONS ?? "");
+  if (flag !== null) v8.setFlagsFromString(flag);
+}
