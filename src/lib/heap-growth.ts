@@ -11,11 +11,12 @@ import v8 from "node:v8";
  */
 export const heapGrowingPercent = 50;
 
-/** The V8 flag the server sets, or null when the operator set one on the command line. */
-export function heapGrowthFlag(execArgv: readonly string[], nodeOptions: string): string | null {
-  const fromOperator = [...execArgv, nodeOptions].some((arg) =>
-    /--heap[-_]growing[-_]percent/.test(arg),
-  );
+/**
+ * The V8 flag the server sets, or null when the operator gave one on the command line (Node does
+ * not accept this flag in NODE_OPTIONS).
+ */
+export function heapGrowthFlag(execArgv: readonly string[]): string | null {
+  const fromOperator = execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg));
   return fromOperator ? null : `--heap-growing-percent=${heapGrowingPercent}`;
 }
 
@@ -24,6 +25,6 @@ export function heapGrowthFlag(execArgv: readonly string[], nodeOptions: string)
  * after a collection, so setting it at start, after V8 has started, takes effect.
  */
 export function boundHeapGrowth(): void {
-  const flag = heapGrowthFlag(process.execArgv, process.env.NODE_OPTIONS ?? "");
+  const flag = heapGrowthFlag(process.execArgv);
   if (flag !== null) v8.setFlagsFromString(flag);
 }
