@@ -23,6 +23,7 @@ import {
   type StartedServer,
   startServer,
   stopProcess,
+  takeFaults,
 } from "./processes.js";
 import type { ScenarioName } from "./scenarios.js";
 import { changesPerRound, type Estimate, meanWithInterval } from "./round-changes.js";
@@ -112,19 +113,27 @@ export async function alternate(
         for (const [i, side] of sides.entries()) {
           servers.push(await startFresh(side, join(work, `run-${i}.db`)));
         }
-        for (const [i, server] of servers.entries()) {
-          await runLoad(server.url, load(sides[i] as Side, 2));
+        // Order: A B, then B A, within a round and from one round to the next, so a linear drift
+        // of the machine adds the same to both sides over an even number of rounds.
+        const orderOf = (slice: number) => ((round + slice) % 2 === 0 ? [0, 1] : [1, 0]);
+        for (const i of orderOf(0)) {
+          await runLoad((servers[i] as StartedServer).url, load(sides[i] as Side, 2));
         }
         for (let slice = 0; slice < options.slices; slice++) {
-          // A B, then B A: a linear drift of the machine adds the same to both sides.
-          const order = (round + slice) % 2 === 0 ? [0, 1] : [1, 0];
-          for (const i of order) {
+          for (const i of orderOf(slice)) {
             const run = await measureServer(
               servers[i] as StartedServer,
               load(sides[i] as Side, sliceSeconds),
             );
             runs[i]?.runs.push({ ...run, round });
           }
+        }
+        // What a server reported after its last turn (while the other side ran, or while it shut
+        // down) goes to that turn, so a late fault still voids the run.
+        for (const [i, server] of servers.entries()) {
+          await stopProcess(server.child);
+          const last = runs[i]?.runs.at(-1);
+          if (last) last.serverFaults.push(...takeFaults(server.faults));
         }
       } finally {
         for (const server of servers) await stopProcess(server.child);
@@ -165,9 +174,11 @@ const percent = (from: number, to: number) => `${(((to - from) / from) * 100).to
 const signed = (fraction: number) =>
   `${fraction >= 0 ? "+" : "−"}${Math.abs(fraction * 100).toFixed(1)} %`;
 const interval = (e: Estimate) =>
-  Number.isNaN(e.low)
-    ? `${signed(e.mean)} (one round: no interval)`
-    : `${signed(e.mean)} (${signed(e.low)} to ${signed(e.high)})`;
+  e.n === 0
+    ? "n/a (no round measured it)"
+    : e.n === 1
+      ? `${signed(e.mean)} (one round: no interval)`
+      : `${signed(e.mean)} (${signed(e.low)} to ${signed(e.high)}, ${e.n} rounds)`;
 
 /**
  * Prints both sides of each scenario and the change from the first to the second, and writes the
@@ -226,7 +237,7 @@ export function report(
     const [a, b] = [figures(first), figures(second)];
     rows.push([
       "",
-      "change",
+      "change of means",
       percent(mean(a.rps), mean(b.rps)),
       "",
       ...(baseline === undefined ? [] : [""]),
@@ -249,8 +260,8 @@ export function report(
       },
     };
     verdicts.push(
-      `${scenario}, ${second.side} against ${first.side}, mean of ${changes.requestsPerSecond.length} ` +
-        `rounds (95 % interval): req/s ${interval(perRound.requestsPerSecond)}, ` +
+      `${scenario}, ${second.side} against ${first.side}, mean change per round (95 % interval): ` +
+        `req/s ${interval(perRound.requestsPerSecond)}, ` +
         `loop µs/req ${interval(perRound.eventLoopUsPerRequest)}`,
     );
     summary.push({

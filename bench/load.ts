@@ -37,8 +37,8 @@ for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) {
   statusCodes[code] = stats.count ?? 0;
 }
 const output: LoadResult = {
-  // Over the run's measured length: autocannon's own average is of whole-second samples, which a
-  // run of a few seconds (a turn of --ab or --scale) has too few of.
+  // Requests over the run's measured length; for a run of whole seconds the same as autocannon's
+  // average of its per-second samples, and defined for any run.
   requestsPerSecond: result.requests.total / result.duration,
   totalRequests: result.requests.total,
   latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },

@@ -358,7 +358,7 @@ function collectFaults(child: ChildProcess, faults: FaultLog): void {
  * The fault lines since the last call (for the first call: since the server was spawned, so
  * its start and warm-up count too), with a last line saying how many were not kept.
  */
-function takeFaults(faults: FaultLog): string[] {
+export function takeFaults(faults: FaultLog): string[] {
   const taken = faults.lines.slice(faults.taken, faults.count);
   const notKept = faults.count - faults.taken - taken.length;
   faults.taken = faults.count;

@@ -5,8 +5,12 @@
  * range a change must clear before the run can say it is real, or within a target.
  */
 
-/** A change as a fraction (−0.05 is 5 % lower), with its 95 % interval; NaN with fewer than 2. */
+/**
+ * A change as a fraction (−0.05 is 5 % lower) over `n` rounds, with its 95 % interval (NaN with
+ * fewer than 2 rounds; the mean is NaN with none).
+ */
 export interface Estimate {
+  n: number;
   mean: number;
   low: number;
   high: number;
@@ -22,13 +26,13 @@ const t95 = [
 /** The mean of `samples` and its 95 % confidence interval. */
 export function meanWithInterval(samples: number[]): Estimate {
   const n = samples.length;
-  const mean = samples.reduce((a, b) => a + b, 0) / n;
-  if (n < 2) return { mean, low: Number.NaN, high: Number.NaN };
+  const mean = n === 0 ? Number.NaN : samples.reduce((a, b) => a + b, 0) / n;
+  if (n < 2) return { n, mean, low: Number.NaN, high: Number.NaN };
   const variance = samples.reduce((sum, x) => sum + (x - mean) ** 2, 0) / (n - 1);
   // Past 30 degrees of freedom, 30's quantile: slightly wider than the exact one, never narrower.
   const t = t95[Math.min(n - 1, t95.length) - 1] as number;
   const half = t * Math.sqrt(variance / n);
-  return { mean, low: mean - half, high: mean + half };
+  return { n, mean, low: mean - half, high: mean + half };
 }
 
 /** What a round's turns of one side add up to. */
@@ -39,20 +43,36 @@ export interface Turn {
   eventLoopUsPerRequest: number | null;
 }
 
-/** Requests/s over a round's turns (all of one length) and event-loop µs over all its requests. */
+/**
+ * Requests/s over a round's turns (all of one length) and event-loop µs over all their requests;
+ * turns without a figure (no request, no /proc) are left out, and a round without any gives NaN.
+ */
 function roundFigures(turns: Turn[]): { requestsPerSecond: number; eventLoopUs: number } {
-  const requests = turns.reduce((n, turn) => n + turn.totalRequests, 0);
+  const measured = turns.filter(
+    (turn): turn is Turn & { eventLoopUsPerRequest: number } =>
+      turn.totalRequests > 0 && turn.eventLoopUsPerRequest !== null,
+  );
+  const requests = measured.reduce((n, turn) => n + turn.totalRequests, 0);
   return {
     requestsPerSecond: turns.reduce((n, turn) => n + turn.requestsPerSecond, 0) / turns.length,
     eventLoopUs:
-      turns.reduce(
-        (n, turn) => n + (turn.eventLoopUsPerRequest ?? Number.NaN) * turn.totalRequests,
-        0,
-      ) / requests,
+      requests === 0
+        ? Number.NaN
+        : measured.reduce((n, turn) => n + turn.eventLoopUsPerRequest * turn.totalRequests, 0) /
+          requests,
   };
 }
 
-/** Per round, side B's change from side A, in requests/s and in event-loop µs per request. */
+/** `to / from − 1`, or nothing when either side has no usable figure. */
+function change(from: number, to: number): number[] {
+  const ratio = to / from - 1;
+  return from > 0 && Number.isFinite(ratio) ? [ratio] : [];
+}
+
+/**
+ * Per round, side B's change from side A, in requests/s and in event-loop µs per request. A round
+ * where a figure is missing on either side gives no change for that figure.
+ */
 export function changesPerRound(
   a: Turn[],
   b: Turn[],
@@ -63,8 +83,8 @@ export function changesPerRound(
     const inRound = (turns: Turn[]) => turns.filter((turn) => turn.round === round);
     if (inRound(b).length === 0) continue;
     const [from, to] = [roundFigures(inRound(a)), roundFigures(inRound(b))];
-    changes.requestsPerSecond.push(to.requestsPerSecond / from.requestsPerSecond - 1);
-    changes.eventLoopUs.push(to.eventLoopUs / from.eventLoopUs - 1);
+    changes.requestsPerSecond.push(...change(from.requestsPerSecond, to.requestsPerSecond));
+    changes.eventLoopUs.push(...change(from.eventLoopUs, to.eventLoopUs));
   }
   return changes;
 }

@@ -239,12 +239,17 @@ function printReport(
 try {
   const compare = () => {
     if (process.env.BENCH_DATABASE_URL) throw new Error("--ab and --scale run on SQLite only");
-    // Turns of 2 s by default; a turn shorter than 1 s would measure little but start-up.
+    // Turns of 2 s by default (1 s for an odd --duration). Turns last whole seconds: autocannon
+    // stops at its next one-second tick, so a 2.5 s turn would run for 3.
     const slices =
       values.slices === undefined
-        ? Math.max(1, Math.floor(durationSeconds / 2))
+        ? durationSeconds % 2 === 0
+          ? durationSeconds / 2
+          : durationSeconds
         : positiveInt("slices", values.slices);
-    if (slices > durationSeconds) throw new Error("--slices must not exceed --duration");
+    if (durationSeconds % slices !== 0) {
+      throw new Error("--slices must divide --duration (turns last whole seconds)");
+    }
     return {
       rounds: positiveInt("rounds", values.rounds),
       slices,

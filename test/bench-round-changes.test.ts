@@ -32,4 +32,21 @@ describe("the benchmark's per-round changes and their 95 % interval (bench/round
     // Round 0, side B: (60 × 3000 + 40 × 1000) / 4000 = 55 µs against 50.
     expect(changes.eventLoopUs.map((c) => Number(c.toFixed(6)))).toEqual([0.1, 0.1]);
   });
+
+  it("leaves out a round's figure that one side lacks, instead of turning the mean into NaN", () => {
+    const turn = (round: number, rps: number, loopUs: number | null, requests: number): Turn => ({
+      round,
+      requestsPerSecond: rps,
+      eventLoopUsPerRequest: loopUs,
+      totalRequests: requests,
+    });
+    // Round 0: no /proc figure on side B; round 1: side A answered nothing.
+    const a = [turn(0, 100, 50, 1000), turn(1, 0, null, 0), turn(2, 100, 50, 1000)];
+    const b = [turn(0, 110, null, 1100), turn(1, 90, 40, 900), turn(2, 120, 60, 1200)];
+    const changes = changesPerRound(a, b);
+    expect(changes.requestsPerSecond.map((c) => Number(c.toFixed(6)))).toEqual([0.1, 0.2]);
+    expect(changes.eventLoopUs.map((c) => Number(c.toFixed(6)))).toEqual([0.2]);
+    const none = meanWithInterval([]);
+    expect([none.n, Number.isNaN(none.mean), Number.isNaN(none.low)]).toEqual([0, true, true]);
+  });
 });

@@ -48,12 +48,12 @@ interface ComparisonReport {
 }
 
 /**
- * Each side ran `rounds` times, every request got a 2xx, the server reported no fault, and its RSS
+ * Each side took `turns` turns, every request got a 2xx, the server reported no fault, and its RSS
  * was sampled.
  */
-function expectEveryRunClean(report: ComparisonReport, rounds: number): void {
+function expectEveryRunClean(report: ComparisonReport, turns: number): void {
   for (const result of report.results) {
-    expect(result.runs).toHaveLength(rounds);
+    expect(result.runs).toHaveLength(turns);
     for (const measured of result.runs) {
       expect(measured.non2xx + measured.errors).toBe(0);
       expect(measured.totalRequests).toBeGreaterThan(0);
@@ -218,7 +218,9 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
         "2",
       ]);
       expect(stdout).toMatch(/^\s+change\s/m);
-      expect(stdout).toMatch(/mean of 2 rounds \(95 % interval\): req\/s [+−]\d/);
+      expect(stdout).toMatch(
+        /mean change per round \(95 % interval\): req\/s [+−]\d.*, 2 rounds\)/,
+      );
       const report = written as ComparisonReport & {
         baselineRequestsPerSecond: number;
         summary: Array<{

@@ -487,6 +487,15 @@ describe("when and how the last-seen log is folded", () => {
       expect(await lastSeen()).toEqual([t0 + 5, t0 + 5, t0 + 5]);
     }));
 
+  it("refuses a statement with a bound LIMIT, which SQLite would re-prepare at every run", () =>
+    withLog(1, undefined, undefined, async ({ worker }) => {
+      await expect(
+        worker.execute([{ sql: "select 1 as one limit ?", params: [1], get: true }]),
+      ).rejects.toThrow(/bound LIMIT\/OFFSET/);
+      const [literal] = await worker.execute([{ sql: "select 1 as one limit 1", get: true }]);
+      expect(literal?.row).toEqual({ one: 1 });
+    }));
+
   // Chunks of a few rows, so every step of the fold crosses its boundaries many times.
   const tinyChunks: FoldChunks = { append: 3, aggregate: 7, scan: 5, byKey: 4, discard: 6 };
   it.each([

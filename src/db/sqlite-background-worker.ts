@@ -64,9 +64,15 @@ for (const step of workerData.init) {
   }
 }
 const statements = new Map();
+// A bound LIMIT or OFFSET makes SQLite re-prepare the statement at every run (compiled-query.ts
+// refuses them on the event loop for the same reason): counts go into the SQL text.
+const boundLimit = /\\b(limit|offset)\\s+\\?/i;
 function statement(sql) {
   let s = statements.get(sql);
   if (!s) {
+    if (boundLimit.test(sql)) {
+      throw new Error("a bound LIMIT/OFFSET re-prepares at every run; write the count into the SQL: " + sql);
+    }
     s = db.prepare(sql);
     statements.set(sql, s);
   }
