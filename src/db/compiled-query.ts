@@ -76,9 +76,10 @@ function bindsLimitOrOffset(node: unknown, insideLimit = false): boolean {
 
 /**
  * The same, for a LIMIT or OFFSET written in raw SQL (`sql` templates, `modifyEnd`), where Kysely
- * makes no LimitNode: a placeholder right after the keyword, in either dialect's form.
+ * makes no LimitNode: a placeholder right after the keyword, in either dialect's form. The SQLite
+ * background thread checks its own statements with it too (sqlite-background-worker.ts).
  */
-const boundLimitInSql = /\b(limit|offset)\s+(\?|\$\d+)/i;
+export const boundLimitInSql = /\b(limit|offset)\s+(\?|\$\d+)/i;
 
 /** A read-only query compiled once (see compiledOnce), run through the handle's read executor. */
 export function compileOnce<Params extends Record<string, unknown>, Row>(

@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
+import { boundLimitInSql } from "./compiled-query.js";
 
 /**
  * The server's SQLite background thread, with its own connection: it checkpoints the WAL and
@@ -64,9 +65,9 @@ for (const step of workerData.init) {
   }
 }
 const statements = new Map();
-// A bound LIMIT or OFFSET makes SQLite re-prepare the statement at every run (compiled-query.ts
-// refuses them on the event loop for the same reason): counts go into the SQL text.
-const boundLimit = /\\b(limit|offset)\\s+\\?/i;
+// A bound LIMIT or OFFSET makes SQLite re-prepare the statement at every run: counts go into the
+// SQL text. The pattern is compiled-query.ts's, which refuses them on the event loop.
+const boundLimit = new RegExp(workerData.boundLimit.source, workerData.boundLimit.flags);
 function statement(sql) {
   let s = statements.get(sql);
   if (!s) {
@@ -233,6 +234,7 @@ function startThread(path: string, init: SqlStep[], onError: (message: string) =
       init,
       intervalMs: checkpointIntervalMs,
       driver: createRequire(import.meta.url).resolve("better-sqlite3"),
+      boundLimit: { source: boundLimitInSql.source, flags: boundLimitInSql.flags },
     },
   });
   // Never the reason the process stays alive.

@@ -9,7 +9,7 @@ import v8 from "node:v8";
  * could resolve; docs/performance.md, session 10), for more frequent, short, mostly concurrent
  * collections.
  */
-export const heapGrowingPercent = 50;
+const heapGrowingPercent = 50;
 
 /**
  * The V8 flag the server sets, or null when the operator gave one on the command line (Node does
