@@ -1,7 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { alternate, type CompareOptions, report, type Side, seedWith } from "./compare.js";
+import {
+  alternate,
+  type CompareOptions,
+  report,
+  type Side,
+  seededSide,
+  seedWith,
+} from "./compare.js";
 import type { DatasetShape } from "./dataset.js";
 import { log, onCleanup, runCommand } from "./processes.js";
 
@@ -51,7 +58,7 @@ export async function runAb(options: AbOptions): Promise<void> {
     const template = join(work, `template-${sides.length}.db`);
     log(`seeding ${options.shape.licenses} licenses with the code of ${label}`);
     const apiKey = await seedWith(root, template, options.shape);
-    sides.push({ label, root, template, apiKey, shape: options.shape });
+    sides.push(seededSide({ label, root, template, apiKey, shape: options.shape }));
   }
   const [a, b] = sides as [Side, Side];
   report("ab", await alternate([a, b], options, work), options, { shape: options.shape });

@@ -21,20 +21,23 @@ import {
   type ServerRun,
   runLoad,
   type StartedServer,
+  startBaselineServer,
   startServer,
   stopProcess,
   takeFaults,
 } from "./processes.js";
+import { waitUntilIdle } from "./proc-stat.js";
 import type { ScenarioName } from "./scenarios.js";
 import { changesPerRound, type Estimate, meanWithInterval } from "./round-changes.js";
 import { printTable } from "./table.js";
 
 /**
- * Two sides of one comparison, measured in the same run: `--ab` (two builds on the same data) and
- * `--scale` (one build on two data sizes). Each side owns a seeded database. A round starts both
- * servers, each on a fresh copy of its side's database, warms both up (2 s each), then gives them
- * `slices` turns apiece in the order A B B A A B …, each turn `durationSeconds / slices` long, and
- * stops both. Turns of a few seconds put the two sides within seconds of each other all along, so
+ * Two sides of one comparison, measured in the same run: `--ab` (two builds on the same data),
+ * `--scale` (one build on two data sizes) and `--rounds` (the bare baseline against the service).
+ * A round starts both servers, each service on a fresh copy of its side's seeded database, warms
+ * both up (2 s each), then gives them `slices` turns apiece in the order A B B A A B …, each turn
+ * `durationSeconds / slices` long, and stops both. Before each turn both servers are left to
+ * finish what they deferred (waitUntilIdle), so it is not done on the next turn's time. Turns of a few seconds put the two sides within seconds of each other all along, so
  * a drift of the machine weighs on both alike; rounds repeat the whole (fresh processes, fresh
  * copies), and their spread is what the interval in the report is computed from.
  *
@@ -52,14 +55,48 @@ export interface CompareOptions {
   connections: number;
 }
 
+/** One side of a comparison: what its load is, and how a round starts a fresh server of it. */
 export interface Side {
   label: string;
-  /** A checkout holding dist/ and dist-bench/. */
+  apiKey: string;
+  shape: DatasetShape;
+  /** A fresh server for one round; `file` is where it may put its copy of a database. */
+  start(file: string): Promise<StartedServer>;
+  /** The scenario its load runs when the comparison measures `scenario` (default: the same). */
+  loadScenario?(scenario: ScenarioName): ScenarioName;
+}
+
+/**
+ * A side served by the build at `root` (a checkout holding dist/ and dist-bench/), each round on a
+ * fresh copy of `template`, its seeded database.
+ */
+export function seededSide(side: {
+  label: string;
   root: string;
-  /** The seeded database every run of this side starts from. */
   template: string;
   apiKey: string;
   shape: DatasetShape;
+}): Side {
+  return {
+    label: side.label,
+    apiKey: side.apiKey,
+    shape: side.shape,
+    start: (file) => startFresh(side.root, side.template, file),
+  };
+}
+
+/**
+ * The bare node:http baseline as a side: it answers validate's body whatever the scenario, as in
+ * a full run, where one baseline is the yardstick of every scenario.
+ */
+export function baselineSide(apiKey: string, shape: DatasetShape): Side {
+  return {
+    label: "baseline (bare node:http)",
+    apiKey,
+    shape,
+    start: () => startBaselineServer(),
+    loadScenario: () => "baseline",
+  };
 }
 
 /** One turn of one side, with the round it belongs to (counted from 0). */
@@ -100,7 +137,7 @@ export async function alternate(
   for (const scenario of options.scenarios) {
     const runs = sides.map((side) => ({ scenario, side: side.label, runs: [] as SideRun[] }));
     const load = (side: Side, seconds: number): LoadRun => ({
-      scenario,
+      scenario: side.loadScenario?.(scenario) ?? scenario,
       apiKey: side.apiKey,
       seconds,
       connections: options.connections,
@@ -111,7 +148,7 @@ export async function alternate(
       const servers: StartedServer[] = [];
       try {
         for (const [i, side] of sides.entries()) {
-          servers.push(await startFresh(side, join(work, `run-${i}.db`)));
+          servers.push(await side.start(join(work, `run-${i}.db`)));
         }
         // Order: A B, then B A, within a round and from one round to the next, so a linear drift
         // of the machine adds the same to both sides over an even number of rounds.
@@ -121,6 +158,7 @@ export async function alternate(
         }
         for (let slice = 0; slice < options.slices; slice++) {
           for (const i of orderOf(slice)) {
+            await waitUntilIdle(servers.map((server) => server.pid));
             const run = await measureServer(
               servers[i] as StartedServer,
               load(sides[i] as Side, sliceSeconds),
@@ -144,8 +182,8 @@ export async function alternate(
   return results;
 }
 
-/** Starts `side`'s server on `file`, a fresh copy of its seeded database. */
-async function startFresh(side: Side, file: string): Promise<StartedServer> {
+/** Starts the server of the build at `root` on `file`, a fresh copy of `template`. */
+async function startFresh(root: string, template: string, file: string): Promise<StartedServer> {
   // Left by the previous run: its shared memory and its last-seen log (its own file since
   // migration 0007), which starts empty in every run.
   for (const suffix of ["-shm", "-last-seen", "-last-seen-wal", "-last-seen-shm"]) {
@@ -153,8 +191,8 @@ async function startFresh(side: Side, file: string): Promise<StartedServer> {
   }
   for (const suffix of ["", "-wal"]) {
     rmSync(`${file}${suffix}`, { force: true });
-    if (!existsSync(`${side.template}${suffix}`)) continue;
-    copyFileSync(`${side.template}${suffix}`, `${file}${suffix}`);
+    if (!existsSync(`${template}${suffix}`)) continue;
+    copyFileSync(`${template}${suffix}`, `${file}${suffix}`);
     // Written back now, not by the kernel's flusher threads during the run: at 1 M licenses that
     // is ~1.1 GB, whose writeback would share the two cores with the server.
     const fd = openSync(`${file}${suffix}`, "r+");
@@ -164,7 +202,7 @@ async function startFresh(side: Side, file: string): Promise<StartedServer> {
       closeSync(fd);
     }
   }
-  return startServer(`sqlite:${file}`, { cwd: side.root });
+  return startServer(`sqlite:${file}`, { cwd: root });
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
@@ -180,12 +218,20 @@ const interval = (e: Estimate) =>
       ? `${signed(e.mean)} (one round: no interval)`
       : `${signed(e.mean)} (${signed(e.low)} to ${signed(e.high)}, ${e.n} rounds)`;
 
+/** A change as a ratio to the first side, e.g. "0.64× (0.61× to 0.67×, 8 rounds)". */
+const times = (e: Estimate) =>
+  e.n === 0
+    ? "n/a (no round measured it)"
+    : e.n === 1
+      ? `${(1 + e.mean).toFixed(2)}× (one round: no interval)`
+      : `${(1 + e.mean).toFixed(2)}× (${(1 + e.low).toFixed(2)}× to ${(1 + e.high).toFixed(2)}×, ${e.n} rounds)`;
+
 /**
  * Prints both sides of each scenario and the change from the first to the second, and writes the
  * JSON report (`bench/results/<timestamp>-<kind>.json`) with `extra` merged in.
  */
 export function report(
-  kind: "ab" | "scale",
+  kind: "ab" | "scale" | "rounds",
   results: SideResult[],
   options: CompareOptions,
   extra: { baselineRequestsPerSecond?: number } & Record<string, unknown> = {},
@@ -197,11 +243,12 @@ export function report(
     process: result.runs.map((run) => run.cpuUsPerRequest ?? Number.NaN),
     reads: result.runs.map((run) => run.eventLoopReadsPerRequest ?? Number.NaN),
     rss: result.runs.map((run) => run.peakRssMiB),
+    p99: result.runs.map((run) => run.latencyMs.p99),
   });
   const rows = [
     [
       "scenario",
-      kind === "ab" ? "build" : "data set",
+      { ab: "build", scale: "data set", rounds: "server" }[kind],
       "req/s (mean)",
       "req/s (range)",
       ...(baseline === undefined ? [] : ["× baseline"]),
@@ -209,6 +256,7 @@ export function report(
       "loop µs/req (range)",
       "CPU µs/req (mean)",
       "loop reads/req (mean)",
+      "p99 ms (max)",
       "peak RSS MiB",
       "non-2xx",
     ],
@@ -230,6 +278,7 @@ export function report(
         spread(f.loop, 1),
         mean(f.process).toFixed(1),
         mean(f.reads).toFixed(2),
+        String(Math.max(...f.p99)),
         String(Math.max(...f.rss)),
         String(result.runs.reduce((n, run) => n + run.non2xx + run.errors, 0)),
       ]);
@@ -247,6 +296,7 @@ export function report(
       percent(mean(a.reads), mean(b.reads)),
       "",
       "",
+      "",
     ]);
     const changes = changesPerRound(first.runs, second.runs);
     const perRound = {
@@ -259,16 +309,37 @@ export function report(
         ...meanWithInterval(changes.eventLoopUs),
       },
     };
-    verdicts.push(
-      `${scenario}, ${second.side} against ${first.side}, mean change per round (95 % interval): ` +
-        `req/s ${interval(perRound.requestsPerSecond)}, ` +
-        `loop µs/req ${interval(perRound.eventLoopUsPerRequest)}`,
-    );
+    if (kind === "rounds") {
+      // The second side is the service, the first the baseline: a change of −0.36 is 0.64×.
+      const ratio = perRound.requestsPerSecond;
+      verdicts.push(
+        `${scenario}, requests/s × baseline per round (95 % interval): ${times(ratio)}; ` +
+          `highest p99 of a turn ${Math.max(...b.p99)} ms; peak RSS ${Math.max(...b.rss)} MiB`,
+      );
+    } else {
+      verdicts.push(
+        `${scenario}, ${second.side} against ${first.side}, mean change per round (95 % interval): ` +
+          `req/s ${interval(perRound.requestsPerSecond)}, ` +
+          `loop µs/req ${interval(perRound.eventLoopUsPerRequest)}`,
+      );
+    }
     summary.push({
       scenario,
       requestsPerSecondChange: mean(b.rps) / mean(a.rps) - 1,
       eventLoopUsPerRequestChange: mean(b.loop) / mean(a.loop) - 1,
       perRound,
+      ...(kind === "rounds"
+        ? {
+            ratioToBaseline: {
+              n: perRound.requestsPerSecond.n,
+              mean: 1 + perRound.requestsPerSecond.mean,
+              low: 1 + perRound.requestsPerSecond.low,
+              high: 1 + perRound.requestsPerSecond.high,
+            },
+            p99MsMax: Math.max(...b.p99),
+            peakRssMiB: Math.max(...b.rss),
+          }
+        : {}),
     });
   }
   printTable(rows);

@@ -1,9 +1,9 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { DatasetShape } from "./dataset.js";
 import type { LoadOptions, LoadResult } from "./load.js";
+import { cpuSecondsOf, readSyscallsOf, sampleRss } from "./proc-stat.js";
 import type { ScenarioName } from "./scenarios.js";
 
 /**
@@ -115,29 +115,6 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Samples the process's resident set size every 100 ms; returns the peak in MiB. */
-function sampleRss(pid: number): () => number {
-  let peakKb = 0;
-  const read = () => {
-    try {
-      const status = readFileSync(`/proc/${pid}/status`, "utf8");
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      peakKb = Math.max(peakKb, kb);
-    } catch {
-      // process gone or not Linux: report what was seen
-    }
-  };
-  read();
-  const timer = setInterval(read, 100);
-  // A run that fails before it stops sampling must not keep the benchmark alive.
-  timer.unref();
-  return () => {
-    clearInterval(timer);
-    read();
-    return Math.round(peakKb / 1024);
-  };
-}
-
 export const execFileAsync = promisify(execFile);
 
 /** Runs a command, tracked like every other child, and resolves with its stdout. */
@@ -154,51 +131,6 @@ export async function runCommand(
   });
   if (pending.child) track(pending.child);
   return (await pending).stdout;
-}
-
-/**
- * CPU seconds (user + system) used so far by a process (all its threads) or, given `thread`, by
- * one of its threads; null where there is no /proc. The server's main thread is its event loop,
- * whose thread id is the process id: the bottleneck of every scenario (docs/performance.md).
- */
-async function cpuSecondsOf(pid: number, thread?: number): Promise<number | null> {
-  try {
-    const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
-    const stat = readFileSync(path, "utf8");
-    // Fields after the ")" that closes the command name; utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return ticks / (await clockTicksPerSecond());
-  } catch {
-    return null;
-  }
-}
-
-let ticksPerSecond: number | undefined;
-async function clockTicksPerSecond(): Promise<number> {
-  if (ticksPerSecond === undefined) {
-    try {
-      ticksPerSecond = Number((await execFileAsync("getconf", ["CLK_TCK"])).stdout.trim()) || 100;
-    } catch {
-      ticksPerSecond = 100;
-    }
-  }
-  return ticksPerSecond;
-}
-
-/**
- * Read system calls (read, pread, recv...) made so far by one thread of a process; null where
- * there is no /proc. On the event loop these are the socket reads plus one `pread` per SQLite
- * page-cache miss, so the count per request shows page misses without the host's timing noise.
- */
-function readSyscallsOf(pid: number, thread: number): number | null {
-  try {
-    const io = readFileSync(`/proc/${pid}/task/${thread}/io`, "utf8");
-    const count = /^syscr:\s+(\d+)$/m.exec(io)?.[1];
-    return count === undefined ? null : Number(count);
-  } catch {
-    return null;
-  }
 }
 
 export type Measured = LoadResult & {
@@ -266,17 +198,27 @@ export async function runLoad(url: string, run: LoadRun): Promise<LoadResult> {
   return JSON.parse(stdout) as LoadResult;
 }
 
-/** Runs the bare node:http baseline (baseline-server.ts) under `run`'s load, then stops it. */
-export async function measureBaselineServer(run: LoadRun): Promise<Measured> {
-  const baseline = await startProcess(
+/**
+ * Starts the bare node:http baseline (baseline-server.ts) on loopback and a free port. It has no
+ * log: what it writes on stderr counts as a fault, as for the server.
+ */
+export async function startBaselineServer(): Promise<StartedServer> {
+  const faults: FaultLog = { count: 0, lines: [], taken: 0 };
+  const { child, match } = await startProcess(
     [join(import.meta.dirname, "baseline-server.js")],
     process.env,
     /listening (\d+)/,
+    undefined,
+    (spawned) => collectFaults(spawned, faults),
   );
+  return { child, url: `http://127.0.0.1:${match[1]}`, pid: child.pid as number, faults };
+}
+
+/** Runs the bare node:http baseline under `run`'s load, then stops it. */
+export async function measureBaselineServer(run: LoadRun): Promise<Measured> {
+  const baseline = await startBaselineServer();
   try {
-    return await withCpuPerRequest(baseline.child.pid as number, () =>
-      runLoad(`http://127.0.0.1:${baseline.match[1]}`, run),
-    );
+    return await withCpuPerRequest(baseline.pid, () => runLoad(baseline.url, run));
   } finally {
     await stopProcess(baseline.child);
   }

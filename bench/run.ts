@@ -22,6 +22,7 @@ import {
   stopProcess,
 } from "./processes.js";
 import { type ScenarioName, scenarioNames } from "./scenarios.js";
+import { runRounds } from "./rounds.js";
 import { runScale } from "./scale.js";
 import { seed } from "./seed.js";
 import { printTable as printRows } from "./table.js";
@@ -40,7 +41,7 @@ const { values } = parseArgs({
     scenarios: { type: "string", default: scenarioNames.filter((s) => s !== "baseline").join(",") },
     ab: { type: "string" },
     scale: { type: "string" },
-    rounds: { type: "string", default: "4" },
+    rounds: { type: "string" },
     slices: { type: "string" },
   },
 });
@@ -238,7 +239,9 @@ function printReport(
 
 try {
   const compare = () => {
-    if (process.env.BENCH_DATABASE_URL) throw new Error("--ab and --scale run on SQLite only");
+    if (process.env.BENCH_DATABASE_URL) {
+      throw new Error("--ab, --scale and --rounds run on SQLite only");
+    }
     // Turns of 2 s by default (1 s for an odd --duration). Turns last whole seconds: autocannon
     // stops at its next one-second tick, so a 2.5 s turn would run for 3.
     const slices =
@@ -251,7 +254,7 @@ try {
       throw new Error("--slices must divide --duration (turns last whole seconds)");
     }
     return {
-      rounds: positiveInt("rounds", values.rounds),
+      rounds: values.rounds === undefined ? 4 : positiveInt("rounds", values.rounds),
       slices,
       scenarios,
       durationSeconds,
@@ -271,6 +274,10 @@ try {
       throw new Error("--scale takes two license counts, e.g. --scale 10000,1000000");
     }
     await runScale({ ...compare(), shapes: [shapeOf(small), shapeOf(large)] });
+  } else if (values.rounds !== undefined) {
+    await runRounds({ ...compare(), shape });
+  } else if (values.slices !== undefined) {
+    throw new Error("--slices takes effect with --rounds, --ab or --scale only");
   } else {
     await main();
   }

@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { alternate, type CompareOptions, report, type Side, seedWith } from "./compare.js";
+import {
+  alternate,
+  type CompareOptions,
+  report,
+  type Side,
+  seededSide,
+  seedWith,
+} from "./compare.js";
 import type { DatasetShape } from "./dataset.js";
 import { log, measureBaselineServer, onCleanup } from "./processes.js";
 
@@ -25,7 +32,8 @@ export async function runScale(options: ScaleOptions): Promise<void> {
     const label = `${shape.licenses} licenses`;
     const template = join(work, `template-${sides.length}.db`);
     log(`seeding ${shape.licenses} licenses, ${shape.machines} active machines`);
-    sides.push({ label, root, template, apiKey: await seedWith(root, template, shape), shape });
+    const apiKey = await seedWith(root, template, shape);
+    sides.push(seededSide({ label, root, template, apiKey, shape }));
   }
   const [small, large] = sides as [Side, Side];
   const baseline = () =>

@@ -173,6 +173,56 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
     },
   );
 
+  it(
+    "--rounds gives each scenario's ratio to the baseline per round, from turns of both servers",
+    { timeout: 120_000 },
+    async () => {
+      const { stdout, report: written } = await runBench([
+        "--rounds",
+        "2",
+        "--scenarios",
+        "validate",
+        ...tinyRun,
+        "--duration",
+        "2",
+        "--slices",
+        "2",
+      ]);
+      expect(stdout).toMatch(
+        /^validate, requests\/s × baseline per round \(95 % interval\): \d+\.\d\d× \(.*, 2 rounds\)/m,
+      );
+      const report = written as ComparisonReport & {
+        summary: Array<{
+          scenario: string;
+          ratioToBaseline: { n: number; mean: number; low: number; high: number };
+          perRound: { requestsPerSecond: { changes: number[] } };
+        }>;
+      };
+      expect(report.results.map((r) => [r.scenario, r.side])).toEqual([
+        ["validate", "baseline (bare node:http)"],
+        ["validate", "shipkey"],
+      ]);
+      expectEveryRunClean(report, 4);
+      for (const summary of report.summary) {
+        // The ratio is the service's requests/s over the baseline's in the same round.
+        const ratios = summary.perRound.requestsPerSecond.changes.map((change) => 1 + change);
+        expect(ratios).toHaveLength(2);
+        expect(summary.ratioToBaseline.n).toBe(2);
+        const meanRatio = ratios.reduce((a, b) => a + b, 0) / ratios.length;
+        expect(summary.ratioToBaseline.mean).toBeCloseTo(meanRatio, 10);
+        expect(summary.ratioToBaseline.low).toBeLessThanOrEqual(summary.ratioToBaseline.mean);
+      }
+    },
+  );
+
+  it("refuses --slices without a mode that takes turns", async () => {
+    await expect(
+      run(process.execPath, ["dist-bench/bench/run.js", ...tinyRun, "--slices", "1"], {
+        env: { ...process.env, BENCH_DATABASE_URL: "" },
+      }),
+    ).rejects.toMatchObject({ stderr: expect.stringMatching(/--slices takes effect with/) });
+  });
+
   // --ab builds another commit in a temporary git worktree and alternates the two servers; only
   // where this is a git checkout (CI's clean clone is one).
   it.runIf(existsSync(".git"))(

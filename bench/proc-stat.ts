@@ -1,0 +1,104 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { promisify } from "node:util";
+
+/**
+ * What the benchmark reads of a process from Linux's /proc: CPU time, read system calls and
+ * resident memory. Every reader gives null (or nothing) where there is no /proc.
+ */
+
+/** Samples the process's resident set size every 100 ms; returns the peak in MiB. */
+export function sampleRss(pid: number): () => number {
+  let peakKb = 0;
+  const read = () => {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peakKb = Math.max(peakKb, kb);
+    } catch {
+      // process gone or not Linux: report what was seen
+    }
+  };
+  read();
+  const timer = setInterval(read, 100);
+  // A run that fails before it stops sampling must not keep the benchmark alive.
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    read();
+    return Math.round(peakKb / 1024);
+  };
+}
+
+/**
+ * CPU seconds (user + system) used so far by a process (all its threads) or, given `thread`, by
+ * one of its threads; null where there is no /proc. The server's main thread is its event loop,
+ * whose thread id is the process id: the bottleneck of every scenario (docs/performance.md).
+ */
+export async function cpuSecondsOf(pid: number, thread?: number): Promise<number | null> {
+  try {
+    const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+    const stat = readFileSync(path, "utf8");
+    // Fields after the ")" that closes the command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return ticks / (await clockTicksPerSecond());
+  } catch {
+    return null;
+  }
+}
+
+let ticksPerSecond: number | undefined;
+export async function clockTicksPerSecond(): Promise<number> {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond =
+        Number((await promisify(execFile)("getconf", ["CLK_TCK"])).stdout.trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/**
+ * Read system calls (read, pread, recv...) made so far by one thread of a process; null where
+ * there is no /proc. On the event loop these are the socket reads plus one `pread` per SQLite
+ * page-cache miss, so the count per request shows page misses without the host's timing noise.
+ */
+export function readSyscallsOf(pid: number, thread: number): number | null {
+  try {
+    const io = readFileSync(`/proc/${pid}/task/${thread}/io`, "utf8");
+    const count = /^syscr:\s+(\d+)$/m.exec(io)?.[1];
+    return count === undefined ? null : Number(count);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits until none of `pids` has used more than one clock tick of CPU over `windowMs`, and at
+ * least `atLeastMs` (at most `atMostMs`): what a server deferred during its turn (the last-seen
+ * flush, up to a second later; a checkpoint; a garbage collection) then runs before the next turn
+ * starts, instead of taking CPU from whichever server that turn measures. Where there is no
+ * /proc it only waits `atLeastMs`.
+ */
+export async function waitUntilIdle(
+  pids: number[],
+  { atLeastMs = 1100, windowMs = 250, atMostMs = 5000 } = {},
+): Promise<void> {
+  const started = Date.now();
+  const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+  const cpuSeconds = async () => Promise.all(pids.map(async (pid) => await cpuSecondsOf(pid)));
+  await sleep(Math.max(0, atLeastMs - windowMs));
+  let before = await cpuSeconds();
+  if (before.some((seconds) => seconds === null)) return;
+  while (Date.now() - started < atMostMs) {
+    await sleep(windowMs);
+    const after = await cpuSeconds();
+    const tick = 1 / (await clockTicksPerSecond());
+    const busy = after.some((seconds, i) => (seconds ?? 0) - (before[i] ?? 0) > tick * 1.5);
+    if (!busy) return;
+    before = after;
+  }
+}
