@@ -66,6 +66,12 @@ function expectEveryRunClean(report: ComparisonReport, turns: number): void {
 /** A tiny data set, 1 s per scenario, few connections: enough to exercise the harness. */
 const tinyRun = ["--licenses", "300", "--duration", "1", "--connections", "8"];
 
+/** For the modes that take turns: two rounds of two 1 s turns per side, validate only. */
+const twoRoundsOfValidate = [
+  ...["--rounds", "2", "--scenarios", "validate"],
+  ...[...tinyRun, "--duration", "2", "--slices", "2"],
+];
+
 // The benchmark reports, it never fails the build on speed: this only proves the harness runs
 // every scenario end to end against the real server and that every request got a 2xx.
 describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing assertions)", () => {
@@ -177,17 +183,7 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
     "--rounds gives each scenario's ratio to the baseline per round, from turns of both servers",
     { timeout: 120_000 },
     async () => {
-      const { stdout, report: written } = await runBench([
-        "--rounds",
-        "2",
-        "--scenarios",
-        "validate",
-        ...tinyRun,
-        "--duration",
-        "2",
-        "--slices",
-        "2",
-      ]);
+      const { stdout, report: written } = await runBench(twoRoundsOfValidate);
       expect(stdout).toMatch(
         /^validate, requests\/s × baseline per round \(95 % interval\): \d+\.\d\d× \(.*, 2 rounds\)/m,
       );
@@ -257,15 +253,7 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
       const { stdout, report: written } = await runBench([
         "--scale",
         "200,400",
-        "--rounds",
-        "2",
-        "--scenarios",
-        "validate",
-        ...tinyRun,
-        "--duration",
-        "2",
-        "--slices",
-        "2",
+        ...twoRoundsOfValidate,
       ]);
       expect(stdout).toMatch(/^\s+change\s/m);
       expect(stdout).toMatch(
