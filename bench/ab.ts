@@ -57,7 +57,7 @@ export async function runAb(options: AbOptions): Promise<void> {
   ] as const) {
     const template = join(work, `template-${sides.length}.db`);
     log(`seeding ${options.shape.licenses} licenses with the code of ${label}`);
-    const apiKey = await seedWith(root, template, options.shape);
+    const apiKey = await seedWith(root, `sqlite:${template}`, options.shape);
     sides.push(seededSide({ label, root, template, apiKey, shape: options.shape }));
   }
   const [a, b] = sides as [Side, Side];

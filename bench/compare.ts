@@ -99,8 +99,18 @@ export function baselineSide(apiKey: string, shape: DatasetShape): Side {
   };
 }
 
-/** One turn of one side, with the round it belongs to (counted from 0). */
-export type SideRun = ServerRun & { round: number };
+/**
+ * One turn of one side, with the round it belongs to (counted from 0), and what its server did
+ * after the turn's last request while the run waited for it to go idle (waitUntilIdle): that
+ * deferred work is on neither side's measured time, so it is reported next to the turn.
+ */
+export type SideRun = ServerRun & {
+  round: number;
+  /** The server's CPU (all threads) in the wait after this turn, per request of the turn. */
+  deferredCpuUsPerRequest?: number | null;
+  /** How long that wait took. */
+  idleWaitMs?: number;
+};
 
 export interface SideResult {
   scenario: ScenarioName;
@@ -108,14 +118,21 @@ export interface SideResult {
   runs: SideRun[];
 }
 
-/** Seeds `file` with the data set, using the migrations and seed code of the build at `root`. */
-export async function seedWith(root: string, file: string, shape: DatasetShape): Promise<string> {
+/**
+ * Seeds the database at `databaseUrl` with the data set, using the migrations and seed code of
+ * the build at `root`; returns the API key it made.
+ */
+export async function seedWith(
+  root: string,
+  databaseUrl: string,
+  shape: DatasetShape,
+): Promise<string> {
   const module = (path: string) => pathToFileURL(join(root, path)).href;
   const script = `
     const { openDatabase } = await import(${JSON.stringify(module("dist/db/database.js"))});
     const { migrateToLatest } = await import(${JSON.stringify(module("dist/db/migrate.js"))});
     const { seed } = await import(${JSON.stringify(module("dist-bench/bench/seed.js"))});
-    const database = await openDatabase(${JSON.stringify(`sqlite:${file}`)});
+    const database = await openDatabase(${JSON.stringify(databaseUrl)});
     await migrateToLatest(database.db);
     const apiKey = await seed(database.db, ${JSON.stringify(shape)}, () => {});
     await database.close();
@@ -156,16 +173,34 @@ export async function alternate(
         for (const i of orderOf(0)) {
           await runLoad((servers[i] as StartedServer).url, load(sides[i] as Side, 2));
         }
+        let previous: { side: number; run: SideRun } | null = null;
+        const settle = async () => {
+          const wait = await waitUntilIdle(servers.map((server) => server.pid));
+          if (wait.timedOut) log(`a server was still busy after ${wait.waitedMs} ms; going on`);
+          if (!previous) return;
+          const cpu = wait.cpuSeconds[previous.side];
+          const requests = previous.run.totalRequests;
+          previous.run.idleWaitMs = wait.waitedMs;
+          previous.run.deferredCpuUsPerRequest =
+            cpu === null || cpu === undefined || requests === 0
+              ? null
+              : Number(((cpu * 1e6) / requests).toFixed(1));
+        };
         for (let slice = 0; slice < options.slices; slice++) {
           for (const i of orderOf(slice)) {
-            await waitUntilIdle(servers.map((server) => server.pid));
-            const run = await measureServer(
-              servers[i] as StartedServer,
-              load(sides[i] as Side, sliceSeconds),
-            );
-            runs[i]?.runs.push({ ...run, round });
+            await settle();
+            const run: SideRun = {
+              ...(await measureServer(
+                servers[i] as StartedServer,
+                load(sides[i] as Side, sliceSeconds),
+              )),
+              round,
+            };
+            runs[i]?.runs.push(run);
+            previous = { side: i, run };
           }
         }
+        await settle();
         // What a server reported after its last turn (while the other side ran, or while it shut
         // down) goes to that turn, so a late fault still voids the run.
         for (const [i, server] of servers.entries()) {
@@ -244,6 +279,7 @@ export function report(
     reads: result.runs.map((run) => run.eventLoopReadsPerRequest ?? Number.NaN),
     rss: result.runs.map((run) => run.peakRssMiB),
     p99: result.runs.map((run) => run.latencyMs.p99),
+    deferred: result.runs.map((run) => run.deferredCpuUsPerRequest ?? Number.NaN),
   });
   const rows = [
     [
@@ -255,6 +291,7 @@ export function report(
       "loop µs/req (mean)",
       "loop µs/req (range)",
       "CPU µs/req (mean)",
+      "deferred CPU µs/req (mean)",
       "loop reads/req (mean)",
       "p99 ms (max)",
       "peak RSS MiB",
@@ -277,6 +314,7 @@ export function report(
         mean(f.loop).toFixed(1),
         spread(f.loop, 1),
         mean(f.process).toFixed(1),
+        mean(f.deferred).toFixed(1),
         mean(f.reads).toFixed(2),
         String(Math.max(...f.p99)),
         String(Math.max(...f.rss)),
@@ -293,6 +331,7 @@ export function report(
       percent(mean(a.loop), mean(b.loop)),
       "",
       percent(mean(a.process), mean(b.process)),
+      "",
       percent(mean(a.reads), mean(b.reads)),
       "",
       "",
@@ -314,7 +353,9 @@ export function report(
       const ratio = perRound.requestsPerSecond;
       verdicts.push(
         `${scenario}, requests/s × baseline per round (95 % interval): ${times(ratio)}; ` +
-          `highest p99 of a turn ${Math.max(...b.p99)} ms; peak RSS ${Math.max(...b.rss)} MiB`,
+          `highest p99 of a turn ${Math.max(...b.p99)} ms; peak RSS ${Math.max(...b.rss)} MiB; ` +
+          `CPU deferred past its turns ${mean(b.deferred).toFixed(1)} µs/req against ` +
+          `${mean(b.process).toFixed(1)} in them`,
       );
     } else {
       verdicts.push(

@@ -76,29 +76,55 @@ export function readSyscallsOf(pid: number, thread: number): number | null {
   }
 }
 
+/** What a wait for idle servers saw: how long it took, and each server's CPU meanwhile. */
+export interface IdleWait {
+  waitedMs: number;
+  /** CPU seconds each pid used during the wait (null where /proc could not tell). */
+  cpuSeconds: Array<number | null>;
+  /** It stopped at `atMostMs` with some server still busy. */
+  timedOut: boolean;
+}
+
 /**
- * Waits until none of `pids` has used more than one clock tick of CPU over `windowMs`, and at
- * least `atLeastMs` (at most `atMostMs`): what a server deferred during its turn (the last-seen
- * flush, up to a second later; a checkpoint; a garbage collection) then runs before the next turn
- * starts, instead of taking CPU from whichever server that turn measures. Where there is no
- * /proc it only waits `atLeastMs`.
+ * Waits at least `atLeastMs`, then until none of `pids` has used more than one clock tick of CPU
+ * over `windowMs` (at most `atMostMs` in all): what a server deferred during its turn (the
+ * last-seen flush, up to a second later; a checkpoint; a garbage collection) then runs before the
+ * next turn starts, instead of taking CPU from whichever server that turn measures. A process that
+ * is gone counts as idle; where there is no /proc this only waits `atLeastMs`.
  */
 export async function waitUntilIdle(
   pids: number[],
   { atLeastMs = 1100, windowMs = 250, atMostMs = 5000 } = {},
-): Promise<void> {
+): Promise<IdleWait> {
   const started = Date.now();
   const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
   const cpuSeconds = async () => Promise.all(pids.map(async (pid) => await cpuSecondsOf(pid)));
+  const first = await cpuSeconds();
+  const tick = 1 / (await clockTicksPerSecond());
   await sleep(Math.max(0, atLeastMs - windowMs));
-  let before = await cpuSeconds();
-  if (before.some((seconds) => seconds === null)) return;
-  while (Date.now() - started < atMostMs) {
+  let before = first;
+  if (atLeastMs > windowMs) before = await cpuSeconds();
+  let timedOut = false;
+  for (;;) {
     await sleep(windowMs);
     const after = await cpuSeconds();
-    const tick = 1 / (await clockTicksPerSecond());
-    const busy = after.some((seconds, i) => (seconds ?? 0) - (before[i] ?? 0) > tick * 1.5);
-    if (!busy) return;
+    const busy = after.some((seconds, i) => {
+      const from = before[i];
+      return seconds !== null && from !== null && from !== undefined && seconds - from > tick * 1.5;
+    });
     before = after;
+    if (!busy) break;
+    if (Date.now() - started + windowMs > atMostMs) {
+      timedOut = true;
+      break;
+    }
   }
+  return {
+    waitedMs: Date.now() - started,
+    cpuSeconds: before.map((seconds, i) => {
+      const from = first[i];
+      return seconds === null || from === null || from === undefined ? null : seconds - from;
+    }),
+    timedOut,
+  };
 }

@@ -249,15 +249,18 @@ const maxFaultLines = 1000;
 
 /**
  * Starts the Shipkey server as `npm start` runs it (`node dist/server.js`, production) on
- * `databaseUrl`, on loopback and a free port; `cwd` is the checkout holding dist/.
+ * `databaseUrl`, on loopback and a free port; `cwd` is the checkout holding dist/. Node options in
+ * `BENCH_SERVER_NODE_ARGS` go before the script, in every mode of the benchmark:
+ * `BENCH_SERVER_NODE_ARGS="--cpu-prof"` profiles each server (written in its cwd on exit).
  */
 export async function startServer(
   databaseUrl: string,
-  options: { cwd?: string; nodeArgs?: string[] } = {},
+  options: { cwd?: string } = {},
 ): Promise<StartedServer> {
   const faults: FaultLog = { count: 0, lines: [], taken: 0 };
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
   const { child, match } = await startProcess(
-    [...(options.nodeArgs ?? []), "dist/server.js"],
+    [...nodeArgs, "dist/server.js"],
     {
       ...process.env,
       DATABASE_URL: databaseUrl,

@@ -6,19 +6,23 @@ import {
   baselineSide,
   type CompareOptions,
   report,
+  type Side,
   seededSide,
   seedWith,
 } from "./compare.js";
 import type { DatasetShape } from "./dataset.js";
-import { log, onCleanup } from "./processes.js";
+import { createDatabase, dropDatabase, freshDatabaseName } from "./postgres-databases.js";
+import { log, onCleanup, startServer } from "./processes.js";
 
 /**
  * `npm run bench -- --rounds N`: each scenario's ratio to the bare baseline with a 95 % interval,
  * for the targets written as ratios ("validate ≥ 0.6× baseline"). A full run measures the
  * baseline once before and once after all scenarios, minutes away from most of them, and one
  * such run is one sample: on a shared machine the same build gave validate 0.52×, 0.65× and
- * 0.73× in three (docs/performance.md). Here the baseline and the service take turns of a few
- * seconds within each round (compare.ts), and the rounds give the interval.
+ * 0.73× in three (docs/performance-history.md, session 10). Here the baseline and the service
+ * take turns of a few seconds within each round (compare.ts), and the rounds give the interval.
+ * With `BENCH_DATABASE_URL` the service runs on PostgreSQL, each round on a fresh copy of the
+ * seeded database.
  */
 export interface RoundsOptions extends CompareOptions {
   shape: DatasetShape;
@@ -27,13 +31,45 @@ export interface RoundsOptions extends CompareOptions {
 export async function runRounds(options: RoundsOptions): Promise<void> {
   const work = mkdtempSync(join(os.tmpdir(), "shipkey-bench-rounds-"));
   onCleanup(() => rmSync(work, { recursive: true, force: true }));
+  const adminUrl = process.env.BENCH_DATABASE_URL;
+  log(
+    `seeding ${options.shape.licenses} licenses, ${options.shape.machines} active machines ` +
+      `on ${adminUrl ? "PostgreSQL" : "SQLite"}`,
+  );
+  const service = adminUrl
+    ? await postgresSide(adminUrl, options.shape)
+    : await sqliteSide(join(work, "template.db"), options.shape);
+  const sides: [Side, Side] = [baselineSide(service.apiKey, options.shape), service];
+  report("rounds", await alternate(sides, options, work), options, {
+    shape: options.shape,
+    database: adminUrl ? "postgres" : "sqlite",
+  });
+}
+
+async function sqliteSide(template: string, shape: DatasetShape): Promise<Side> {
   const root = process.cwd();
-  const template = join(work, "template.db");
-  log(`seeding ${options.shape.licenses} licenses, ${options.shape.machines} active machines`);
-  const apiKey = await seedWith(root, template, options.shape);
-  const sides = [
-    baselineSide(apiKey, options.shape),
-    seededSide({ label: "shipkey", root, template, apiKey, shape: options.shape }),
-  ] as const;
-  report("rounds", await alternate([...sides], options, work), options, { shape: options.shape });
+  const apiKey = await seedWith(root, `sqlite:${template}`, shape);
+  return seededSide({ label: "shipkey", root, template, apiKey, shape });
+}
+
+/**
+ * The service on PostgreSQL: a seeded template database, and per round a copy of it
+ * (`create database … template …`, a file copy on the server), the previous round's dropped.
+ */
+async function postgresSide(adminUrl: string, shape: DatasetShape): Promise<Side> {
+  const template = freshDatabaseName();
+  const apiKey = await seedWith(process.cwd(), await createDatabase(adminUrl, template), shape);
+  let round = 0;
+  let previous: string | null = null;
+  return {
+    label: "shipkey (PostgreSQL)",
+    apiKey,
+    shape,
+    start: async () => {
+      // The previous round's server is stopped by now (compare.ts stops both before a round).
+      if (previous) await dropDatabase(adminUrl, previous);
+      previous = `${template}_r${round++}`;
+      return startServer(await createDatabase(adminUrl, previous, template));
+    },
+  };
 }

@@ -1,13 +1,12 @@
-import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { runAb } from "./ab.js";
 import type { DatasetShape } from "./dataset.js";
+import { createDatabase, freshDatabaseName } from "./postgres-databases.js";
 import {
   cleanup,
   failOnServerFaults,
@@ -65,6 +64,7 @@ const scenarios = (values.scenarios ?? "").split(",").filter((s): s is ScenarioN
   if (!(scenarioNames as readonly string[]).includes(s)) throw new Error(`unknown scenario ${s}`);
   return s !== "baseline";
 });
+if (scenarios.length === 0) throw new Error("--scenarios names no scenario to run");
 
 const load = (scenario: ScenarioName, apiKey: string, seconds: number) => ({
   scenario,
@@ -81,20 +81,7 @@ async function prepareDatabase(): Promise<string> {
     onCleanup(() => rmSync(dir, { recursive: true, force: true }));
     return `sqlite:${join(dir, "bench.db")}`;
   }
-  const name = `shipkey_bench_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  onCleanup(async () => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.end();
-  });
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return createDatabase(adminUrl, freshDatabaseName());
 }
 
 interface ScenarioReport extends ServerRun {
@@ -120,9 +107,7 @@ async function main(): Promise<void> {
   log("baseline (bare node:http) ...");
   const baselineBefore = await measureBaseline();
 
-  // BENCH_SERVER_NODE_ARGS="--cpu-prof" profiles the server (profile written in the cwd on exit).
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
-  const server = await startServer(databaseUrl, { nodeArgs });
+  const server = await startServer(databaseUrl);
   log(`server ${server.url} (pid ${server.pid}); warming up`);
   await runLoad(server.url, load("validate", apiKey, 2));
 
@@ -238,10 +223,10 @@ function printReport(
 }
 
 try {
+  const onSqliteOnly = () => {
+    if (process.env.BENCH_DATABASE_URL) throw new Error("--ab and --scale run on SQLite only");
+  };
   const compare = () => {
-    if (process.env.BENCH_DATABASE_URL) {
-      throw new Error("--ab, --scale and --rounds run on SQLite only");
-    }
     // Turns of 2 s by default (1 s for an odd --duration). Turns last whole seconds: autocannon
     // stops at its next one-second tick, so a 2.5 s turn would run for 3.
     const slices =
@@ -253,8 +238,13 @@ try {
     if (durationSeconds % slices !== 0) {
       throw new Error("--slices must divide --duration (turns last whole seconds)");
     }
+    const rounds = values.rounds === undefined ? 4 : positiveInt("rounds", values.rounds);
+    if (rounds < 2) log("warning: one round gives no interval");
+    else if (rounds % 2 === 1) {
+      log("warning: an odd number of rounds leaves the order of the sides unbalanced");
+    }
     return {
-      rounds: values.rounds === undefined ? 4 : positiveInt("rounds", values.rounds),
+      rounds,
       slices,
       scenarios,
       durationSeconds,
@@ -264,8 +254,10 @@ try {
   if (values.ab !== undefined && values.scale !== undefined) {
     throw new Error("--ab and --scale cannot be combined");
   } else if (values.ab !== undefined) {
+    onSqliteOnly();
     await runAb({ ...compare(), ref: values.ab, shape });
   } else if (values.scale !== undefined) {
+    onSqliteOnly();
     // Each size gets its own 1.5 machines per license; one --machines for both would not.
     if (values.machines !== undefined) throw new Error("--scale sets the machines per size");
     const sizes = values.scale.split(",").map((n) => positiveInt("scale", n));

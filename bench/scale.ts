@@ -32,7 +32,7 @@ export async function runScale(options: ScaleOptions): Promise<void> {
     const label = `${shape.licenses} licenses`;
     const template = join(work, `template-${sides.length}.db`);
     log(`seeding ${shape.licenses} licenses, ${shape.machines} active machines`);
-    const apiKey = await seedWith(root, template, shape);
+    const apiKey = await seedWith(root, `sqlite:${template}`, shape);
     sides.push(seededSide({ label, root, template, apiKey, shape }));
   }
   const [small, large] = sides as [Side, Side];
