@@ -168,7 +168,7 @@ describe("queries compiled once", () => {
   });
 
   // SQLite re-prepares a statement each time its bound LIMIT gets a value, which undoes
-  // compiling once (docs/performance.md, session 9).
+  // compiling once (docs/performance-history.md, session 9).
   it("refuse a builder that binds LIMIT or OFFSET instead of writing a literal", () => {
     const boundLimit = compileOnce<{ slug: string }, unknown>(["slug"], (db, p) =>
       db.selectFrom("products").selectAll().where("slug", "=", p.slug).limit(1),

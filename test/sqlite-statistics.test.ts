@@ -14,7 +14,7 @@ import { startServer } from "./helpers/server-process.js";
 
 // With ANALYZE's value samples (sqlite_stat4) in the file, SQLite re-prepares every statement
 // that compares an indexed column with a bound value each time it runs: a license read then
-// costs several times as much (docs/performance.md, session 9). A server start removes them.
+// costs several times as much (docs/performance-history.md, session 9). A server start removes them.
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

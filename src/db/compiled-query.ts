@@ -63,7 +63,7 @@ function compiledOnce<Params extends Record<string, unknown>, Row>(
  * Whether a LIMIT or OFFSET in the query is a bound parameter. SQLite (3.53, as better-sqlite3
  * builds it) re-prepares a statement every time a bound LIMIT is given a value, even the same one,
  * so such a query pays its whole parse and plan on every run: measured, a license read went from
- * ~15 to ~80 µs, which undid the point of compiling once (docs/performance.md, session 9).
+ * ~15 to ~80 µs, which undid the point of compiling once (docs/performance-history.md, session 9).
  */
 function bindsLimitOrOffset(node: unknown, insideLimit = false): boolean {
   if (typeof node !== "object" || node === null) return false;

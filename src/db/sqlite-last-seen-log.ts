@@ -17,7 +17,7 @@ import type { SqliteWriteGate } from "./sqlite-write-gate.js";
  * thread's connection only. In WAL mode a commit to a database empties the page cache of every
  * other connection to it; while the log lived in the main file, the thread's appends (twenty a
  * second under load) emptied the event loop's cache as often, so validate read its B-tree pages
- * from the OS again and again (docs/performance.md, session 7). Appends and discards now commit
+ * from the OS again and again (docs/performance-history.md, session 7). Appends and discards now commit
  * to the log's file alone: they take no lock on the main database and need no turn at the gate.
  * Only the fold's updates of activations write to the main file.
  *
@@ -158,7 +158,7 @@ const sql = {
       and f.license_id = activations.license_id and f.machine_id = activations.machine_id
       and f.seen_at > activations.last_seen_at`,
   // The chunk size is written into the SQL, not bound: SQLite re-prepares a statement each time a
-  // bound LIMIT is given a value (docs/performance.md, session 9). Statements are cached by text,
+  // bound LIMIT is given a value (docs/performance-history.md, session 9). Statements are cached by text,
   // and one log's chunk size never changes, so each is prepared once.
   applyKeys: (chunk: number) => `update activations set last_seen_at = f.seen_at
     from (select license_id, machine_id, seen_at from temp.last_seen_fold

@@ -6,7 +6,7 @@ import { type RawBuilder, sql } from "kysely";
  * endpoint finds a license by key in one B-tree (the table's, by rowid) instead of two (the key
  * index, then the table). At 1 000 000 licenses each of those trees is far larger than SQLite's
  * page cache, so each search reads a page from the file: the slot halves those reads on the
- * hottest path (profiled and measured, docs/performance.md, session 8).
+ * hottest path (profiled and measured, docs/performance-history.md, session 8).
  *
  * The slot is only ever a shortcut. Every read checks the key on the row it finds there and falls
  * back to the key index when the row is not in its slot: a slot taken by another key (a hash

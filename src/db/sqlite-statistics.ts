@@ -11,7 +11,7 @@ export type ValueSampleCleanup = "none" | "removed";
  * looks at the value bound to every parameter compared with an indexed column, so each such
  * statement is re-prepared every time it runs with a new value, and Shipkey's cached statements
  * pay their whole parse and plan on every request (measured: a license read 13–27 → 75–114 µs,
- * docs/performance.md, session 9). No hot query gains from them: each is an equality on a unique
+ * docs/performance-history.md, session 9). No hot query gains from them: each is an equality on a unique
  * index. Shipkey never runs ANALYZE, but an operator's ANALYZE or `PRAGMA optimize` writes them.
  * sqlite_stat1 (row counts per index) does not cause this and is kept.
  *

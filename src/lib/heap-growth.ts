@@ -6,7 +6,7 @@ import v8 from "node:v8";
  * its last full collection kept before collecting again: the server's RSS rose and fell by ~50 MiB
  * every few seconds, its peak decided by where a collection happened to fall. Growing by half
  * instead bounds the peak (measured: 230 → 168 MiB under validate load, no CPU cost the benchmark
- * could resolve; docs/performance.md, session 10), for more frequent, short, mostly concurrent
+ * could resolve; docs/performance-history.md, session 10), for more frequent, short, mostly concurrent
  * collections.
  */
 const heapGrowingPercent = 50;

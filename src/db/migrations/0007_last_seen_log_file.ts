@@ -5,7 +5,7 @@ import { createMachineSightings } from "./0005_machine_sightings.js";
  * The SQLite server's last-seen log moves out of the database into a file of its own
  * (src/db/sqlite-last-seen-log.ts, which creates it): its appends, twenty commits a second under
  * load, emptied the page cache of every other connection to the database, the event loop's
- * included (docs/performance.md, session 7). PostgreSQL never used the table.
+ * included (docs/performance-history.md, session 7). PostgreSQL never used the table.
  *
  * Sightings a server of the previous version left in machine_sightings are applied first, each to
  * the machine's active activation, so upgrading with that server stopped (README) loses none; one
