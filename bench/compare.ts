@@ -64,6 +64,11 @@ export interface Side {
   start(file: string): Promise<StartedServer>;
   /** The scenario its load runs when the comparison measures `scenario` (default: the same). */
   loadScenario?(scenario: ScenarioName): ScenarioName;
+  /**
+   * Its work is partly done by processes the run does not watch (PostgreSQL's): turns then also
+   * wait for the whole machine to be idle, and that work is in no per-request figure.
+   */
+  usesOtherProcesses?: boolean;
 }
 
 /**
@@ -106,9 +111,9 @@ export function baselineSide(apiKey: string, shape: DatasetShape): Side {
  */
 export type SideRun = ServerRun & {
   round: number;
-  /** The server's CPU (all threads) in the wait after this turn, per request of the turn. */
+  /** The server's CPU (all threads) in the waits after this turn, per request of the turn. */
   deferredCpuUsPerRequest?: number | null;
-  /** How long that wait took. */
+  /** How long those waits took. */
   idleWaitMs?: number;
 };
 
@@ -173,18 +178,22 @@ export async function alternate(
         for (const i of orderOf(0)) {
           await runLoad((servers[i] as StartedServer).url, load(sides[i] as Side, 2));
         }
-        let previous: { side: number; run: SideRun } | null = null;
+        // Each server's latest turn: the CPU a server uses in a wait is work it deferred from
+        // that turn (none before its first: start-up and warm-up are not measured).
+        const latest: Array<SideRun | undefined> = [];
         const settle = async () => {
-          const wait = await waitUntilIdle(servers.map((server) => server.pid));
-          if (wait.timedOut) log(`a server was still busy after ${wait.waitedMs} ms; going on`);
-          if (!previous) return;
-          const cpu = wait.cpuSeconds[previous.side];
-          const requests = previous.run.totalRequests;
-          previous.run.idleWaitMs = wait.waitedMs;
-          previous.run.deferredCpuUsPerRequest =
-            cpu === null || cpu === undefined || requests === 0
-              ? null
-              : Number(((cpu * 1e6) / requests).toFixed(1));
+          const wait = await waitUntilIdle(
+            servers.map((server) => server.pid),
+            { wholeMachine: sides.some((side) => side.usesOtherProcesses) },
+          );
+          if (wait.timedOut) log(`still busy after ${wait.waitedMs} ms; going on`);
+          for (const [i, run] of latest.entries()) {
+            const cpu = wait.cpuSeconds[i];
+            if (!run || cpu === null || cpu === undefined || run.totalRequests === 0) continue;
+            run.idleWaitMs = (run.idleWaitMs ?? 0) + wait.waitedMs;
+            const deferred = ((run.deferredCpuUsPerRequest ?? 0) * run.totalRequests) / 1e6 + cpu;
+            run.deferredCpuUsPerRequest = Number(((deferred * 1e6) / run.totalRequests).toFixed(1));
+          }
         };
         for (let slice = 0; slice < options.slices; slice++) {
           for (const i of orderOf(slice)) {
@@ -197,7 +206,7 @@ export async function alternate(
               round,
             };
             runs[i]?.runs.push(run);
-            previous = { side: i, run };
+            latest[i] = run;
           }
         }
         await settle();

@@ -90,11 +90,13 @@ export interface IdleWait {
  * over `windowMs` (at most `atMostMs` in all): what a server deferred during its turn (the
  * last-seen flush, up to a second later; a checkpoint; a garbage collection) then runs before the
  * next turn starts, instead of taking CPU from whichever server that turn measures. A process that
- * is gone counts as idle; where there is no /proc this only waits `atLeastMs`.
+ * is gone counts as idle; where there is no /proc this only waits `atLeastMs`. `wholeMachine` also
+ * waits until all cores together were busy less than a tenth of one core over a window (for work
+ * done by processes outside `pids`, such as PostgreSQL's).
  */
 export async function waitUntilIdle(
   pids: number[],
-  { atLeastMs = 1100, windowMs = 250, atMostMs = 5000 } = {},
+  { atLeastMs = 1100, windowMs = 250, atMostMs = 5000, wholeMachine = false } = {},
 ): Promise<IdleWait> {
   const started = Date.now();
   const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -104,15 +106,23 @@ export async function waitUntilIdle(
   await sleep(Math.max(0, atLeastMs - windowMs));
   let before = first;
   if (atLeastMs > windowMs) before = await cpuSeconds();
+  let machineBefore = wholeMachine ? machineBusySeconds(1 / tick) : null;
   let timedOut = false;
   for (;;) {
     await sleep(windowMs);
     const after = await cpuSeconds();
-    const busy = after.some((seconds, i) => {
-      const from = before[i];
-      return seconds !== null && from !== null && from !== undefined && seconds - from > tick * 1.5;
-    });
+    const busy =
+      after.some((seconds, i) => {
+        const from = before[i];
+        return (
+          seconds !== null && from !== null && from !== undefined && seconds - from > tick * 1.5
+        );
+      }) ||
+      (wholeMachine &&
+        machineBefore !== null &&
+        (machineBusySeconds(1 / tick) ?? 0) - machineBefore > (windowMs / 1000) * 0.1);
     before = after;
+    machineBefore = wholeMachine ? machineBusySeconds(1 / tick) : null;
     if (!busy) break;
     if (Date.now() - started + windowMs > atMostMs) {
       timedOut = true;
@@ -127,4 +137,22 @@ export async function waitUntilIdle(
     }),
     timedOut,
   };
+}
+
+/** CPU seconds all cores have spent busy since boot (/proc/stat); null without /proc. */
+function machineBusySeconds(ticksPerSecond: number): number | null {
+  try {
+    const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+    const busy = fields
+      .slice(0, 8)
+      .reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
+    return busy / ticksPerSecond;
+  } catch {
+    return null;
+  }
 }

@@ -251,7 +251,8 @@ const maxFaultLines = 1000;
  * Starts the Shipkey server as `npm start` runs it (`node dist/server.js`, production) on
  * `databaseUrl`, on loopback and a free port; `cwd` is the checkout holding dist/. Node options in
  * `BENCH_SERVER_NODE_ARGS` go before the script, in every mode of the benchmark:
- * `BENCH_SERVER_NODE_ARGS="--cpu-prof"` profiles each server (written in its cwd on exit).
+ * `BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"` profiles each server (give a
+ * directory: `--ab` runs one build in a temporary worktree, deleted at the end).
  */
 export async function startServer(
   databaseUrl: string,

@@ -11,7 +11,7 @@ import {
   seedWith,
 } from "./compare.js";
 import type { DatasetShape } from "./dataset.js";
-import { createDatabase, dropDatabase, freshDatabaseName } from "./postgres-databases.js";
+import { createDatabase, DatabaseCopies, freshDatabaseName } from "./postgres-databases.js";
 import { log, onCleanup, startServer } from "./processes.js";
 
 /**
@@ -52,24 +52,18 @@ async function sqliteSide(template: string, shape: DatasetShape): Promise<Side> 
   return seededSide({ label: "shipkey", root, template, apiKey, shape });
 }
 
-/**
- * The service on PostgreSQL: a seeded template database, and per round a copy of it
- * (`create database … template …`, a file copy on the server), the previous round's dropped.
- */
+/** The service on PostgreSQL: a seeded template database, and a copy of it per round. */
 async function postgresSide(adminUrl: string, shape: DatasetShape): Promise<Side> {
   const template = freshDatabaseName();
   const apiKey = await seedWith(process.cwd(), await createDatabase(adminUrl, template), shape);
-  let round = 0;
-  let previous: string | null = null;
+  const copies = new DatabaseCopies(adminUrl, template);
+  await copies.prepareTemplate();
   return {
     label: "shipkey (PostgreSQL)",
     apiKey,
     shape,
-    start: async () => {
-      // The previous round's server is stopped by now (compare.ts stops both before a round).
-      if (previous) await dropDatabase(adminUrl, previous);
-      previous = `${template}_r${round++}`;
-      return startServer(await createDatabase(adminUrl, previous, template));
-    },
+    usesOtherProcesses: true,
+    // The previous round's server is stopped by now (compare.ts stops both before a round).
+    start: async () => startServer(await copies.next()),
   };
 }

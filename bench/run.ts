@@ -240,7 +240,7 @@ try {
     }
     const rounds = values.rounds === undefined ? 4 : positiveInt("rounds", values.rounds);
     if (rounds < 2) log("warning: one round gives no interval");
-    else if (rounds % 2 === 1) {
+    else if (rounds % 2 === 1 && slices % 2 === 1) {
       log("warning: an odd number of rounds leaves the order of the sides unbalanced");
     }
     return {

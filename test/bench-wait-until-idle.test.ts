@@ -31,7 +31,7 @@ describe.runIf(process.platform === "linux")("waitUntilIdle (bench/proc-stat.ts)
     );
     const wait = await waitUntilIdle([pid], { atLeastMs: 0, atMostMs: 20_000 });
     expect(idleAt).not.toBeNull();
-    expect(Date.now() - (idleAt ?? 0)).toBeLessThan(5000);
+    expect(Date.now() - (idleAt ?? 0)).toBeLessThan(3000);
     expect(wait.timedOut).toBe(false);
     expect(wait.cpuSeconds[0]).toBeGreaterThan(0.1);
   });
@@ -42,7 +42,7 @@ describe.runIf(process.platform === "linux")("waitUntilIdle (bench/proc-stat.ts)
     await new Promise((done) => setTimeout(done, 500)); // past their start-up
     const started = Date.now();
     const wait = await waitUntilIdle([idle, gone], { atLeastMs: 300, atMostMs: 20_000 });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280); // timers may fire a little early
     expect(Date.now() - started).toBeLessThan(5000);
     expect(wait.timedOut).toBe(false);
   });
@@ -52,7 +52,7 @@ describe.runIf(process.platform === "linux")("waitUntilIdle (bench/proc-stat.ts)
     const started = Date.now();
     const wait = await waitUntilIdle([pid], { atLeastMs: 0, atMostMs: 1000 });
     expect(wait.timedOut).toBe(true);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(750);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
