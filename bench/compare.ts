@@ -178,21 +178,25 @@ export async function alternate(
         for (const i of orderOf(0)) {
           await runLoad((servers[i] as StartedServer).url, load(sides[i] as Side, 2));
         }
-        // Each server's latest turn: the CPU a server uses in a wait is work it deferred from
-        // that turn (none before its first: start-up and warm-up are not measured).
-        const latest: Array<SideRun | undefined> = [];
+        // Each server's latest turn, and the CPU seconds its server has used in the waits since:
+        // work it deferred from that turn (none before its first: start-up and warm-up are not
+        // measured).
+        const latest: Array<{ run: SideRun; deferredSeconds: number } | undefined> = [];
         const settle = async () => {
           const wait = await waitUntilIdle(
             servers.map((server) => server.pid),
             { wholeMachine: sides.some((side) => side.usesOtherProcesses) },
           );
           if (wait.timedOut) log(`still busy after ${wait.waitedMs} ms; going on`);
-          for (const [i, run] of latest.entries()) {
+          for (const [i, turn] of latest.entries()) {
             const cpu = wait.cpuSeconds[i];
-            if (!run || cpu === null || cpu === undefined || run.totalRequests === 0) continue;
-            run.idleWaitMs = (run.idleWaitMs ?? 0) + wait.waitedMs;
-            const deferred = ((run.deferredCpuUsPerRequest ?? 0) * run.totalRequests) / 1e6 + cpu;
-            run.deferredCpuUsPerRequest = Number(((deferred * 1e6) / run.totalRequests).toFixed(1));
+            if (!turn || cpu === null || cpu === undefined || turn.run.totalRequests === 0)
+              continue;
+            turn.deferredSeconds += cpu;
+            turn.run.idleWaitMs = (turn.run.idleWaitMs ?? 0) + wait.waitedMs;
+            turn.run.deferredCpuUsPerRequest = Number(
+              ((turn.deferredSeconds * 1e6) / turn.run.totalRequests).toFixed(1),
+            );
           }
         };
         for (let slice = 0; slice < options.slices; slice++) {
@@ -206,7 +210,7 @@ export async function alternate(
               round,
             };
             runs[i]?.runs.push(run);
-            latest[i] = run;
+            latest[i] = { run, deferredSeconds: 0 };
           }
         }
         await settle();

@@ -8,14 +8,12 @@ import { onCleanup } from "./processes.js";
  * did not make.
  */
 
-/** Runs statements on the server's maintenance connection (`adminUrl`); the last one's rows. */
-async function onServer(adminUrl: string, ...statements: string[]): Promise<unknown[]> {
-  const client = new pg.Client({ connectionString: adminUrl });
+/** Runs one statement on its own connection to `url`; its rows. */
+async function onServer(url: string, statement: string): Promise<unknown[]> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    let rows: unknown[] = [];
-    for (const statement of statements) rows = (await client.query(statement)).rows;
-    return rows;
+    return (await client.query(statement)).rows;
   } finally {
     await client.end();
   }

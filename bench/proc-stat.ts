@@ -7,6 +7,9 @@ import { promisify } from "node:util";
  * resident memory. Every reader gives null (or nothing) where there is no /proc.
  */
 
+/** execFile as a promise (getconf here; the benchmark's other commands in processes.ts). */
+export const execFileAsync = promisify(execFile);
+
 /** Samples the process's resident set size every 100 ms; returns the peak in MiB. */
 export function sampleRss(pid: number): () => number {
   let peakKb = 0;
@@ -52,8 +55,7 @@ let ticksPerSecond: number | undefined;
 export async function clockTicksPerSecond(): Promise<number> {
   if (ticksPerSecond === undefined) {
     try {
-      ticksPerSecond =
-        Number((await promisify(execFile)("getconf", ["CLK_TCK"])).stdout.trim()) || 100;
+      ticksPerSecond = Number((await execFileAsync("getconf", ["CLK_TCK"])).stdout.trim()) || 100;
     } catch {
       ticksPerSecond = 100;
     }
@@ -102,15 +104,18 @@ export async function waitUntilIdle(
   const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
   const cpuSeconds = async () => Promise.all(pids.map(async (pid) => await cpuSecondsOf(pid)));
   const first = await cpuSeconds();
-  const tick = 1 / (await clockTicksPerSecond());
+  const ticksPerSecond = await clockTicksPerSecond();
+  const tick = 1 / ticksPerSecond;
+  const machineBusy = () => (wholeMachine ? machineBusySeconds(ticksPerSecond) : null);
   await sleep(Math.max(0, atLeastMs - windowMs));
   let before = first;
   if (atLeastMs > windowMs) before = await cpuSeconds();
-  let machineBefore = wholeMachine ? machineBusySeconds(1 / tick) : null;
+  let machineBefore = machineBusy();
   let timedOut = false;
   for (;;) {
     await sleep(windowMs);
     const after = await cpuSeconds();
+    const machineAfter = machineBusy();
     const busy =
       after.some((seconds, i) => {
         const from = before[i];
@@ -118,11 +123,11 @@ export async function waitUntilIdle(
           seconds !== null && from !== null && from !== undefined && seconds - from > tick * 1.5
         );
       }) ||
-      (wholeMachine &&
-        machineBefore !== null &&
-        (machineBusySeconds(1 / tick) ?? 0) - machineBefore > (windowMs / 1000) * 0.1);
+      (machineBefore !== null &&
+        machineAfter !== null &&
+        machineAfter - machineBefore > (windowMs / 1000) * 0.1);
     before = after;
-    machineBefore = wholeMachine ? machineBusySeconds(1 / tick) : null;
+    machineBefore = machineAfter;
     if (!busy) break;
     if (Date.now() - started + windowMs > atMostMs) {
       timedOut = true;

@@ -1,9 +1,8 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type { DatasetShape } from "./dataset.js";
 import type { LoadOptions, LoadResult } from "./load.js";
-import { cpuSecondsOf, readSyscallsOf, sampleRss } from "./proc-stat.js";
+import { cpuSecondsOf, execFileAsync, readSyscallsOf, sampleRss } from "./proc-stat.js";
 import type { ScenarioName } from "./scenarios.js";
 
 /**
@@ -114,8 +113,6 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   await exited;
   clearTimeout(timer);
 }
-
-export const execFileAsync = promisify(execFile);
 
 /** Runs a command, tracked like every other child, and resolves with its stdout. */
 export async function runCommand(
