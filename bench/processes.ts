@@ -74,9 +74,8 @@ function startProcess(
   /** Sees the child as soon as it is spawned, before its first output. */
   watch?: (child: ChildProcess) => void,
 ): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const child = track(
-    spawn(process.execPath, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] }),
-  );
+  const [file, fileArgs] = pinnedTo(process.env.BENCH_SERVER_CPUS, process.execPath, args);
+  const child = track(spawn(file, fileArgs, { env, cwd, stdio: ["ignore", "pipe", "pipe"] }));
   watch?.(child);
   let output = "";
   return new Promise((resolve, reject) => {
@@ -103,6 +102,25 @@ function startProcess(
       reject(new Error(`exited with ${code}: ${args.join(" ")}\n${output}`)),
     );
   });
+}
+
+/**
+ * The command line that runs `file` on the CPUs `cpus` names (a taskset list such as "0" or
+ * "0-1"), or unchanged without one. taskset execs the command, so the pid stays the program's
+ * own (the CPU and RSS readings rely on it), and threads it starts later inherit the mask.
+ * BENCH_SERVER_CPUS pins every server the benchmark starts (baseline and service alike),
+ * BENCH_LOAD_CPUS the load generator.
+ */
+export function pinnedTo(
+  cpus: string | undefined,
+  file: string,
+  args: string[],
+): [string, string[]] {
+  if (cpus === undefined || cpus === "") return [file, args];
+  if (!/^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$/.test(cpus)) {
+    throw new Error(`not a CPU list (taskset -c): ${cpus}`);
+  }
+  return ["taskset", ["-c", cpus, file, ...args]];
 }
 
 export async function stopProcess(child: ChildProcess): Promise<void> {
@@ -188,8 +206,10 @@ export async function runLoad(url: string, run: LoadRun): Promise<LoadResult> {
     apiKey: run.apiKey,
   };
   const stdout = await runCommand(
-    process.execPath,
-    [join(import.meta.dirname, "load.js"), JSON.stringify(options)],
+    ...pinnedTo(process.env.BENCH_LOAD_CPUS, process.execPath, [
+      join(import.meta.dirname, "load.js"),
+      JSON.stringify(options),
+    ]),
     { timeoutMs: (run.seconds + 60) * 1000 },
   );
   return JSON.parse(stdout) as LoadResult;
