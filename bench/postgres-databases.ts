@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { onCleanup } from "./processes.js";
+import { onCleanup, refuseWhileStopping } from "./processes.js";
 
 /**
  * The benchmark's own PostgreSQL databases on the server `BENCH_DATABASE_URL` names: each is
@@ -39,6 +39,7 @@ export function freshDatabaseName(): string {
 
 /** Creates the empty database `name` and registers its drop for the end of the run; its URL. */
 export async function createDatabase(adminUrl: string, name: string): Promise<string> {
+  refuseWhileStopping(`database ${name}`);
   onCleanup(() => dropDatabase(adminUrl, name));
   await onServer(adminUrl, `create database ${checked(name)}`);
   return databaseUrl(adminUrl, name);
@@ -85,6 +86,9 @@ export class DatabaseCopies {
   async next(): Promise<string> {
     const previous = this.#count > 0 ? `${this.template}_r${this.#count - 1}` : null;
     const name = checked(`${this.template}_r${this.#count++}`);
+    // The cleanup step waits for the copy in #pending, set below before any await; one asked for
+    // after the run began to stop could come after that step has listed the copies.
+    refuseWhileStopping(`database ${name}`);
     const make = async () => {
       if (previous) await dropDatabase(this.adminUrl, previous);
       this.#fileCopy ??=

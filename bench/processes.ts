@@ -20,6 +20,14 @@ export function onCleanup(step: () => Promise<void> | void): void {
 }
 
 /**
+ * Throws once the run has begun to stop (Ctrl-C): whatever is made after that point (a database,
+ * say) would miss the cleanup steps, which may already have run.
+ */
+export function refuseWhileStopping(what: string): void {
+  if (cleaningUp) throw new Error(`the run is stopping: ${what} not made`);
+}
+
+/**
  * Kills every child process, waits until they are gone (at most 5 s), then runs the cleanup steps,
  * newest first; runs once.
  */
@@ -98,9 +106,15 @@ function startProcess(
     };
     child.stdout?.on("data", onData);
     child.stderr?.on("data", onData);
-    child.once("exit", (code) =>
-      reject(new Error(`exited with ${code}: ${args.join(" ")}\n${output}`)),
-    );
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}: ${args.join(" ")}\n${output}`));
+    });
+    // Not started at all (taskset missing, say): without a listener this would end the run.
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(new Error(`could not start ${file}: ${err.message}`));
+    });
   });
 }
 

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
-import { pinnedTo } from "../bench/processes.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { pinnedTo, startBaselineServer } from "../bench/processes.js";
 
 // BENCH_SERVER_CPUS / BENCH_LOAD_CPUS put the benchmark's servers and its load generator on
 // CPUs of their own (docs/performance.md, "Running the benchmark").
@@ -15,6 +15,21 @@ describe("pinnedTo (bench/processes.ts)", () => {
     for (const bad of ["x", "0;1", "-1", "0,", "0 1", "1-"]) {
       expect(() => pinnedTo(bad, "node", [])).toThrow(/not a CPU list/);
     }
+  });
+
+  describe("where taskset cannot be started", () => {
+    const saved = { path: process.env.PATH, cpus: process.env.BENCH_SERVER_CPUS };
+    afterEach(() => {
+      process.env.PATH = saved.path;
+      if (saved.cpus === undefined) delete process.env.BENCH_SERVER_CPUS;
+      else process.env.BENCH_SERVER_CPUS = saved.cpus;
+    });
+
+    it("fails the server's start with a message instead of ending the run", async () => {
+      process.env.PATH = "/nonexistent";
+      process.env.BENCH_SERVER_CPUS = "0";
+      await expect(startBaselineServer()).rejects.toThrow(/could not start taskset/);
+    });
   });
 
   it.runIf(process.platform === "linux" && existsSync("/usr/bin/taskset"))(
