@@ -15,6 +15,7 @@ import {
   measureBaselineServer,
   measureServer,
   onCleanup,
+  pinnedTo,
   runLoad,
   type ServerRun,
   startServer,
@@ -223,6 +224,10 @@ function printReport(
 }
 
 try {
+  // A CPU list that taskset would refuse stops the run here, not after minutes of seeding.
+  for (const cpus of [process.env.BENCH_SERVER_CPUS, process.env.BENCH_LOAD_CPUS]) {
+    pinnedTo(cpus, process.execPath, []);
+  }
   const onSqliteOnly = () => {
     if (process.env.BENCH_DATABASE_URL) throw new Error("--ab and --scale run on SQLite only");
   };

@@ -285,6 +285,18 @@ describe("npm run bench (smoke: tiny data set, 1 s per scenario, no timing asser
     ).rejects.toMatchObject({ stderr: expect.stringMatching(/--slices takes effect with/) });
   });
 
+  it("refuses a CPU list taskset would not take before it seeds anything", async () => {
+    const refused = run(process.execPath, ["dist-bench/bench/run.js", ...tinyRun], {
+      env: { ...process.env, BENCH_DATABASE_URL: "", BENCH_LOAD_CPUS: "1;reboot" },
+    });
+    const { stderr } = (await refused.then(
+      () => ({ stderr: "(the run went ahead)" }),
+      (err: { stderr: string }) => err,
+    )) as { stderr: string };
+    expect(stderr).toMatch(/not a CPU list \(taskset -c\): 1;reboot/);
+    expect(stderr).not.toMatch(/seeding/);
+  });
+
   // --ab builds another commit in a temporary git worktree and alternates the two servers; only
   // where this is a git checkout (CI's clean clone is one).
   it.runIf(existsSync(".git"))(
