@@ -84,21 +84,14 @@ export class DatabaseCopies {
 
   /** A new copy of the template, the previous copy dropped; its URL. */
   async next(): Promise<string> {
-    const previous = this.#count > 0 ? `${this.template}_r${this.#count - 1}` : null;
-    const name = checked(`${this.template}_r${this.#count++}`);
     // The cleanup step waits for the copy in #pending, set below before any await; one asked for
     // after the run began to stop could come after that step has listed the copies.
-    refuseWhileStopping(`database ${name}`);
+    refuseWhileStopping(`a copy of database ${this.template}`);
+    const previous = this.#count > 0 ? `${this.template}_r${this.#count - 1}` : null;
+    const name = checked(`${this.template}_r${this.#count++}`);
     const make = async () => {
       if (previous) await dropDatabase(this.adminUrl, previous);
-      this.#fileCopy ??=
-        Number(
-          (
-            (await onServer(this.adminUrl, "show server_version_num")) as Array<{
-              server_version_num: string;
-            }>
-          )[0]?.server_version_num,
-        ) >= 150000;
+      this.#fileCopy ??= await this.#serverCopiesFiles();
       const strategy = this.#fileCopy ? " strategy = file_copy" : "";
       await onServer(
         this.adminUrl,
@@ -109,5 +102,13 @@ export class DatabaseCopies {
     this.#pending = made;
     await made;
     return databaseUrl(this.adminUrl, name);
+  }
+
+  /** Whether the server has `create database … strategy = file_copy` (PostgreSQL 15 and later). */
+  async #serverCopiesFiles(): Promise<boolean> {
+    const [row] = (await onServer(this.adminUrl, "show server_version_num")) as Array<{
+      server_version_num: string;
+    }>;
+    return Number(row?.server_version_num) >= 150000;
   }
 }

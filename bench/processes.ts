@@ -125,6 +125,13 @@ function startProcess(
  * BENCH_SERVER_CPUS pins every server the benchmark starts (baseline and service alike),
  * BENCH_LOAD_CPUS the load generator.
  */
+/** Throws at once if BENCH_SERVER_CPUS or BENCH_LOAD_CPUS is set to a list taskset would refuse. */
+export function checkPinning(): void {
+  for (const cpus of [process.env.BENCH_SERVER_CPUS, process.env.BENCH_LOAD_CPUS]) {
+    pinnedTo(cpus, process.execPath, []);
+  }
+}
+
 export function pinnedTo(
   cpus: string | undefined,
   file: string,

@@ -8,6 +8,7 @@ import { runAb } from "./ab.js";
 import type { DatasetShape } from "./dataset.js";
 import { createDatabase, freshDatabaseName } from "./postgres-databases.js";
 import {
+  checkPinning,
   cleanup,
   failOnServerFaults,
   log,
@@ -15,7 +16,6 @@ import {
   measureBaselineServer,
   measureServer,
   onCleanup,
-  pinnedTo,
   runLoad,
   type ServerRun,
   startServer,
@@ -225,9 +225,7 @@ function printReport(
 
 try {
   // A CPU list that taskset would refuse stops the run here, not after minutes of seeding.
-  for (const cpus of [process.env.BENCH_SERVER_CPUS, process.env.BENCH_LOAD_CPUS]) {
-    pinnedTo(cpus, process.execPath, []);
-  }
+  checkPinning();
   const onSqliteOnly = () => {
     if (process.env.BENCH_DATABASE_URL) throw new Error("--ab and --scale run on SQLite only");
   };
