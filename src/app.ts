@@ -7,7 +7,6 @@ import {
   frameworkErrors,
   registerErrorHandling,
 } from "./http/error-handler.js";
-import cookie from "@fastify/cookie";
 import { dashboard } from "./http/dashboard/dashboard.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { registerRoutes } from "./http/routes.js";
@@ -117,7 +116,6 @@ export async function buildApp({
 
   // Routes go in a plugin registered after the OpenAPI plugin, so it sees every one of them.
   await registerOpenApi(app);
-  await app.register(cookie);
   app.decorateRequest("adminSession", null);
   app.decorateReply("loginCsrf", "");
   await app.register(async (instance) => dashboard(instance, database.db));

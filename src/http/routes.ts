@@ -1,3 +1,4 @@
+import cookie from "@fastify/cookie";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
@@ -29,6 +30,7 @@ export function registerRoutes(
 
   // The admin API in a scope of its own, so its hooks do not run on the license endpoints.
   void app.register(async (admin) => {
+    await admin.register(cookie); // the dashboard session (admin-auth.ts)
     registerActor(admin);
     admin.addHook("preValidation", async (request) => rejectNulInput(request));
     adminProductRoutes(admin, db);

@@ -1,4 +1,5 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
@@ -25,6 +26,9 @@ export const loginCsrfCookie = "shipkey_login_csrf";
  */
 export async function dashboard(app: FastifyInstance, db: Kysely<DB>): Promise<void> {
   await app.register(formbody, { bodyLimit: 64 * 1024 });
+  // Registered in the scopes that read cookies (here and the admin API), so that its onRequest
+  // hook does not run on the license and publish endpoints.
+  await app.register(cookie);
   const throttle = new SignInThrottle();
 
   app.addHook("onRequest", async (request, reply) => {
