@@ -118,13 +118,6 @@ function startProcess(
   });
 }
 
-/**
- * The command line that runs `file` on the CPUs `cpus` names (a taskset list such as "0" or
- * "0-1"), or unchanged without one. taskset execs the command, so the pid stays the program's
- * own (the CPU and RSS readings rely on it), and threads it starts later inherit the mask.
- * BENCH_SERVER_CPUS pins every server the benchmark starts (baseline and service alike),
- * BENCH_LOAD_CPUS the load generator.
- */
 /** Throws at once if BENCH_SERVER_CPUS or BENCH_LOAD_CPUS is set to a list taskset would refuse. */
 export function checkPinning(): void {
   for (const cpus of [process.env.BENCH_SERVER_CPUS, process.env.BENCH_LOAD_CPUS]) {
@@ -132,6 +125,13 @@ export function checkPinning(): void {
   }
 }
 
+/**
+ * The command line that runs `file` on the CPUs `cpus` names (a taskset list such as "0" or
+ * "0-1"), or unchanged without one. taskset execs the command, so the pid stays the program's
+ * own (the CPU and RSS readings rely on it), and threads it starts later inherit the mask.
+ * BENCH_SERVER_CPUS pins every server the benchmark starts (baseline and service alike),
+ * BENCH_LOAD_CPUS the load generator.
+ */
 export function pinnedTo(
   cpus: string | undefined,
   file: string,
