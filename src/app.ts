@@ -1,7 +1,9 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { Database } from "./db/database.js";
 import { LastSeenBuffer } from "./domain/licenses/last-seen.js";
+import { isDatabaseUnavailable } from "./db/faults.js";
 import { ShipkeyError } from "./errors.js";
+import { DatabaseFaults } from "./http/database-faults.js";
 import {
   clientErrorHandler,
   frameworkErrors,
@@ -83,30 +85,22 @@ export async function buildApp({
     }
     done();
   });
-  registerErrorHandling(app);
+  const faults = new DatabaseFaults(app.log);
+  registerErrorHandling(app, faults);
   const lastSeen = new LastSeenBuffer({
-    oneTransaction: database.dialect === "sqlite",
-    writer: () => database.lastSeenWriter(),
     onDropped: (machines) =>
       app.log.warn(
         { machines },
-        "last-seen writes are failing or falling behind: dropped the oldest waiting sightings",
+        "last-seen writes are failing or falling behind: dropped the oldest waiting machines",
       ),
   });
   app.decorate("lastSeen", lastSeen);
   const flushLastSeen = () =>
     lastSeen.flush(database.db).catch((err: unknown) => {
-      app.log.error({ err }, "writing last-seen timestamps failed; will retry");
+      if (isDatabaseUnavailable(err)) faults.report(err, "writing last-seen times");
+      else app.log.error({ err }, "writing last-seen times failed; will retry");
     });
-  // On a SQLite server the flush appends to a log that is folded into activations now and then.
-  const foldLastSeen = () =>
-    database.foldLastSeenIfDue().catch((err: unknown) => {
-      app.log.error({ err }, "folding last-seen timestamps failed; will retry");
-    });
-  const timer = setInterval(() => {
-    void flushLastSeen();
-    void foldLastSeen();
-  }, lastSeenFlushMs);
+  const timer = setInterval(() => void flushLastSeen(), lastSeenFlushMs);
   timer.unref();
   // Runs after in-flight requests finished and before the caller closes the database.
   app.addHook("onClose", async () => {
@@ -118,7 +112,7 @@ export async function buildApp({
   await registerOpenApi(app);
   app.decorateRequest("adminSession", null);
   app.decorateReply("loginCsrf", "");
-  await app.register(async (instance) => dashboard(instance, database.db));
-  await app.register(async (instance) => registerRoutes(instance, database.db, lastSeen));
+  await app.register(async (instance) => dashboard(instance, database.db, faults));
+  await app.register(async (instance) => registerRoutes(instance, database.db, lastSeen, faults));
   return app;
 }

@@ -7,6 +7,10 @@ export interface Config {
   logLevel: LogLevel;
   /** Fastify trustProxy: false, true, or addresses/CIDRs of the proxies. */
   trustProxy: boolean | string[];
+  /** PostgreSQL connections per process. */
+  databasePoolSize: number;
+  /** How long the start waits for an unreachable database, in ms. */
+  databaseConnectTimeoutMs: number;
 }
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -34,7 +38,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `LOG_LEVEL must be one of ${logLevels.join(", ")}, got "${env.LOG_LEVEL}"`,
     );
   }
-  return { port, host, databaseUrl, logLevel, trustProxy: trustProxyFrom(env.TRUST_PROXY) };
+  return {
+    port,
+    host,
+    databaseUrl,
+    logLevel,
+    trustProxy: trustProxyFrom(env.TRUST_PROXY),
+    databasePoolSize: integerFrom(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+    databaseConnectTimeoutMs: integerFrom(env, "DATABASE_CONNECT_TIMEOUT", 30, 0, 3600) * 1000,
+  };
+}
+
+function integerFrom(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const text = env[name];
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
+  }
+  return value;
 }
 
 /** DATABASE_URL, defaulted and checked; shared by the server and the CLI. */

@@ -44,7 +44,7 @@ export type ErrorCode =
   | "MACHINE_NOT_ACTIVATED"
   | "ACTIVATION_NOT_FOUND"
   // Faults
-  | "SERVICE_UNAVAILABLE"
+  | "DATABASE_UNAVAILABLE"
   | "INTERNAL_ERROR";
 
 export const httpStatusByCode: Record<ErrorCode, number> = {
@@ -83,7 +83,7 @@ export const httpStatusByCode: Record<ErrorCode, number> = {
   MAX_MACHINES_REACHED: 403,
   MACHINE_NOT_ACTIVATED: 403,
   ACTIVATION_NOT_FOUND: 404,
-  SERVICE_UNAVAILABLE: 503,
+  DATABASE_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,
 };
 

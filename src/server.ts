@@ -1,9 +1,9 @@
-import { sql } from "kysely";
+import pino from "pino";
 import { buildApp } from "./app.js";
-import { ConfigError, loadConfig } from "./config.js";
-import { type Database, DatabaseUrlError, openDatabase } from "./db/database.js";
+import { type Config, ConfigError, loadConfig } from "./config.js";
+import { type Database, DatabaseUrlError, openDatabase, waitForDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
-import { removeValueSamples } from "./db/sqlite-statistics.js";
+import { analyzeHotTables } from "./db/statistics.js";
 import { countAdmins } from "./domain/admins/admins.js";
 import { boundHeapGrowth } from "./lib/heap-growth.js";
 
@@ -14,13 +14,8 @@ import { boundHeapGrowth } from "./lib/heap-growth.js";
 async function main(): Promise<void> {
   boundHeapGrowth();
   const config = loadConfig();
-  // Background database work (SQLite checkpoints) reports here; the app's logger once it exists.
-  let reportBackgroundError = (message: string): void => {
-    process.stderr.write(`shipkey: ${message}\n`);
-  };
-  const database = await openAndMigrate(config.databaseUrl, (message) =>
-    reportBackgroundError(message),
-  );
+  const log = pino({ level: config.logLevel });
+  const database = await openAndMigrate(config, log);
   const app = await buildApp({
     database,
     trustProxy: config.trustProxy,
@@ -30,8 +25,6 @@ async function main(): Promise<void> {
       redact: ["req.headers.authorization", "req.headers.cookie"],
     },
   });
-
-  reportBackgroundError = (message) => app.log.error(message);
 
   let shuttingDown = false;
   // Responses sent while draining tell keep-alive clients to hang up, so close() does not wait
@@ -56,20 +49,6 @@ async function main(): Promise<void> {
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
 
-  await removeValueSamples(database.db).then(
-    (result) => {
-      if (result === "removed") {
-        app.log.warn(
-          "Removed ANALYZE's value samples (sqlite_stat4): with them SQLite re-plans every statement on an indexed column, license reads included, on every request (docs/decisions.md §9)",
-        );
-      }
-    },
-    (err: unknown) =>
-      app.log.warn(
-        `Could not remove ANALYZE's value samples (sqlite_stat4); license reads stay several times slower until they are removed and the server restarted (DELETE FROM sqlite_stat4; docs/decisions.md §9): ${err instanceof Error ? err.message : String(err)}`,
-      ),
-  );
-
   if ((await countAdmins(database.db)) === 0) {
     app.log.warn(
       "No admin account yet: create one with `npx shipkey admins create --email you@example.com`, then sign in at /admin",
@@ -86,28 +65,39 @@ async function main(): Promise<void> {
   }
 }
 
-async function openAndMigrate(
-  url: string,
-  onBackgroundError: (message: string) => void,
-): Promise<Database> {
+/**
+ * Opens the database, waiting up to DATABASE_CONNECT_TIMEOUT for one that does not answer yet
+ * (a PostgreSQL server still starting), migrates it, and gives the planner statistics where a
+ * hot table has rows but none.
+ */
+async function openAndMigrate(config: Config, log: pino.Logger): Promise<Database> {
   let database: Database;
   try {
-    database = await openDatabase(url, { backgroundWorker: { onError: onBackgroundError } });
-    await sql`select 1`.execute(database.db);
+    database = await openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize });
   } catch (err) {
     if (err instanceof DatabaseUrlError) throw err;
-    throw new ConfigError(
-      `cannot open the database: ${err instanceof Error ? err.message : String(err)}`,
+    throw new ConfigError(`cannot open the database: ${messageOf(err)}`);
+  }
+  try {
+    await waitForDatabase(database, config.databaseConnectTimeoutMs, (err, attempt) =>
+      log.warn({ attempt, reason: messageOf(err) }, "database not reachable yet; retrying"),
     );
+  } catch (err) {
+    await database.close();
+    throw new ConfigError(`cannot reach the database: ${messageOf(err)}`);
   }
   try {
     await migrateToLatest(database.db);
+    const analyzed = await analyzeHotTables(database.db);
+    if (analyzed.length > 0) log.info({ tables: analyzed }, "gathered planner statistics");
   } catch (err) {
     await database.close();
     throw err;
   }
   return database;
 }
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 main().catch((err: unknown) => {
   // One clear line, no stack trace: these are configuration or environment problems.

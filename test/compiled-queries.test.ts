@@ -1,7 +1,6 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileOnce, compileWriteOnce, readCompiled } from "../src/db/compiled-query.js";
-import { pgReadBatchLimit } from "../src/db/pg-read-batch.js";
+import { compileOnce } from "../src/db/compiled-query.js";
 import { limits } from "../src/domain/limits.js";
 import {
   requireLicenseByKey,
@@ -10,9 +9,8 @@ import {
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
-// The hot license reads run through a read executor: batched on SQLite
-// (src/db/sqlite-read-batch.ts), named prepared statements on PostgreSQL (src/db/pg-named-reads.ts).
-// Both must answer exactly as Kysely would.
+// The hot license reads are compiled once (src/db/compiled-query.ts) and, on PostgreSQL, sent as
+// named prepared statements: each must answer exactly as a freshly built query would.
 describe.each(dialects)("compiled license reads (%s)", (dialect) => {
   let f: Fixture;
   beforeAll(async () => {
@@ -31,8 +29,7 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
   });
 
   it("answers many license-and-machine reads requested at once, each with its own answer", async () => {
-    // More reads than one PostgreSQL statement takes (pgReadBatchLimit), with machine ids that
-    // an array literal must escape: each read still gets exactly its own answer.
+    // Many reads at once, with machine ids that need quoting: each gets exactly its own answer.
     const [first, second] = [await f.createLicense(), await f.createLicense()];
     const hostileMachine = 'm "q" {a,b} \\ NULL ключ 🎉';
     for (const machineId of ["plain-machine", hostileMachine, "NULL"]) {
@@ -54,7 +51,7 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
       { licenseKey: "SK-NO-SUCH-KEY", machineId: "plain-machine", expected: "LICENSE_NOT_FOUND" },
       { licenseKey: '"quoted",{x}', machineId: hostileMachine, expected: "LICENSE_NOT_FOUND" },
     ];
-    const reads = Array.from({ length: pgReadBatchLimit + 50 }, (_, i) => {
+    const reads = Array.from({ length: 250 }, (_, i) => {
       const c = cases[i % cases.length] as (typeof cases)[number];
       return requireLicenseWithActivation(f.db, c).then(
         (found) => ({ licenseId: found.license.id, active: found.machineActive }),
@@ -105,8 +102,8 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
         void outcome.then(() => {
           settled = true;
         });
-        // Give a batch every chance to run while the transaction is open. On SQLite the read
-        // waits for the connection; on PostgreSQL it runs on another one and cannot see the row.
+        // On SQLite the read waits for the one connection; on PostgreSQL it runs on another one
+        // and cannot see the row.
         await new Promise((resolve) => setTimeout(resolve, 50));
         expect(settled).toBe(dialect === "postgres");
         throw new Error("roll back");
@@ -115,28 +112,24 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
     expect(await outcome).toBe("LICENSE_NOT_FOUND");
   });
 
-  it("fails only the read that fails, not the others in its batch", async () => {
-    const licenseKey = await f.createLicense();
-    const good = requireLicenseByKey(f.db, licenseKey);
-    const bad = readCompiled(f.db, sql`select * from no_such_table`.compile(f.db));
-    const alsoGood = requireLicenseByKey(f.db, licenseKey);
-    await expect(bad).rejects.toThrow(/no_such_table/);
-    await expect(good).resolves.toMatchObject({ maxMachines: 3 });
-    await expect(alsoGood).resolves.toMatchObject({ maxMachines: 3 });
-  });
-
-  it.runIf(dialect === "sqlite")(
-    "refuses a statement that writes instead of running it",
+  it.runIf(dialect === "postgres")(
+    "sends the hot queries as named prepared statements, planned once per connection",
     async () => {
-      const before = await f.db.selectFrom("products").select(["id", "name"]).execute();
-      await expect(
-        readCompiled(f.db, sql`delete from products where 1 = 0`.compile(f.db)),
-      ).rejects.toThrow(/read-only/);
-      // A write that returns rows is still a write.
-      await expect(
-        readCompiled(f.db, sql`update products set name = 'CHANGED' returning id`.compile(f.db)),
-      ).rejects.toThrow(/read-only/);
-      expect(await f.db.selectFrom("products").select(["id", "name"]).execute()).toEqual(before);
+      const licenseKey = await f.createLicense();
+      const prepared = await f.db.connection().execute(async (connection) => {
+        await requireLicenseByKey(connection, licenseKey);
+        await requireLicenseByKey(connection, licenseKey);
+        const { rows } = await sql<{ name: string; statement: string }>`
+          select name, statement from pg_prepared_statements`.execute(connection);
+        return rows;
+      });
+      const licenseReads = prepared.filter(
+        (row) =>
+          row.statement.includes('"licenses"."license_key" = $1') &&
+          !row.statement.includes("exists"),
+      );
+      expect(licenseReads).toHaveLength(1);
+      expect(licenseReads[0]?.name).toMatch(/^shipkey_[0-9a-f]{24}$/);
     },
   );
 });
@@ -167,50 +160,8 @@ describe("queries compiled once", () => {
     expect(() => unused(f.db, { slug: "x", name: "y" })).toThrow(/name is not used/);
   });
 
-  // SQLite re-prepares a statement each time its bound LIMIT gets a value, which undoes
-  // compiling once (docs/performance-history.md, session 9).
-  it("refuse a builder that binds LIMIT or OFFSET instead of writing a literal", () => {
-    const boundLimit = compileOnce<{ slug: string }, unknown>(["slug"], (db, p) =>
-      db.selectFrom("products").selectAll().where("slug", "=", p.slug).limit(1),
-    );
-    expect(() => boundLimit(f.db, { slug: "x" })).toThrow(/LIMIT and OFFSET must be literals/);
-    const boundOffset = compileOnce<{ slug: string }, unknown>(["slug"], (db, p) =>
-      db
-        .selectFrom("products")
-        .selectAll()
-        .where("slug", "=", p.slug)
-        .limit(sql.lit(1))
-        .offset(sql<number>`${2}`),
-    );
-    expect(() => boundOffset(f.db, { slug: "x" })).toThrow(/LIMIT and OFFSET must be literals/);
-    const rawLimit = compileOnce<{ slug: string; count: number }, unknown>(
-      ["slug", "count"],
-      (db, p) =>
-        db
-          .selectFrom("products")
-          .selectAll()
-          .where("slug", "=", p.slug)
-          .modifyEnd(sql`limit ${p.count}`),
-    );
-    expect(() => rawLimit(f.db, { slug: "x", count: 1 })).toThrow(
-      /LIMIT and OFFSET must be literals/,
-    );
-  });
-
-  it("run a builder whose LIMIT and OFFSET are literals", async () => {
-    const firstBySlug = compileOnce<{ slug: string }, { slug: string }>(["slug"], (db, p) =>
-      db
-        .selectFrom("products")
-        .select("slug")
-        .where("slug", "=", p.slug)
-        .limit(sql.lit(1))
-        .offset(sql.lit(0)),
-    );
-    expect(await firstBySlug(f.db, { slug: f.product.slug })).toEqual([{ slug: f.product.slug }]);
-  });
-
   it("run a compiled write in one transaction after another, each with its own values", async () => {
-    const rename = compileWriteOnce<{ id: string; name: string }, never>(["id", "name"], (db, p) =>
+    const rename = compileOnce<{ id: string; name: string }, never>(["id", "name"], (db, p) =>
       db.updateTable("products").set({ name: p.name }).where("id", "=", p.id),
     );
     for (const name of ["First", "Second"]) {

@@ -47,91 +47,72 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
   // Later than the activations' own last-seen (their activation time): a time only moves forward.
   const t0 = Date.now() + 3_600_000;
 
-  for (const oneTransaction of [false, true]) {
-    const mode = oneTransaction ? "one transaction per flush" : "one commit per statement";
-    it(`writes each activation's own time, in batches larger than one statement (${mode})`, async () => {
-      const machines = await activateMachines(450);
-      const buffer = new LastSeenBuffer({ oneTransaction });
-      machines.forEach((m, i) => record(buffer, m, t0 + i));
-      await buffer.flush(f.db);
-      expect(buffer.size).toBe(0);
-      expect(await lastSeenOf(machines)).toEqual(machines.map((_, i) => t0 + i));
-    });
+  it(`writes each activation's own time, in batches larger than one statement, in one transaction`, async () => {
+    const machines = await activateMachines(600);
+    const buffer = new LastSeenBuffer();
+    machines.forEach((m, i) => record(buffer, m, t0 + i));
+    await buffer.flush(f.db);
+    expect(buffer.size).toBe(0);
+    expect(await lastSeenOf(machines)).toEqual(machines.map((_, i) => t0 + i));
+  });
 
-    it(`finds the activation by id when the sighting carries it, as on PostgreSQL (${mode})`, async () => {
-      const machines = await activateMachines(300);
-      const buffer = new LastSeenBuffer({ oneTransaction });
-      machines.forEach((m, i) => buffer.record(m.licenseId, m.machineId, t0 + i, m.id));
-      // An older time for the first: never moves back.
-      await f.db
-        .updateTable("activations")
-        .set({ last_seen_at: t0 + 10_000 })
-        .where("id", "=", machines[0]?.id ?? "")
-        .execute();
-      await buffer.flush(f.db);
-      expect(await lastSeenOf(machines)).toEqual(
-        machines.map((_, i) => (i === 0 ? t0 + 10_000 : t0 + i)),
-      );
-    });
+  it(`keeps the latest time when an activation is seen several times`, async () => {
+    const machines = await activateMachines(1);
+    const buffer = new LastSeenBuffer();
+    record(buffer, machines[0], t0 + 5000);
+    record(buffer, machines[0], t0 + 9000);
+    record(buffer, machines[0], t0 + 7000);
+    await buffer.flush(f.db);
+    expect(await lastSeenOf(machines)).toEqual([t0 + 9000]);
+  });
 
-    it(`keeps the latest time when an activation is seen several times (${mode})`, async () => {
-      const machines = await activateMachines(1);
-      const buffer = new LastSeenBuffer({ oneTransaction });
-      record(buffer, machines[0], t0 + 5000);
-      record(buffer, machines[0], t0 + 9000);
-      record(buffer, machines[0], t0 + 7000);
-      await buffer.flush(f.db);
-      expect(await lastSeenOf(machines)).toEqual([t0 + 9000]);
-    });
+  it(`never moves last-seen back, and leaves ended activations alone`, async () => {
+    const machines = await activateMachines(2);
+    const [kept, ended] = machines as [Machine, Machine];
+    await f.db
+      .updateTable("activations")
+      .set({ last_seen_at: t0 })
+      .where("id", "=", kept.id)
+      .execute();
+    await f.db
+      .updateTable("activations")
+      .set({ deactivated_at: Date.now() })
+      .where("id", "=", ended.id)
+      .execute();
+    const endedBefore = await lastSeenOf([ended]);
+    const buffer = new LastSeenBuffer();
+    record(buffer, kept, t0 - 1000);
+    record(buffer, ended, t0);
+    await buffer.flush(f.db);
+    expect(await lastSeenOf([kept])).toEqual([t0]);
+    expect(await lastSeenOf([ended])).toEqual(endedBefore);
+  });
 
-    it(`never moves last-seen back, and leaves ended activations alone (${mode})`, async () => {
-      const machines = await activateMachines(2);
-      const [kept, ended] = machines as [Machine, Machine];
-      await f.db
-        .updateTable("activations")
-        .set({ last_seen_at: t0 })
-        .where("id", "=", kept.id)
-        .execute();
-      await f.db
-        .updateTable("activations")
-        .set({ deactivated_at: Date.now() })
-        .where("id", "=", ended.id)
-        .execute();
-      const endedBefore = await lastSeenOf([ended]);
-      const buffer = new LastSeenBuffer({ oneTransaction });
-      record(buffer, kept, t0 - 1000);
-      record(buffer, ended, t0);
-      await buffer.flush(f.db);
-      expect(await lastSeenOf([kept])).toEqual([t0]);
-      expect(await lastSeenOf([ended])).toEqual(endedBefore);
-    });
+  it(`writes what is recorded while a flush runs before that flush resolves`, async () => {
+    const machines = await activateMachines(2);
+    const buffer = new LastSeenBuffer();
+    record(buffer, machines[0], t0 + 1111);
+    const running = buffer.flush(f.db);
+    record(buffer, machines[1], t0 + 2222);
+    const joined = buffer.flush(f.db);
+    expect(joined).toBe(running);
+    await joined;
+    expect(buffer.size).toBe(0);
+    expect(await lastSeenOf(machines)).toEqual([t0 + 1111, t0 + 2222]);
+  });
 
-    it(`writes what is recorded while a flush runs before that flush resolves (${mode})`, async () => {
-      const machines = await activateMachines(2);
-      const buffer = new LastSeenBuffer({ oneTransaction });
-      record(buffer, machines[0], t0 + 1111);
-      const running = buffer.flush(f.db);
-      record(buffer, machines[1], t0 + 2222);
-      const joined = buffer.flush(f.db);
-      expect(joined).toBe(running);
-      await joined;
-      expect(buffer.size).toBe(0);
-      expect(await lastSeenOf(machines)).toEqual([t0 + 1111, t0 + 2222]);
-    });
-
-    it(`keeps what it could not write for the next flush (${mode})`, async () => {
-      const machines = await activateMachines(1);
-      const buffer = new LastSeenBuffer({ oneTransaction });
-      record(buffer, machines[0], t0 + 4242);
-      const closed = await import("./helpers/database.js").then((m) => m.openTestDatabase(dialect));
-      await closed.database.close();
-      await expect(buffer.flush(closed.database.db)).rejects.toThrow();
-      await closed.testDatabase.drop();
-      expect(buffer.size).toBe(1);
-      await buffer.flush(f.db);
-      expect(await lastSeenOf(machines)).toEqual([t0 + 4242]);
-    });
-  }
+  it(`keeps what it could not write for the next flush`, async () => {
+    const machines = await activateMachines(1);
+    const buffer = new LastSeenBuffer();
+    record(buffer, machines[0], t0 + 4242);
+    const closed = await import("./helpers/database.js").then((m) => m.openTestDatabase(dialect));
+    await closed.database.close();
+    await expect(buffer.flush(closed.database.db)).rejects.toThrow();
+    await closed.testDatabase.drop();
+    expect(buffer.size).toBe(1);
+    await buffer.flush(f.db);
+    expect(await lastSeenOf(machines)).toEqual([t0 + 4242]);
+  });
 
   /** A database whose writes fail: like a full disk or a lost server, for as long as needed. */
   const withFailingDatabase = async (work: (failing: Fixture["db"]) => Promise<void>) => {
@@ -145,11 +126,10 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
     }
   };
 
-  it("while writes fail, keeps only each machine's latest sighting past the bound, losing none", async () => {
+  it("while writes fail, keeps each machine's latest sighting once, losing none", async () => {
     const machines = await activateMachines(3);
     const dropped: number[] = [];
     const buffer = new LastSeenBuffer({
-      oneTransaction: dialect === "sqlite",
       maxPending: 10,
       onDropped: (n) => dropped.push(n),
     });
@@ -170,12 +150,11 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
     expect(await lastSeenOf(machines)).toEqual([t0 + 57, t0 + 58, t0 + 59]);
   });
 
-  it("while writes fail, drops the oldest machines' sightings when more machines wait than the bound", async () => {
+  it("while writes fail, drops the machines recorded first when more machines wait than the bound", async () => {
     const machines = await activateMachines(30);
     const before = await lastSeenOf(machines);
     let dropped = 0;
     const buffer = new LastSeenBuffer({
-      oneTransaction: dialect === "sqlite",
       maxPending: 10,
       onDropped: (n) => (dropped += n),
     });

@@ -4,7 +4,6 @@ import BetterSqlite3 from "better-sqlite3";
 import { type Kysely, type Migration, Migrator, sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { MigrationError, migrateTo, migrateToLatest } from "../src/db/migrate.js";
-import * as activeMachineList from "../src/db/migrations/0006_active_machine_list.js";
 import { type Database, openDatabase } from "../src/db/database.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
 
@@ -72,65 +71,6 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
 
   // 0006 (SQLite) gives each license row the list of its active machines, from the activations
   // already there; down() removes the list and its triggers.
-  it("0006 fills each license's list of active machines from its activations", async () => {
-    const db = await openAt("0005_machine_sightings");
-    for (const id of ["lic_none", "lic_two", "lic_many"]) {
-      await sql`insert into licenses (id, license_key, product_id, status, features, max_machines,
-        active_machines, created_at, updated_at)
-        values (${id}, ${`KEY-${id}`}, 'prd_1', 'ACTIVE', '[]', 20, 0, 0, 0)`.execute(db);
-    }
-    await sql`insert into activations (id, license_id, machine_id, activated_at, last_seen_at,
-      deactivated_at)
-      values ('act_1', 'lic_two', 'm-1', 0, 0, null), ('act_2', 'lic_two', 'm "2"', 0, 0, null),
-             ('act_3', 'lic_two', 'm-gone', 0, 0, 5)`.execute(db);
-    for (let i = 0; i < 12; i++) {
-      await sql`insert into activations (id, license_id, machine_id, activated_at, last_seen_at)
-        values (${`act_many_${i}`}, 'lic_many', ${`${"a".repeat(60)}${i}`}, 0, 0)`.execute(db);
-    }
-
-    await migrateToLatest(db);
-
-    const lists = async () =>
-      Object.fromEntries(
-        (
-          await sql<{ id: string; list: string | null }>`select id, active_machine_ids as list
-            from licenses order by id`.execute(db)
-        ).rows.map((row) => [
-          row.id,
-          row.list === null ? null : (JSON.parse(row.list) as string[]).sort(),
-        ]),
-      );
-    if (dialect === "sqlite") {
-      // Too many machines for the row: NULL, the index answers.
-      expect(await lists()).toEqual({ lic_many: null, lic_none: [], lic_two: ['m "2"', "m-1"] });
-      // Run again (as after a crash before Kysely recorded it): nothing changes.
-      await activeMachineList.up(db as Kysely<unknown>);
-      expect(await lists()).toEqual({ lic_many: null, lic_none: [], lic_two: ['m "2"', "m-1"] });
-      // The triggers keep a backfilled list true; a license row written again loses its list.
-      await sql`update activations set deactivated_at = 9 where id = 'act_1'`.execute(db);
-      await sql`insert or replace into licenses (id, license_key, product_id, status, features,
-        max_machines, active_machines, created_at, updated_at)
-        values ('lic_many', 'KEY-lic_many', 'prd_1', 'ACTIVE', '[]', 20, 12, 0, 0)`.execute(db);
-      await sql`insert or replace into licenses (id, license_key, product_id, status, features,
-        max_machines, active_machines, created_at, updated_at)
-        values ('lic_none', 'KEY-lic_none', 'prd_1', 'ACTIVE', '[]', 20, 0, 0, 0)`.execute(db);
-      expect(await lists()).toEqual({ lic_many: null, lic_none: [], lic_two: ['m "2"'] });
-      await sql`insert or replace into licenses (id, license_key, product_id, status, features,
-        max_machines, active_machines, created_at, updated_at)
-        values ('lic_two', 'KEY-lic_two', 'prd_1', 'ACTIVE', '[]', 20, 1, 0, 0)`.execute(db);
-      expect(await lists()).toEqual({ lic_many: null, lic_none: [], lic_two: null });
-      await migrateTo(db, "0005_machine_sightings");
-      await expect(lists()).rejects.toThrow(/active_machine_ids/);
-      const triggers = await sql`select name from sqlite_master where type = 'trigger'`.execute(db);
-      expect(triggers.rows).toEqual([]);
-    } else {
-      // PostgreSQL keeps no list.
-      await expect(lists()).rejects.toThrow(/active_machine_ids/);
-    }
-  });
-
-  // 0007 moves the last-seen log out of the database (src/db/sqlite-last-seen-log.ts); a server
-  // of the previous version may have left sightings in the table when it stopped.
   it("0007 applies what the in-database last-seen log held, then drops it", async () => {
     const db = await openAt("0006_active_machine_list");
     await sql`insert into licenses (id, license_key, product_id, status, features, max_machines,
@@ -227,6 +167,7 @@ const allMigrations = [
   "0006_active_machine_list",
   "0007_last_seen_log_file",
   "0008_license_slots",
+  "0009_plain_storage",
 ];
 
 /**

@@ -263,7 +263,10 @@ describe("over a real socket", () => {
     await database.close();
     const response = await app.inject({ method: "GET", url: "/readyz" });
     expect(response.statusCode).toBe(503);
-    expect(response.json()).toEqual({ error: "Database unreachable", code: "SERVICE_UNAVAILABLE" });
+    expect(response.json()).toEqual({
+      error: "Service unavailable",
+      code: "DATABASE_UNAVAILABLE",
+    });
     await app.close();
     await testDatabase.drop();
   });

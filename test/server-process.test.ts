@@ -262,9 +262,19 @@ describe("bad configuration fails at start with one clear line", () => {
       "DATABASE_URL must start with sqlite: or postgres://",
     ],
     [
-      "an unreachable PostgreSQL",
-      { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" },
-      "cannot open the database",
+      "DATABASE_POOL_SIZE=0",
+      { DATABASE_POOL_SIZE: "0" },
+      "DATABASE_POOL_SIZE must be an integer from 1 to 1000",
+    ],
+    [
+      "DATABASE_CONNECT_TIMEOUT=soon",
+      { DATABASE_CONNECT_TIMEOUT: "soon" },
+      "DATABASE_CONNECT_TIMEOUT must be an integer from 0 to 3600",
+    ],
+    [
+      "a PostgreSQL still unreachable after DATABASE_CONNECT_TIMEOUT",
+      { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none", DATABASE_CONNECT_TIMEOUT: "1" },
+      "cannot reach the database",
     ],
   ])("%s", async (_label, env, message) => {
     const { code, stderr } = await runServerToExit(env);

@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import {
@@ -8,49 +9,24 @@ import {
   type Driver,
   Kysely,
   PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
   SqliteAdapter,
   SqliteDialect,
   type SqliteDatabase,
   type SqliteDialectConfig,
   SqliteDriver,
+  sql,
 } from "kysely";
 import pg from "pg";
+import { isHotStatement } from "./compiled-query.js";
 import type { DB } from "./schema.js";
-import { useReadExecutor } from "./compiled-query.js";
-import { PgNamedReads } from "./pg-named-reads.js";
-import {
-  safetyNetCheckpointPages,
-  startBackgroundWorker,
-  type SupervisedBackgroundWorker,
-} from "./sqlite-background-worker.js";
-import { SqliteWriteGate } from "./sqlite-write-gate.js";
-import {
-  createLastSeenLog,
-  lastSeenLogPath,
-  lastSeenLogSetup,
-  type Sighting,
-  SqliteLastSeenLog,
-} from "./sqlite-last-seen-log.js";
-import { registerLicenseSlotFunction } from "./sqlite-license-slot.js";
-import { SqliteReadBatch } from "./sqlite-read-batch.js";
-import { SqliteWriteBatch } from "./sqlite-write-batch.js";
-import { useTransactionRunner } from "./in-transaction.js";
 
 export type Dialect = "sqlite" | "postgres";
 
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
-  /**
-   * Appends last-seen times to the log from the background thread (server on a SQLite file; see
-   * sqlite-last-seen-log.ts), in chunks that take turns with this process's other writes; null
-   * when there is no such thread (then the caller updates activations through Kysely).
-   */
-  lastSeenWriter(): ((sightings: Sighting[]) => Promise<void>) | null;
-  /** Folds the last-seen log into activations now (a no-op where there is no log). */
-  foldLastSeen(): Promise<void>;
-  /** Folds it if it is due (sqlite-last-seen-log.ts); the server asks every second. */
-  foldLastSeenIfDue(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -79,6 +55,150 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   throw new DatabaseUrlError("DATABASE_URL must start with sqlite: or postgres://");
 }
 
+export interface OpenOptions {
+  /** PostgreSQL pool size (default 10). A request that finds every connection busy waits. */
+  poolSize?: number;
+}
+
+/** How long a SQLite statement waits for another connection's write lock before failing. */
+export const sqliteBusyTimeoutMs = 5000;
+
+export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
+  const target = parseDatabaseUrl(url);
+  if (target.dialect === "sqlite") return openSqlite(target.path);
+  return openPostgres(target.connectionString, options.poolSize ?? 10);
+}
+
+/** Waits for the database to answer, retrying until `timeoutMs` has passed (then throws). */
+export async function waitForDatabase(
+  database: Database,
+  timeoutMs: number,
+  onRetry: (err: unknown, attempt: number) => void,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql`select 1`.execute(database.db);
+      return;
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
+      onRetry(err, attempt);
+      const delay = Math.min(250 * 2 ** (attempt - 1), 2000, Math.max(deadline - Date.now(), 0));
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+function openSqlite(path: string): Database {
+  if (path !== ":memory:") makePrivate(path);
+  const sqlite = new BetterSqlite3(path);
+  // WAL: readers never block the writer. synchronous=NORMAL in WAL mode keeps every committed
+  // transaction across a crash of the process (kill -9); only an OS crash or power loss can
+  // roll back the most recent commits. busy_timeout lets the CLI write while the server runs.
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
+  sqlite.pragma("foreign_keys = ON");
+  const db = new Kysely<DB>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, sqlite),
+  });
+  return { db, dialect: "sqlite", close: () => db.destroy() };
+}
+
+/**
+ * The database holds license keys, customer data and password hashes: its directory is created
+ * 0700 and its file 0600 (SQLite gives its -wal and -shm files the database file's mode). An
+ * existing file is narrowed to 0600 where this process may change it.
+ */
+function makePrivate(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      chmodSync(file, 0o600);
+    } catch {
+      // Missing, or owned by someone else: SQLite reports what matters when it opens it.
+    }
+  }
+}
+
+/**
+ * Kysely prepares every query anew; parsing SQL was an eighth of validate's CPU time. Our
+ * queries have a fixed shape (values are bound parameters), so a small cache keyed by SQL text
+ * reuses statements. Bounded, oldest evicted first. Safe because better-sqlite3 is synchronous
+ * (a statement never runs twice at once) and Shipkey never streams results.
+ */
+export function withStatementCache(sqlite: BetterSqlite3.Database, capacity = 256): SqliteDatabase {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare: (text) => {
+      let statement = statements.get(text);
+      if (statement === undefined) {
+        statement = sqlite.prepare(text);
+        if (statements.size >= capacity) {
+          const oldest = statements.keys().next().value;
+          if (oldest !== undefined) statements.delete(oldest);
+        }
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+/**
+ * Write transactions on SQLite start with BEGIN IMMEDIATE, taking the write lock up front
+ * (waiting for it under busy_timeout). Kysely's plain BEGIN takes it at the first write instead;
+ * if another process (the CLI) committed after the transaction's first read, that write fails at
+ * once with SQLITE_BUSY_SNAPSHOT, which no waiting can cure.
+ *
+ * The adapter says that SQLite's DDL is transactional (it is; Kysely's default says otherwise),
+ * so the Migrator runs all pending migrations in one transaction: all or nothing, and one
+ * process at a time.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly config: SqliteDialectConfig,
+    private readonly sqlite: BetterSqlite3.Database,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.config, this.sqlite);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly sqlite: BetterSqlite3.Database,
+  ) {
+    super(config);
+  }
+
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+
+  // SQLite itself rolls a transaction back on some failures (SQLITE_FULL, I/O errors); a second
+  // ROLLBACK would then fail and hide the error that caused it.
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.sqlite.inTransaction) await super.rollbackTransaction(connection);
+  }
+}
+
 // BIGINT (oid 20) comes back from pg as a string by default; our bigints are epoch
 // milliseconds and byte counts, all within Number.MAX_SAFE_INTEGER.
 const pgTypes = {
@@ -88,191 +208,52 @@ const pgTypes = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-export interface OpenOptions {
-  /** PostgreSQL pool size (default 10). */
-  poolSize?: number;
-  /**
-   * SQLite file: run the background thread (sqlite-background-worker.ts) for WAL checkpoints and
-   * last-seen writes; the callback hears about failures. The server turns this on; short-lived
-   * users (CLI, tests) keep SQLite's automatic checkpoints and write last-seen through Kysely.
-   */
-  backgroundWorker?: { onError(message: string): void };
-}
-
-/** How long a SQLite statement waits for another connection's lock before failing (busy). */
-export const sqliteBusyTimeoutMs = 5000;
-
-/**
- * The server's background thread on the SQLite file at `path` (sqlite-background-worker.ts), its
- * last-seen log created first (throws if the log cannot be created or written). Its connection
- * waits for locks and makes its commits durable as the main connection does, and has the log
- * attached.
- */
-export function startSqliteBackgroundThread(
-  path: string,
-  onError: (message: string) => void,
-  options: { restartDelayMs?: number } = {},
-): SupervisedBackgroundWorker {
-  const logPath = lastSeenLogPath(path);
-  return startBackgroundWorker(path, onError, {
-    ...options,
-    // Again before each replacement thread: the file may have been deleted meanwhile.
-    beforeStart: () => createLastSeenLog(logPath, sqliteBusyTimeoutMs),
-    init: [
-      { sql: `pragma busy_timeout = ${sqliteBusyTimeoutMs}` },
-      { sql: "pragma synchronous = normal" },
-      ...lastSeenLogSetup(logPath),
-    ],
-  });
-}
-
-export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
-  const target = parseDatabaseUrl(url);
-  if (target.dialect === "sqlite") {
-    if (target.path !== ":memory:") mkdirSync(dirname(target.path), { recursive: true });
-    const sqlite = new BetterSqlite3(target.path);
-    // WAL: readers never block the writer. synchronous=NORMAL in WAL mode keeps every committed
-    // transaction across a crash of the process (kill -9); only an OS crash or power loss can
-    // roll back the most recent commits. busy_timeout lets the CLI write while the server runs.
-    sqlite.pragma("journal_mode = WAL");
-    sqlite.pragma("synchronous = NORMAL");
-    sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
-    sqlite.pragma("foreign_keys = ON");
-    registerLicenseSlotFunction(sqlite);
-    let background: SupervisedBackgroundWorker | null = null;
-    if (options.backgroundWorker && target.path !== ":memory:") {
-      sqlite.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`);
-      try {
-        background = startSqliteBackgroundThread(target.path, options.backgroundWorker.onError);
-      } catch (err) {
-        sqlite.close();
-        throw err;
-      }
-    }
-    const statements = withStatementCache(sqlite);
-    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }) });
-    const gate = new SqliteWriteGate();
-    useReadExecutor(db, new SqliteReadBatch(db, statements));
-    useTransactionRunner(db, new SqliteWriteBatch(db, gate, statements));
-    const lastSeenLog = background && new SqliteLastSeenLog(background, gate);
-    // The log works through the thread: once it is stopped, there is none. (A thread that dies
-    // is replaced; meanwhile the log's calls fail and are retried, see startBackgroundWorker.)
-    const liveLog = () => (background?.alive ? lastSeenLog : null);
-    return {
-      db,
-      dialect: "sqlite",
-      lastSeenWriter: () => {
-        const log = liveLog();
-        return log && ((sightings) => log.append(sightings));
-      },
-      foldLastSeen: async () => liveLog()?.fold(),
-      foldLastSeenIfDue: async () => liveLog()?.foldIfDue(),
-      close: async () => {
-        // Leaves activations.last_seen_at current for whoever opens the file next (the CLI).
-        const log = liveLog();
-        if (log) {
-          await log
-            .foldPending()
-            .catch((err: unknown) =>
-              options.backgroundWorker?.onError(
-                `last-seen fold failed: ${err instanceof Error ? err.message : String(err)}`,
-              ),
-            );
-        }
-        await background?.stop();
-        await db.destroy();
-      },
-    };
-  }
-  const pool = new pg.Pool({
-    connectionString: target.connectionString,
-    max: options.poolSize ?? 10,
-    types: pgTypes,
-  });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
+function openPostgres(connectionString: string, poolSize: number): Database {
+  const pool = new pg.Pool({ connectionString, max: poolSize, types: pgTypes });
+  // A connection lost while idle in the pool, or while lent to a request (a server restart,
+  // 57P01), is reported as an 'error' event; unheard, it would crash the process. The request's
+  // query fails on its own, and pg-pool discards the broken client when it comes back.
   pool.on("error", () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  useReadExecutor(db, new PgNamedReads(pool));
-  return {
-    db,
-    dialect: "postgres",
-    lastSeenWriter: () => null,
-    foldLastSeen: async () => {},
-    foldLastSeenIfDue: async () => {},
-    close: () => db.destroy(),
-  };
+  pool.on("connect", (client) => client.on("error", () => {}));
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: namingHotStatements(pool) }) });
+  return { db, dialect: "postgres", close: () => db.destroy() };
 }
 
 /**
- * Kysely prepares every query anew; parsing SQL was an eighth of validate's CPU time. Our
- * queries have a fixed shape (values are bound parameters), so a small cache keyed by SQL text
- * reuses statements. Bounded, oldest evicted first. Safe because better-sqlite3 is synchronous
- * (a statement never runs twice at once) and we never stream results with iterate().
+ * The pool as Kysely sees it, with the hot queries (compiled-query.ts) sent as named prepared
+ * statements: PostgreSQL parses and plans each once per connection instead of once per run. The
+ * name is derived from the SQL text, so one name never stands for two statements.
  */
-export function withStatementCache(
-  sqlite: BetterSqlite3.Database,
-  capacity = 256,
-): SqliteDatabase & { prepare(sql: string): BetterSqlite3.Statement } {
-  const statements = new Map<string, BetterSqlite3.Statement>();
+function namingHotStatements(pool: pg.Pool): PostgresPool {
+  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    const query = (text: string, values: readonly unknown[]) =>
+      isHotStatement(text)
+        ? client.query({ name: statementName(text), text, values: [...values] })
+        : client.query(text, [...values]);
+    return { query, release: () => client.release() } as unknown as PostgresPoolClient;
+  };
   return {
-    close: () => sqlite.close(),
-    prepare: (sql) => {
-      let statement = statements.get(sql);
-      if (statement === undefined) {
-        statement = sqlite.prepare(sql);
-        if (statements.size >= capacity) {
-          const oldest = statements.keys().next().value;
-          if (oldest !== undefined) statements.delete(oldest);
-        }
-        statements.set(sql, statement);
+    connect: async () => {
+      const client = await pool.connect();
+      let kyselyClient = wrapped.get(client);
+      if (!kyselyClient) {
+        kyselyClient = wrap(client);
+        wrapped.set(client, kyselyClient);
       }
-      return statement;
+      return kyselyClient;
     },
+    end: () => pool.end(),
   };
 }
 
-/**
- * Write transactions on SQLite start with BEGIN IMMEDIATE, taking the write lock up front (waiting
- * for it under busy_timeout). Kysely's plain BEGIN takes it at the first write instead; if another
- * process (the CLI) committed after the transaction's first read, that write fails at once with
- * SQLITE_BUSY_SNAPSHOT, which no waiting can cure. Every Kysely transaction here writes, and group
- * commit (SqliteWriteBatch) makes the span from first read to first write a whole batch.
- * Read-only batches (SqliteReadBatch) keep a plain BEGIN of their own.
- */
-class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #config: SqliteDialectConfig;
+const statementNames = new Map<string, string>();
 
-  constructor(config: SqliteDialectConfig) {
-    super(config);
-    this.#config = config;
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `shipkey_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
+    statementNames.set(text, name);
   }
-
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
-  }
-
-  override createAdapter(): DialectAdapter {
-    return new TransactionalDdlSqliteAdapter();
-  }
-}
-
-/**
- * SQLite's DDL is transactional, but Kysely's adapter says otherwise, so its Migrator ran each
- * statement on its own and took no lock: two processes starting on a fresh file (a cluster, the
- * CLI beside the server) ran the same migration twice and one of them failed ("table already
- * exists"), and a process killed mid-migration left a schema half applied that no restart could
- * finish. Saying yes makes the Migrator run all pending migrations in one transaction, which
- * ImmediateSqliteDriver opens with BEGIN IMMEDIATE: all or nothing, and one process at a time
- * (the others wait for the write lock, then find nothing left to do).
- */
-class TransactionalDdlSqliteAdapter extends SqliteAdapter {
-  override get supportsTransactionalDdl(): boolean {
-    return true;
-  }
-}
-
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
-  }
+  return name;
 }

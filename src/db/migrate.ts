@@ -14,11 +14,14 @@ import * as machineSightings from "./migrations/0005_machine_sightings.js";
 import * as activeMachineList from "./migrations/0006_active_machine_list.js";
 import * as lastSeenLogFile from "./migrations/0007_last_seen_log_file.js";
 import * as licenseSlots from "./migrations/0008_license_slots.js";
+import * as plainStorage from "./migrations/0009_plain_storage.js";
+import { foldLegacyLastSeenLog } from "./migrations/legacy-last-seen-log.js";
 import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
+import { analyzeHotTables } from "./statistics.js";
 
-// Migrations are imported statically (not read from a folder at run time) so the compiled
-// service and the tests run exactly the same list, in this order.
+// Imported statically (not read from a folder at run time) so the compiled service and the
+// tests run exactly the same list, in this order.
 const migrations: Record<string, Migration> = {
   "0001_initial": initial,
   "0002_admin": admin,
@@ -28,48 +31,61 @@ const migrations: Record<string, Migration> = {
   "0006_active_machine_list": activeMachineList,
   "0007_last_seen_log_file": lastSeenLogFile,
   "0008_license_slots": licenseSlots,
+  "0009_plain_storage": plainStorage,
 };
 
 export class MigrationError extends Error {
   override name = "MigrationError";
 }
 
-/** Brings the schema to the latest version; throws MigrationError if any step fails. */
-export function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
-  return migrate(db, async (migrator) => {
-    // Most starts, and every CLI command, find this version's migrations and no other: they
-    // read and stop, taking no write lock (and working on a read-only file). Anything else goes
-    // through the Migrator: pending migrations (two processes that both find some take turns in
-    // its transaction, the second then finds nothing left), or one this version does not know
-    // (a newer version migrated the file), which the Migrator refuses.
-    const executed = await sql<{ name: string }>`select name from kysely_migration`
-      .execute(db)
-      .then(
-        ({ rows }) => rows.map((row) => row.name).sort(),
-        () => null, // no such table yet: a fresh database
-      );
-    const names = Object.keys(migrations).sort();
-    if (executed?.length === names.length && executed.every((name, i) => name === names[i])) {
-      return { results: [] };
-    }
-    return waitingLongForTheWriteLock(db, () => migrator.migrateToLatest());
+/**
+ * Brings the schema to the latest version, then gives the planner fresh statistics if anything
+ * ran; throws MigrationError if any step fails. All pending migrations run in one transaction on
+ * both dialects: all or nothing, and processes starting together migrate one at a time.
+ */
+export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
+  // Most starts, and every CLI command, find nothing to do: they read and stop, taking no write
+  // lock (and working on a read-only file).
+  const executed = await sql<{ name: string }>`select name from kysely_migration`.execute(db).then(
+    ({ rows }) => rows.map((row) => row.name).sort(),
+    () => null, // no such table yet: a fresh database
+  );
+  const names = Object.keys(migrations).sort();
+  if (executed?.length === names.length && executed.every((name, i) => name === names[i])) {
+    return { results: [] };
+  }
+  const result = await migrate(db, async (migrator) => {
+    await foldLegacyLastSeenLog(db);
+    return migrator.migrateToLatest();
   });
+  if ((result.results ?? []).length > 0) await analyzeHotTables(db, true);
+  return result;
 }
 
 /** Brings the schema to the named version (tests of an upgrade); throws like migrateToLatest. */
 export function migrateTo(db: Kysely<DB>, name: string): Promise<MigrationResultSet> {
-  return migrate(db, (migrator) => waitingLongForTheWriteLock(db, () => migrator.migrateTo(name)));
+  return migrate(db, (migrator) => migrator.migrateTo(name));
 }
+
+/**
+ * How long a process waits for another one's migration on the same SQLite file: a large upgrade
+ * can take minutes, and the usual 5 s wait would fail every other process's start meanwhile.
+ */
+export const sqliteMigrationWaitMs = 10 * 60_000;
 
 async function migrate(
   db: Kysely<DB>,
   step: (migrator: Migrator) => Promise<MigrationResultSet>,
 ): Promise<MigrationResultSet> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-  });
-  const result = await step(migrator);
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  if (sqlite) await sql`pragma busy_timeout = ${sql.lit(sqliteMigrationWaitMs)}`.execute(db);
+  let result: MigrationResultSet;
+  try {
+    result = await step(migrator);
+  } finally {
+    if (sqlite) await sql`pragma busy_timeout = ${sql.lit(sqliteBusyTimeoutMs)}`.execute(db);
+  }
   if (result.error) {
     const failed = result.results?.find((r) => r.status === "Error")?.migrationName;
     const reason = result.error instanceof Error ? result.error.message : String(result.error);
@@ -78,26 +94,4 @@ async function migrate(
     );
   }
   return result;
-}
-
-/**
- * How long a process waits for another one's migration on the same SQLite file. Pending
- * migrations run in one BEGIN IMMEDIATE transaction (database.ts), so a process that starts
- * meanwhile with migrations pending waits for the write lock (synchronously: it is not serving
- * yet). On a large database an upgrade can take minutes (0006 rewrites every license with an
- * active machine), and the usual 5 s wait would make every other process fail its start and be
- * restarted until the first one is done.
- */
-export const sqliteMigrationWaitMs = 10 * 60_000;
-
-async function waitingLongForTheWriteLock<T>(db: Kysely<DB>, run: () => Promise<T>): Promise<T> {
-  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return run();
-  const { rows } = await sql<{ timeout: number }>`pragma busy_timeout`.execute(db);
-  const usual = rows[0]?.timeout ?? sqliteBusyTimeoutMs;
-  await sql`pragma busy_timeout = ${sql.lit(sqliteMigrationWaitMs)}`.execute(db);
-  try {
-    return await run();
-  } finally {
-    await sql`pragma busy_timeout = ${sql.lit(usual)}`.execute(db);
-  }
 }

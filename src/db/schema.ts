@@ -39,8 +39,6 @@ export interface LicensesTable {
   customer_name: string | null;
   customer_email: string | null;
   note: string | null;
-  // Not declared here: on SQLite only, `active_machine_ids` (migration 0006), kept by triggers
-  // and read only by the validate query's SQLite variant (license-record.ts).
 }
 
 export interface ActivationsTable {
@@ -128,6 +126,12 @@ export interface AdminSessionsTable {
   expires_at: number;
 }
 
+/** One row, written by /readyz to tell whether the database takes writes. */
+export interface ReadinessProbeTable {
+  id: number;
+  checked_at: number;
+}
+
 export interface DB {
   admins: AdminsTable;
   admin_sessions: AdminSessionsTable;
@@ -138,4 +142,5 @@ export interface DB {
   release_versions: ReleaseVersionsTable;
   release_artifacts: ReleaseArtifactsTable;
   api_keys: ApiKeysTable;
+  readiness_probe: ReadinessProbeTable;
 }

@@ -2,7 +2,9 @@ import type { IncomingMessage } from "node:http";
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isDatabaseUnavailable } from "../db/faults.js";
 import { type ErrorCode, httpStatusByCode, ShipkeyError } from "../errors.js";
+import type { DatabaseFaults } from "./database-faults.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -18,11 +20,16 @@ declare module "fastify" {
  * (body parsing, size, media type) are translated; anything unexpected is a 500 that is logged
  * with its stack here and leaks nothing to the client.
  */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, faults: DatabaseFaults): void {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toShipkeyError(error, request);
     if (failure.code === "INTERNAL_ERROR") {
       request.log.error({ err: error }, "unhandled error");
+    }
+    if (failure.code === "DATABASE_UNAVAILABLE") {
+      if (failure !== error)
+        faults.report(error, `${request.method} ${request.routeOptions.url ?? "?"}`);
+      reply.header("retry-after", String(databaseRetryAfterSeconds));
     }
     if (failure.code === "PAYLOAD_TOO_LARGE") {
       // A client still uploading would see EPIPE instead of our answer if we replied now.
@@ -75,8 +82,14 @@ function discardRemainingBody(raw: IncomingMessage): Promise<void> {
   });
 }
 
-function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyError {
+/** What a 503 for an unavailable database asks the client to wait before trying again. */
+export const databaseRetryAfterSeconds = 5;
+
+export function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyError {
   if (error instanceof ShipkeyError) return error;
+  if (isDatabaseUnavailable(error)) {
+    return new ShipkeyError("DATABASE_UNAVAILABLE", "Service unavailable");
+  }
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new ShipkeyError(

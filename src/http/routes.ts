@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
 import { registerActor } from "./admin-auth.js";
+import type { DatabaseFaults } from "./database-faults.js";
 import { rejectNulInput } from "./request-fields.js";
 import { activateMachineRoute } from "./routes/activate-machine.js";
 import { adminApiKeyRoutes } from "./routes/admin/api-keys.js";
@@ -21,8 +22,9 @@ export function registerRoutes(
   app: FastifyInstance,
   db: Kysely<DB>,
   lastSeen: LastSeenRecorder,
+  faults: DatabaseFaults,
 ): void {
-  healthRoutes(app, db);
+  healthRoutes(app, db, faults);
   publishReleaseRoute(app, db);
   activateMachineRoute(app, db);
   validateLicenseRoute(app, db, lastSeen);

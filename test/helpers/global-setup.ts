@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 // Process-level tests (durability, shutdown, CLI) run the compiled service exactly as
 // `npm start` does, so build it once before any test file runs.
 export default function setup(): void {
-  for (const project of ["tsconfig.build.json", "tsconfig.bench.json"]) {
+  for (const project of ["tsconfig.build.json"]) {
     execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", project], {
       stdio: "inherit",
     });

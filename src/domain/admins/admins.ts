@@ -1,4 +1,4 @@
-import { inTransaction, inWriteTurn } from "../../db/in-transaction.js";
+import { inTransaction } from "../../db/transaction.js";
 import { createHash, randomBytes } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
 import type { Kysely } from "kysely";
@@ -163,7 +163,5 @@ export async function findSession(
 }
 
 export async function deleteSession(db: Kysely<DB>, token: string): Promise<void> {
-  await inWriteTurn(db, (writer) =>
-    writer.deleteFrom("admin_sessions").where("id_hash", "=", sha256(token)).execute(),
-  );
+  await db.deleteFrom("admin_sessions").where("id_hash", "=", sha256(token)).execute();
 }

@@ -1,6 +1,5 @@
 import type { Kysely } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
-import { inWriteTurn } from "../../db/in-transaction.js";
 import type { ApiKeysTable, DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { type ApiKeyScope, hashApiKey, parseScopes } from "./api-keys.js";
@@ -26,14 +25,12 @@ export async function authenticateApiKey(
 ): Promise<{ apiKeyId: string; name: string }> {
   const token = authorization === undefined ? undefined : bearerPattern.exec(authorization)?.[1];
   if (token === undefined || token.length > 512) throw ShipkeyError.spec("INVALID_API_KEY");
-  const [key] = await findKeyByHash(db, { keyHash: hashApiKey(token) });
+  const [key] = (await findKeyByHash(db, { keyHash: hashApiKey(token) })).rows;
   if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now)) {
     throw ShipkeyError.spec("INVALID_API_KEY");
   }
   if (key.last_used_at === null || now - key.last_used_at >= lastUsedResolutionMs) {
-    await inWriteTurn(db, (writer) =>
-      writer.updateTable("api_keys").set({ last_used_at: now }).where("id", "=", key.id).execute(),
-    );
+    await db.updateTable("api_keys").set({ last_used_at: now }).where("id", "=", key.id).execute();
   }
   if (!parseScopes(key.scopes).includes(scope)) throw ShipkeyError.spec("MISSING_SCOPE");
   return { apiKeyId: key.id, name: key.name };

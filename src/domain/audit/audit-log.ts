@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { inTransaction } from "../../db/in-transaction.js";
+import { inTransaction } from "../../db/transaction.js";
 import type { AuditActorType, DB } from "../../db/schema.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
-import { compileWriteOnce } from "../../db/compiled-query.js";
-import { inTransaction, inWriteTurn } from "../../db/in-transaction.js";
+import { compileOnce } from "../../db/compiled-query.js";
+import { inTransaction } from "../../db/transaction.js";
 import type { ActivationsTable, DB, LicensesTable } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
@@ -50,9 +50,7 @@ export async function activateMachine(
   // Already activated: only last-seen changes (written now, not buffered: activate is rare). If
   // the activation ended in between, this finds nothing and the machine is activated anew.
   if (machineActive) {
-    const existing = await inWriteTurn(db, (writer) =>
-      touchActiveActivation(writer, license.id, input.machineId, now),
-    );
+    const existing = await touchActiveActivation(db, license.id, input.machineId, now);
     if (existing) return { outcome: "already-activated", activation: existing };
   }
 
@@ -91,7 +89,7 @@ export async function activateMachine(
 
 type NewActivation = Omit<ActivationsTable, "deactivated_at">;
 
-const insertActivation = compileWriteOnce<NewActivation, { id: string }>(
+const insertActivation = compileOnce<NewActivation, { id: string }>(
   ["id", "license_id", "machine_id", "machine_name", "platform", "activated_at", "last_seen_at"],
   (db, p) =>
     db
@@ -104,7 +102,7 @@ const insertActivation = compileWriteOnce<NewActivation, { id: string }>(
 );
 
 // The slot counter moves only while below the limit.
-const takeSlot = compileWriteOnce<
+const takeSlot = compileOnce<
   { licenseId: string },
   Pick<LicensesTable, "active_machines" | "max_machines">
 >(["licenseId"], (db, p) =>
@@ -116,7 +114,7 @@ const takeSlot = compileWriteOnce<
     .returning(["active_machines", "max_machines"]),
 );
 
-const touchActivation = compileWriteOnce<
+const touchActivation = compileOnce<
   { licenseId: string; machineId: string; now: number },
   Pick<ActivationsTable, "machine_id" | "machine_name" | "activated_at">
 >(["licenseId", "machineId", "now"], (db, p) =>

@@ -1,6 +1,6 @@
-import { compileWriteOnce } from "../../db/compiled-query.js";
-import { inTransaction, inWriteTurn } from "../../db/in-transaction.js";
-import type { Kysely } from "kysely";
+import { compileOnce } from "../../db/compiled-query.js";
+import { inTransaction } from "../../db/transaction.js";
+import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { assertMaxLength, limits } from "../limits.js";
@@ -20,12 +20,9 @@ export async function deactivateMachine(
   input: DeactivateInput,
   now = Date.now(),
 ): Promise<{ machineId: string }> {
-  // On SQLite the license read joins the write's group-commit unit (see inWriteTurn).
-  await inWriteTurn(db, async (handle) => {
-    const license = await requireLicenseByKey(handle, input.licenseKey);
-    assertMaxLength("machineId", input.machineId, limits.identifier);
-    await endActivation(handle, license.id, input.machineId, now);
-  });
+  const license = await requireLicenseByKey(db, input.licenseKey);
+  assertMaxLength("machineId", input.machineId, limits.identifier);
+  await inTransaction(db, (trx) => endActivation(trx, license.id, input.machineId, now));
   return { machineId: input.machineId };
 }
 
@@ -34,19 +31,17 @@ export async function deactivateMachine(
  * UPDATE means that of several concurrent calls exactly one sees a row change; the rest get 404.
  */
 export async function endActivation(
-  db: Kysely<DB>,
+  trx: Transaction<DB>,
   licenseId: string,
   machineId: string,
   now: number,
 ): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    const ended = await endActiveActivation(trx, { licenseId, machineId, now });
-    if (!ended.numAffectedRows) throw ShipkeyError.spec("ACTIVATION_NOT_FOUND");
-    await freeSlot(trx, { licenseId });
-  });
+  const ended = await endActiveActivation(trx, { licenseId, machineId, now });
+  if (!ended.numAffectedRows) throw ShipkeyError.spec("ACTIVATION_NOT_FOUND");
+  await freeSlot(trx, { licenseId });
 }
 
-const endActiveActivation = compileWriteOnce<
+const endActiveActivation = compileOnce<
   { licenseId: string; machineId: string; now: number },
   never
 >(["licenseId", "machineId", "now"], (db, p) =>
@@ -58,7 +53,7 @@ const endActiveActivation = compileWriteOnce<
     .where("deactivated_at", "is", null),
 );
 
-const freeSlot = compileWriteOnce<{ licenseId: string }, never>(["licenseId"], (db, p) =>
+const freeSlot = compileOnce<{ licenseId: string }, never>(["licenseId"], (db, p) =>
   db
     .updateTable("licenses")
     .set((eb) => ({ active_machines: eb("active_machines", "-", 1) }))

@@ -1,11 +1,10 @@
-import { type Insertable, type Kysely, SqliteAdapter, sql } from "kysely";
+import { type Insertable, type Kysely, sql } from "kysely";
 import {
   type DB,
   type LicenseStatus,
   type LicensesTable,
   licenseStatuses,
 } from "../../db/schema.js";
-import { type LicensesWithRowid, slotOrAnyRowid } from "../../db/sqlite-license-slot.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId, newLicenseKey } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
@@ -101,16 +100,11 @@ export async function createLicense(
   return requireLicenseView(db, licenseKey);
 }
 
-/**
- * Inserts the license unless its key is taken (false then). On SQLite the row goes to its key's
- * slot, where the license endpoints look first (src/db/sqlite-license-slot.ts).
- */
+/** Inserts the license unless its key is taken (false then). */
 async function insertLicenseRow(db: Kysely<DB>, row: Insertable<LicensesTable>): Promise<boolean> {
-  const onSqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   const inserted = await db
-    .withTables<LicensesWithRowid>()
     .insertInto("licenses")
-    .values(onSqlite ? { ...row, rowid: slotOrAnyRowid(row.license_key) } : row)
+    .values(row)
     .onConflict((oc) => oc.column("license_key").doNothing())
     .returning("id")
     .executeTakeFirst();

@@ -25,7 +25,7 @@ export interface ValidateResult {
  * machine's active activation on the license.
  */
 export interface LastSeenRecorder {
-  record(licenseId: string, machineId: string, at: number, activationId: string | null): void;
+  record(licenseId: string, machineId: string, at: number): void;
 }
 
 /** Checks the license and the machine's activation, and records that the machine was seen. */
@@ -35,7 +35,7 @@ export async function validateLicense(
   lastSeen: LastSeenRecorder,
   now = Date.now(),
 ): Promise<ValidateResult> {
-  const { license, machineActive, activationId } = await requireLicenseWithActivation(db, input);
+  const { license, machineActive } = await requireLicenseWithActivation(db, input);
   assertLicenseUsable(license, input.productSlug, now);
   assertMaxLength("machineId", input.machineId, limits.identifier);
 
@@ -50,7 +50,7 @@ export async function validateLicense(
   if (license.activeMachines > license.maxMachines) {
     throw ShipkeyError.spec("MAX_MACHINES_REACHED");
   }
-  lastSeen.record(license.id, input.machineId, now, activationId);
+  lastSeen.record(license.id, input.machineId, now);
   return {
     edition: license.edition,
     editionName: license.editionName,

@@ -1,4 +1,4 @@
-import { inTransaction } from "../../db/in-transaction.js";
+import { inTransaction } from "../../db/transaction.js";
 import { compileOnce } from "../../db/compiled-query.js";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
@@ -51,7 +51,7 @@ export async function listProducts(db: Kysely<DB>): Promise<Product[]> {
 
 export async function findProductBySlug(db: Kysely<DB>, slug: string): Promise<Product | null> {
   if (slug.length > limits.identifier) return null;
-  const [row] = await findProductRow(db, { slug });
+  const [row] = (await findProductRow(db, { slug })).rows;
   return row ? toProduct(row) : null;
 }
 

@@ -1,4 +1,4 @@
-import { inTransaction } from "../../db/in-transaction.js";
+import { inTransaction } from "../../db/transaction.js";
 import type { Kysely } from "kysely";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";

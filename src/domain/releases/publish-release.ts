@@ -7,8 +7,8 @@ import type {
   ReleaseArtifactsTable,
   ReleaseVersionsTable,
 } from "../../db/schema.js";
-import { compileWriteOnce } from "../../db/compiled-query.js";
-import { inTransaction } from "../../db/in-transaction.js";
+import { compileOnce } from "../../db/compiled-query.js";
+import { inTransaction } from "../../db/transaction.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { assertMaxLength, limits } from "../limits.js";
@@ -158,7 +158,7 @@ export async function publishRelease(
   return { product: product.name, version: request.version, channel: request.channel, releases };
 }
 
-const upsertVersion = compileWriteOnce<
+const upsertVersion = compileOnce<
   Omit<ReleaseVersionsTable, "created_at" | "updated_at"> & { now: number },
   Pick<ReleaseVersionsTable, "id">
 >(["id", "product_id", "version", "channel", "release_notes", "now"], (db, p) =>
@@ -184,7 +184,7 @@ const upsertVersion = compileWriteOnce<
 );
 
 // `revision` tells, atomically, whether the upsert created the entry (1) or replaced it.
-const upsertArtifact = compileWriteOnce<
+const upsertArtifact = compileOnce<
   Omit<ReleaseArtifactsTable, "revision" | "created_at" | "updated_at"> & { now: number },
   Pick<ReleaseArtifactsTable, "revision">
 >(

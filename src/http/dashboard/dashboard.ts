@@ -4,7 +4,10 @@ import formbody from "@fastify/formbody";
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
+import { isDatabaseUnavailable } from "../../db/faults.js";
 import { ShipkeyError } from "../../errors.js";
+import type { DatabaseFaults } from "../database-faults.js";
+import { databaseRetryAfterSeconds } from "../error-handler.js";
 import { script, stylesheet } from "./assets.js";
 import { document, html } from "./html.js";
 import { sendPage } from "./page-kit.js";
@@ -24,7 +27,11 @@ export const loginCsrfCookie = "shipkey_login_csrf";
  * admin API and the CLI. Forms are parsed only in this plugin's scope, so the spec endpoints
  * still answer 415 to form bodies.
  */
-export async function dashboard(app: FastifyInstance, db: Kysely<DB>): Promise<void> {
+export async function dashboard(
+  app: FastifyInstance,
+  db: Kysely<DB>,
+  faults: DatabaseFaults,
+): Promise<void> {
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   // Registered in the scopes that read cookies (here and the admin API), so that its onRequest
   // hook does not run on the license and publish endpoints.
@@ -38,18 +45,28 @@ export async function dashboard(app: FastifyInstance, db: Kysely<DB>): Promise<v
   app.addHook("preValidation", async (request) => rejectNulInput(request));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    const unavailable = isDatabaseUnavailable(error);
     const known = error instanceof ShipkeyError;
-    const status = known
-      ? error.statusCode
-      : error.statusCode && error.statusCode < 500
+    const status = unavailable
+      ? 503
+      : known
         ? error.statusCode
-        : 500;
-    if (status >= 500) request.log.error({ err: error }, "dashboard error");
+        : error.statusCode && error.statusCode < 500
+          ? error.statusCode
+          : 500;
+    if (unavailable) {
+      faults.report(error, `${request.method} ${request.routeOptions.url ?? "?"}`);
+      reply.header("retry-after", String(databaseRetryAfterSeconds));
+    } else if (status >= 500) {
+      request.log.error({ err: error }, "dashboard error");
+    }
     const message = known
       ? error.message
-      : status < 500
-        ? "The request could not be understood."
-        : "Something went wrong on our side.";
+      : unavailable
+        ? "The database is unavailable. Try again in a few seconds."
+        : status < 500
+          ? "The request could not be understood."
+          : "Something went wrong on our side.";
     return sendPage(
       reply,
       document(

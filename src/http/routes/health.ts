@@ -1,21 +1,33 @@
 import type { FastifyInstance } from "fastify";
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
+import type { DatabaseFaults } from "../database-faults.js";
 
-export function healthRoutes(app: FastifyInstance, db: Kysely<DB>): void {
+/** A database that failed to serve this recently is not ready, whatever the probe says. */
+const recentFaultMs = 5000;
+
+export function healthRoutes(app: FastifyInstance, db: Kysely<DB>, faults: DatabaseFaults): void {
   // Liveness: the process answers. No database access, so a slow database does not get the
   // process restarted by an orchestrator.
   app.get("/healthz", async () => ({ status: "ok" }));
 
-  // Readiness: the database answers a trivial query.
-  app.get("/readyz", async (request) => {
-    try {
-      await sql`select 1`.execute(db);
-    } catch (err) {
-      request.log.warn({ err }, "readiness check failed");
-      throw new ShipkeyError("SERVICE_UNAVAILABLE", "Database unreachable");
+  // Readiness: the database takes a write (one row, rewritten), and no request found it
+  // unavailable in the last seconds (a full disk can refuse new rows yet take this one).
+  app.get("/readyz", async () => {
+    if (!faults.failedWithin(recentFaultMs)) {
+      try {
+        const now = Date.now();
+        await db
+          .insertInto("readiness_probe")
+          .values({ id: 1, checked_at: now })
+          .onConflict((oc) => oc.column("id").doUpdateSet({ checked_at: now }))
+          .execute();
+        return { status: "ready" };
+      } catch (err) {
+        faults.report(err, "readiness probe");
+      }
     }
-    return { status: "ready" };
+    throw new ShipkeyError("DATABASE_UNAVAILABLE", "Service unavailable");
   });
 }

@@ -1,0 +1,38 @@
+import type { FastifyBaseLogger } from "fastify";
+
+/**
+ * What the service knows about the database's health: when it last failed to serve (faults are
+ * classified by db/faults.ts), for /readyz, and a log of faults at a bounded rate. An outage makes
+ * every request fail; one line per `logEveryMs` says so, counting the failures in between.
+ */
+export class DatabaseFaults {
+  #lastFaultAt = Number.NEGATIVE_INFINITY;
+  #lastLogAt = Number.NEGATIVE_INFINITY;
+  #unlogged = 0;
+
+  constructor(
+    private readonly log: FastifyBaseLogger,
+    private readonly logEveryMs = 10_000,
+  ) {}
+
+  report(err: unknown, during: string): void {
+    const now = Date.now();
+    this.#lastFaultAt = now;
+    if (now - this.#lastLogAt < this.logEveryMs) {
+      this.#unlogged++;
+      return;
+    }
+    this.#lastLogAt = now;
+    const { code, message } = err as { code?: unknown; message?: unknown };
+    this.log.error(
+      { code, reason: String(message ?? err), during, failuresSinceLastLine: this.#unlogged },
+      "database unavailable",
+    );
+    this.#unlogged = 0;
+  }
+
+  /** Whether the database failed to serve within the last `ms` milliseconds. */
+  failedWithin(ms: number): boolean {
+    return Date.now() - this.#lastFaultAt < ms;
+  }
+}
