@@ -15,7 +15,7 @@ import { registerRoutes } from "./http/routes.js";
 
 declare module "fastify" {
   interface FastifyInstance {
-    /** Validate's buffered last-seen writes; tests flush it to observe them. */
+    /** Validate's buffered last-seen writes, flushed every second and on close. */
     lastSeen: LastSeenBuffer;
   }
 }

@@ -62,7 +62,7 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSe
   return result;
 }
 
-/** Brings the schema to the named version (tests of an upgrade); throws like migrateToLatest. */
+/** Brings the schema to the named version, up or down; throws like migrateToLatest. */
 export function migrateTo(db: Kysely<DB>, name: string): Promise<MigrationResultSet> {
   return migrate(db, (migrator) => migrator.migrateTo(name));
 }

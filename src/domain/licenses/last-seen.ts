@@ -24,7 +24,7 @@ export class LastSeenBuffer {
 
   constructor(
     private readonly options: {
-      /** Tests lower it; maxPendingMachines otherwise. */
+      /** The bound on waiting machines; maxPendingMachines by default. */
       maxPending?: number;
       /** Hears how many machines' sightings were dropped to stay under the bound. */
       onDropped?: (machines: number) => void;
