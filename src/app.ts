@@ -44,8 +44,8 @@ export async function buildApp({
     trustProxy,
     // Routes set their own limits; this covers anything else.
     bodyLimit: 64 * 1024,
-    // Fastify's two info lines per request cost a fifth of validate's CPU time (profiled, see
-    // docs/performance.md). One line per request, at debug, replaces them; faults still log at
+    // Fastify's two info lines per request cost a fifth of validate's CPU time (profiled). One
+    // line per request, at debug, replaces them; faults still log at
     // error from the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors,
@@ -55,7 +55,7 @@ export async function buildApp({
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
   // Registered only when it logs: an async hook per request costs a promise and a microtask
-  // turn even when debug() is a no-op (profiled, docs/performance.md).
+  // turn even when debug() is a no-op (profiled).
   if (app.log.level === "debug" || app.log.level === "trace") {
     app.addHook("onResponse", async (request, reply) => {
       request.log.debug(

@@ -5,7 +5,7 @@ import { openTestDatabase } from "./helpers/database.js";
 
 // Cookies are read only by the dashboard and the admin API (the dashboard session), so the cookie
 // plugin and its per-request hook are registered in those scopes alone, not on the hot license
-// and publish endpoints (docs/performance.md, session 13).
+// and publish endpoints.
 describe("cookie parsing is scoped to the dashboard and the admin API", () => {
   let app: FastifyInstance;
   let cleanup: () => Promise<void>;

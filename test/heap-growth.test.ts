@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { heapGrowthFlag } from "../src/lib/heap-growth.js";
 
-// What the flag does to the server's RSS is a measurement (npm run bench -- --ab, peak RSS per
-// side; docs/performance-history.md, session 10), host-dependent like a timing, so not asserted here.
+// What the flag does to the server's RSS is a measurement (npm run bench, peak RSS),
+// host-dependent like a timing, so not asserted here.
 describe("the server's bound on V8 heap growth (src/lib/heap-growth.ts)", () => {
   it("sets --heap-growing-percent=50 unless the operator gave one on the command line", () => {
     expect(heapGrowthFlag([])).toBe("--heap-growing-percent=50");

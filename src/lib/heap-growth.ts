@@ -2,12 +2,11 @@ import v8 from "node:v8";
 
 /**
  * Under load most of what survives V8's young generation dies soon after all the same (last-seen
- * sightings wait up to a second for their flush), and V8 lets the old generation grow to ~3× what
+ * times wait up to a second for their flush), and V8 lets the old generation grow to ~3× what
  * its last full collection kept before collecting again: the server's RSS rose and fell by ~50 MiB
  * every few seconds, its peak decided by where a collection happened to fall. Growing by half
  * instead bounds the peak (measured: 230 → 168 MiB under validate load, no CPU cost the benchmark
- * could resolve; docs/performance-history.md, session 10), for more frequent, short, mostly concurrent
- * collections.
+ * could resolve), for more frequent, short, mostly concurrent collections.
  */
 const heapGrowingPercent = 50;
 

@@ -32,8 +32,8 @@ export function randomBase32(length: number): string {
  * of the creation time in milliseconds, then 12 random ones (60 bits).
  *
  * Time first (as ULIDs do): a new row's primary-key entry lands at the end of the index instead
- * of on a random page. With random ids, each activation dirtied one more random page that the
- * group commit wrote to SQLite's WAL (measured: activate + deactivate 5 % slower). Ids carry no
+ * of on a random page. With random ids, each activation dirties one more random page of the
+ * index (measured: activate + deactivate 5 % slower). Ids carry no
  * authority; the creation time they reveal is already in the record.
  */
 export function newId(prefix: string, now = Date.now()): string {

@@ -2,13 +2,8 @@ import { type Kysely, SqliteAdapter, sql } from "kysely";
 import { up as createActivationSightings } from "./0004_activation_sightings.js";
 
 /**
- * The last-seen log names the machine (license id, machine id) instead of its activation's id
- * (src/db/sqlite-last-seen-log.ts): validate then only needs to know that the machine is active,
- * which the partial unique index answers without reading the activations table (profiled:
- * ~4 us of the event loop's time per validate). The fold finds the activation.
- *
- * Sightings a server of the previous version left in activation_sightings are applied first, so
- * upgrading loses none.
+ * Replaces 0004's table with one keyed by machine (license id, machine id). Times left in
+ * activation_sightings are applied to their activations first, so upgrading loses none.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await createMachineSightings(db);

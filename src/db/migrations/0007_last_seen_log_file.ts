@@ -2,14 +2,9 @@ import { type Kysely, sql } from "kysely";
 import { createMachineSightings } from "./0005_machine_sightings.js";
 
 /**
- * The SQLite server's last-seen log moves out of the database into a file of its own
- * (src/db/sqlite-last-seen-log.ts, which creates it): its appends, twenty commits a second under
- * load, emptied the page cache of every other connection to the database, the event loop's
- * included (docs/performance-history.md, session 7). PostgreSQL never used the table.
- *
- * Sightings a server of the previous version left in machine_sightings are applied first, each to
- * the machine's active activation, so upgrading with that server stopped (README) loses none; one
- * still running would fail its later appends and folds ("no such table").
+ * Removes 0005's table. Times left in it are applied first, each to the machine's active
+ * activation, so upgrading loses none. (Release 0.1 then kept them in a file of its own beside a
+ * SQLite database; migrations/legacy-last-seen-log.ts applies and removes that file.)
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`update activations set last_seen_at = s.seen_at
