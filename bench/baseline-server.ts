@@ -1,10 +1,8 @@
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 
 /**
  * The yardstick: a bare node:http server that reads and parses the same JSON body as validate
- * and answers a JSON object of the same size as validate's answer. Every Shipkey figure is
- * reported as a ratio to this server's, measured in the same run on the same machine.
+ * and answers a JSON object of the same size as validate's answer. Listens on 127.0.0.1 and PORT.
  */
 const answer = JSON.stringify({
   valid: true,
@@ -20,9 +18,14 @@ const server = createServer((request, response) => {
   const chunks: Buffer[] = [];
   request.on("data", (chunk: Buffer) => chunks.push(chunk));
   request.on("end", () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { licenseKey?: unknown };
-    const status = typeof body.licenseKey === "string" ? 200 : 400;
-    response.writeHead(status, {
+    let licenseKey: unknown;
+    try {
+      licenseKey = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { licenseKey?: unknown })
+        .licenseKey;
+    } catch {
+      // not JSON (a readiness probe): 400
+    }
+    response.writeHead(typeof licenseKey === "string" ? 200 : 400, {
       "content-type": "application/json; charset=utf-8",
       "content-length": Buffer.byteLength(answer),
     });
@@ -31,7 +34,5 @@ const server = createServer((request, response) => {
 });
 // Match Fastify's keep-alive defaults so connection handling is not what is being compared.
 server.keepAliveTimeout = 72_000;
-server.listen(0, "127.0.0.1", () => {
-  process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);
-});
+server.listen(Number(process.env.PORT), "127.0.0.1");
 process.on("SIGTERM", () => server.close(() => process.exit(0)));

@@ -1,6 +1,9 @@
 /**
- * The benchmark's data set is deterministic, so the load generator can pick a random activated
+ * The benchmark's data set is deterministic, so the load generator picks a random activated
  * machine from a number alone, without shipping a list of keys between processes.
+ *
+ * Licenses 0..n-1 hold 1.5 machines each on average; license n holds 1,000 machines and license
+ * n+1 holds 2 (validate-1000 and validate-2 compare them).
  */
 export const benchProducts = ["bench-alpha", "bench-beta", "bench-gamma"] as const;
 
@@ -9,11 +12,20 @@ export interface DatasetShape {
   machines: number;
 }
 
+export const shapeFor = (licenses: number): DatasetShape => ({
+  licenses,
+  machines: Math.round(licenses * 1.5),
+});
+
+export const bigLicenseMachines = 1000;
+/** The license with 1,000 machines and the one with 2: after the others. */
+export const bigLicense = (shape: DatasetShape): number => shape.licenses;
+export const pairLicense = (shape: DatasetShape): number => shape.licenses + 1;
+
 // Shaped like real data, because sizes decide how many B-tree pages a lookup touches: license
-// keys in newLicenseKey's format (5 groups of 5 base32 characters), record ids in newId's
-// (prefix, 10 characters of creation time, 12 random), machine ids as the 64-hex fingerprints
-// desktop apps send. The random-looking part comes first, so keys land on B-tree pages in random
-// order as real ones do; the index at the end keeps them unique.
+// keys in newLicenseKey's format (5 groups of 5 base32 characters), record ids in newId's, machine
+// ids as the 64-hex fingerprints desktop apps send. The random-looking part comes first, so keys
+// land on B-tree pages in random order as real ones do; the index at the end keeps them unique.
 const base32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const hex = "0123456789abcdef";
 
@@ -48,41 +60,38 @@ const seededAt = Date.UTC(2025, 0, 1);
 /** An id in newId's format, created `index` seconds after the data set's start. */
 export function recordIdFor(prefix: string, index: number, salt = 0): string {
   const time = fixedWidth(seededAt + index * 1000, 10, base32);
-  return `${prefix}_${time}${scrambled(index * 4 + salt + 2, 6, base32)}${fixedWidth(index, 6, base32)}`;
+  return `${prefix}_${time}${scrambled(index * 4 + salt + 2, 3, base32)}${fixedWidth(index * 1024 + salt, 9, base32)}`;
 }
 
 export function productFor(index: number): string {
   return benchProducts[index % benchProducts.length] as string;
 }
 
-/** Machines are spread evenly: the first `machines % licenses` licenses get one more. */
 export function machineCountFor(index: number, shape: DatasetShape): number {
+  if (index === bigLicense(shape)) return bigLicenseMachines;
+  if (index === pairLicense(shape)) return 2;
   const base = Math.floor(shape.machines / shape.licenses);
   return base + (index < shape.machines % shape.licenses ? 1 : 0);
 }
 
 export function machineIdFor(licenseIndex: number, machineIndex: number): string {
-  const seed = licenseIndex * 8 + machineIndex;
-  return `${scrambled(seed * 2 + 1, 52, hex)}${fixedWidth(licenseIndex, 10, hex)}${fixedWidth(machineIndex, 2, hex)}`;
+  const seed = licenseIndex * 1024 + machineIndex;
+  return `${scrambled(seed * 2 + 1, 51, hex)}${fixedWidth(licenseIndex, 10, hex)}${fixedWidth(machineIndex, 3, hex)}`;
 }
 
-/** Enough headroom for activate/deactivate cycles on top of the seeded machines. */
-export function maxMachinesFor(shape: DatasetShape): number {
-  return Math.ceil(shape.machines / shape.licenses) + 4;
-}
+/** Room for activate/deactivate cycles on top of the seeded machines. */
+export const maxMachinesFor = (index: number, shape: DatasetShape): number =>
+  machineCountFor(index, shape) + 4;
 
-/** A random activated machine: a license with at least one seeded machine, and one of them. */
-export function randomActivatedMachine(shape: DatasetShape): {
-  licenseKey: string;
-  machineId: string;
-  productSlug: string;
-} {
-  const licensesWithMachines = Math.min(shape.licenses, shape.machines);
-  const index = Math.floor(Math.random() * licensesWithMachines);
-  const machine = Math.floor(Math.random() * machineCountFor(index, shape));
+/** A random activated machine of `license` (default: any of the ordinary licenses). */
+export function activatedMachine(
+  shape: DatasetShape,
+  license = Math.floor(Math.random() * Math.min(shape.licenses, shape.machines)),
+): { licenseKey: string; machineId: string; productSlug: string } {
+  const machine = Math.floor(Math.random() * machineCountFor(license, shape));
   return {
-    licenseKey: licenseKeyFor(index),
-    machineId: machineIdFor(index, machine),
-    productSlug: productFor(index),
+    licenseKey: licenseKeyFor(license),
+    machineId: machineIdFor(license, machine),
+    productSlug: productFor(license),
   };
 }

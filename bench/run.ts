@@ -1,281 +1,217 @@
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import pg from "pg";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
-import { runAb } from "./ab.js";
-import type { DatasetShape } from "./dataset.js";
-import { createDatabase, freshDatabaseName } from "./postgres-databases.js";
-import {
-  checkPinning,
-  cleanup,
-  failOnServerFaults,
-  log,
-  type Measured,
-  measureBaselineServer,
-  measureServer,
-  onCleanup,
-  runLoad,
-  type ServerRun,
-  startServer,
-  stopProcess,
-} from "./processes.js";
+import { shapeFor } from "./dataset.js";
+import type { LoadResult } from "./load.js";
+import { cleanup, log, onCleanup, runLoad, sampleRss, startServer } from "./processes.js";
 import { type ScenarioName, scenarioNames } from "./scenarios.js";
-import { runRounds } from "./rounds.js";
-import { runScale } from "./scale.js";
 import { seed } from "./seed.js";
-import { printTable as printRows } from "./table.js";
 
 /**
- * `npm run bench`: seeds a fresh database, starts the real service as `npm start` runs it, and
- * drives each scenario from a separate load-generator process on loopback, next to a bare
- * node:http baseline measured in the same run. Everything it starts is stopped on exit or Ctrl-C.
+ * `npm run bench`: seeds a fresh database, starts the real service (`node dist/server.js`) and a
+ * bare node:http baseline, and in each round runs every scenario first against the baseline, then
+ * against the service, from a separate autocannon process on loopback. Prints one table of means
+ * over the rounds, with a verdict where a target applies, and writes the JSON to bench/results/.
+ *
+ *   npm run bench -- [--licenses 100000] [--rounds 8] [--duration 5] [--connections 50]
+ *                    [--scenarios validate,activate-deactivate,publish,validate-1000,validate-2]
+ *
+ * SQLite in a temporary directory by default; with BENCH_DATABASE_URL=postgres://… a fresh
+ * database on that server, dropped at the end. To compare sizes (validate at 1 M licenses within
+ * 15 % of 10 k), run with --licenses 10000 and --licenses 1000000 and compare validate's
+ * "× baseline". Everything started is stopped on exit and on Ctrl-C.
  */
 const { values } = parseArgs({
   options: {
     licenses: { type: "string", default: "100000" },
-    machines: { type: "string" },
-    duration: { type: "string", default: "10" },
+    rounds: { type: "string", default: "8" },
+    duration: { type: "string", default: "5" },
     connections: { type: "string", default: "50" },
-    scenarios: { type: "string", default: scenarioNames.filter((s) => s !== "baseline").join(",") },
-    ab: { type: "string" },
-    scale: { type: "string" },
-    rounds: { type: "string" },
-    slices: { type: "string" },
+    scenarios: { type: "string", default: scenarioNames.join(",") },
   },
 });
-
-const positiveInt = (name: string, text: string | undefined): number => {
-  const n = Number(text);
+const positiveInt = (name: keyof typeof values): number => {
+  const n = Number(values[name]);
   if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer`);
   return n;
 };
-const shapeOf = (licenses: number): DatasetShape => ({
-  licenses,
-  machines:
-    values.machines === undefined
-      ? Math.round(licenses * 1.5)
-      : positiveInt("machines", values.machines),
-});
-const shape = shapeOf(positiveInt("licenses", values.licenses));
-const durationSeconds = positiveInt("duration", values.duration);
-const connections = positiveInt("connections", values.connections);
-const scenarios = (values.scenarios ?? "").split(",").filter((s): s is ScenarioName => {
-  if (!(scenarioNames as readonly string[]).includes(s)) throw new Error(`unknown scenario ${s}`);
-  return s !== "baseline";
-});
-if (scenarios.length === 0) throw new Error("--scenarios names no scenario to run");
-
-const load = (scenario: ScenarioName, apiKey: string, seconds: number) => ({
-  scenario,
-  apiKey,
-  seconds,
-  connections,
-  shape,
+const shape = shapeFor(positiveInt("licenses"));
+const rounds = positiveInt("rounds");
+const durationSeconds = positiveInt("duration");
+const connections = positiveInt("connections");
+const scenarios = (values.scenarios ?? "").split(",").map((name) => {
+  const known = scenarioNames.find((s) => s === name);
+  if (!known) throw new Error(`unknown scenario "${name}"; known: ${scenarioNames.join(", ")}`);
+  return known;
 });
 
-async function prepareDatabase(): Promise<string> {
-  const adminUrl = process.env.BENCH_DATABASE_URL;
+/** A fresh database: a SQLite file in a temporary directory, or a new PostgreSQL database. */
+async function freshDatabase(adminUrl: string | undefined): Promise<string> {
   if (!adminUrl) {
     const dir = mkdtempSync(join(os.tmpdir(), "shipkey-bench-"));
     onCleanup(() => rmSync(dir, { recursive: true, force: true }));
     return `sqlite:${join(dir, "bench.db")}`;
   }
-  return createDatabase(adminUrl, freshDatabaseName());
+  const name = `shipkey_bench_${randomBytes(4).toString("hex")}`;
+  const onServer = async (statement: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  onCleanup(() => onServer(`drop database if exists ${name} with (force)`));
+  await onServer(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
 
-interface ScenarioReport extends ServerRun {
-  scenario: ScenarioName;
-  ratioToBaseline: number;
+interface Turns {
+  service: LoadResult[];
+  baseline: LoadResult[];
+  peakRssMB: number | null;
 }
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
+const rps = (runs: LoadResult[]) => mean(runs.map((r) => r.requestsPerSecond));
+const rssLimitMB = 250;
 
 async function main(): Promise<void> {
-  const databaseUrl = await prepareDatabase();
-  const dialect = databaseUrl.startsWith("sqlite:") ? "sqlite" : "postgres";
-  // The SQLite file's path, never a PostgreSQL URL (it may hold a password).
-  const where = dialect === "sqlite" ? ` at ${databaseUrl.slice("sqlite:".length)}` : "";
-  log(
-    `database: ${dialect}${where}; seeding ${shape.licenses} licenses, ${shape.machines} active machines`,
-  );
+  const startedAt = new Date().toISOString();
+  const databaseUrl = await freshDatabase(process.env.BENCH_DATABASE_URL || undefined);
   const database = await openDatabase(databaseUrl);
+  const dialect = database.dialect;
+  log(`${dialect}: seeding ${shape.licenses} licenses, ${shape.machines} active machines`);
   await migrateToLatest(database.db);
-  const apiKey = await seed(database.db, shape, log);
+  const apiKey = await seed(database.db, dialect, shape, log);
   await database.close();
 
-  const measureBaseline = () => measureBaselineServer(load("baseline", apiKey, durationSeconds));
+  const baseline = await startServer([join(import.meta.dirname, "baseline-server.js")]);
+  const service = await startServer([join(import.meta.dirname, "../../dist/server.js")], {
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: "warn",
+    NODE_ENV: "production",
+  });
+  log(`service ${service.url} (pid ${service.child.pid}), baseline ${baseline.url}`);
+  const turn = (url: string, scenario: ScenarioName, seconds = durationSeconds) =>
+    runLoad({ url, scenario, shape, apiKey, durationSeconds: seconds, connections });
+  log("warming up");
+  await turn(baseline.url, "baseline", Math.min(2, durationSeconds));
+  await turn(service.url, "validate", Math.min(2, durationSeconds));
 
-  log("baseline (bare node:http) ...");
-  const baselineBefore = await measureBaseline();
-
-  const server = await startServer(databaseUrl);
-  log(`server ${server.url} (pid ${server.pid}); warming up`);
-  await runLoad(server.url, load("validate", apiKey, 2));
-
-  const measured: Array<ServerRun & { scenario: ScenarioName }> = [];
-  for (const scenario of scenarios) {
-    log(`${scenario} ...`);
-    const result = await measureServer(server, load(scenario, apiKey, durationSeconds));
-    measured.push({ ...result, scenario });
+  const results = new Map<ScenarioName, Turns>(
+    scenarios.map((s) => [s, { service: [], baseline: [], peakRssMB: null }]),
+  );
+  for (let round = 1; round <= rounds; round++) {
+    for (const [scenario, turns] of results) {
+      log(`round ${round}/${rounds}: ${scenario}`);
+      turns.baseline.push(await turn(baseline.url, "baseline"));
+      const stopSampling = sampleRss(service.child.pid);
+      turns.service.push(await turn(service.url, scenario));
+      const peak = stopSampling();
+      if (peak !== null) turns.peakRssMB = Math.max(turns.peakRssMB ?? 0, peak);
+    }
   }
-  await stopProcess(server.child);
 
-  log("baseline again (drift check) ...");
-  const baselineAfter = await measureBaseline();
-  const baselineRps = (baselineBefore.requestsPerSecond + baselineAfter.requestsPerSecond) / 2;
-  const reports: ScenarioReport[] = measured.map((m) => ({
-    ...m,
-    ratioToBaseline: m.requestsPerSecond / baselineRps,
-  }));
+  const ratioTargets: Partial<Record<ScenarioName, number>> = {
+    validate: dialect === "sqlite" ? 0.5 : 0.25,
+    "activate-deactivate": 0.25,
+    publish: 0.1,
+  };
+  const pair = results.get("validate-2");
+  const rows = [...results].map(([scenario, turns]) => {
+    const ratio = rps(turns.service) / rps(turns.baseline);
+    const limit = ratioTargets[scenario];
+    const [target, met] =
+      limit !== undefined
+        ? [`≥ ${limit.toFixed(2)}× baseline`, ratio >= limit]
+        : scenario === "validate-1000" && pair
+          ? ["≥ 0.80× validate-2", rps(turns.service) >= 0.8 * rps(pair.service)]
+          : ["", null];
+    return {
+      scenario,
+      serviceRequestsPerSecond: Math.round(rps(turns.service)),
+      baselineRequestsPerSecond: Math.round(rps(turns.baseline)),
+      ratioToBaseline: Number(ratio.toFixed(3)),
+      p99MsWorst: Math.max(...turns.service.map((r) => r.latencyMs.p99)),
+      maxMs: Math.max(...turns.service.map((r) => r.latencyMs.max)),
+      peakRssMB: turns.peakRssMB,
+      errors: [...turns.service, ...turns.baseline].reduce((n, r) => n + r.errors, 0),
+      target,
+      verdict: met === null ? "" : met ? "ok" : "MISS",
+      rounds: { service: turns.service, baseline: turns.baseline },
+    };
+  });
 
   const cpus = os.cpus();
   const report = {
-    startedAt: new Date().toISOString(),
-    machine: {
-      cpu: cpus[0]?.model ?? "unknown",
-      cores: cpus.length,
-      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-      platform: `${os.platform()} ${os.release()}`,
-    },
+    startedAt,
+    machine: { cpu: cpus[0]?.model ?? "unknown", cores: cpus.length, platform: os.platform() },
     node: process.version,
     database: dialect,
-    dataset: shape,
+    postgresPoolSize: dialect === "postgres" ? Number(process.env.DATABASE_POOL_SIZE || 10) : null,
+    dataset: { ...shape, plus: "one license with 1,000 machines, one with 2" },
+    rounds,
     durationSeconds,
     connections,
-    baseline: { before: baselineBefore, after: baselineAfter, requestsPerSecond: baselineRps },
-    scenarios: reports,
+    serverFaults: service.faults,
+    scenarios: rows,
   };
 
-  printReport(report.baseline.requestsPerSecond, baselineBefore, baselineAfter, reports);
-  const resultsDir = process.env.BENCH_RESULTS_DIR ?? "bench/results";
-  mkdirSync(resultsDir, { recursive: true });
-  const file = join(resultsDir, `${report.startedAt.replace(/[:.]/g, "-")}.json`);
+  process.stdout.write(
+    `\nShipkey on ${dialect}, ${shape.licenses} licenses; ${rounds} round(s) of ${durationSeconds} s ` +
+      `per turn, ${connections} connections; ${report.machine.cores} × ${report.machine.cpu}\n\n`,
+  );
+  const header = `scenario|service req/s|baseline req/s|× baseline|p99 ms (worst)|max ms|peak RSS MB (≤ ${rssLimitMB})|errors|target|verdict`;
+  printTable([
+    header.split("|"),
+    ...rows.map((r) => [
+      r.scenario,
+      `${r.serviceRequestsPerSecond}`,
+      `${r.baselineRequestsPerSecond}`,
+      r.ratioToBaseline.toFixed(2),
+      `${r.p99MsWorst}`,
+      `${r.maxMs}`,
+      r.peakRssMB === null ? "n/a" : `${r.peakRssMB} ${r.peakRssMB <= rssLimitMB ? "ok" : "MISS"}`,
+      `${r.errors}`,
+      r.target,
+      r.verdict,
+    ]),
+  ]);
+
+  const dir = process.env.BENCH_RESULTS_DIR || resolve(import.meta.dirname, "../../bench/results");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${report.startedAt.replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`results written to ${file}`);
-  failOnServerFaults(reports);
+  if (rows.some((r) => r.errors > 0) || service.faults.length > 0) {
+    log(`requests failed or the service logged faults: the figures do not hold`);
+    for (const line of service.faults.slice(0, 5)) log(`  ${line}`);
+    process.exitCode = 1;
+  }
 }
 
-function printReport(
-  baselineRps: number,
-  before: Measured,
-  after: Measured,
-  reports: ScenarioReport[],
-): void {
-  const rows = [
-    [
-      "scenario",
-      "req/s",
-      "× baseline",
-      "p50 ms",
-      "p99 ms",
-      "max ms",
-      "non-2xx",
-      "errors",
-      "peak RSS MiB",
-      "CPU µs/req",
-      "loop µs/req",
-      "loop reads/req",
-    ],
-    ["baseline (mean)", baselineRps.toFixed(0), "1.00", "", "", "", "", "", "", "", "", ""],
-    [
-      "  before",
-      before.requestsPerSecond.toFixed(0),
-      "",
-      `${before.latencyMs.p50}`,
-      `${before.latencyMs.p99}`,
-      `${before.latencyMs.max}`,
-      `${before.non2xx}`,
-      `${before.errors}`,
-      "",
-      `${before.cpuUsPerRequest ?? ""}`,
-      `${before.eventLoopUsPerRequest ?? ""}`,
-      `${before.eventLoopReadsPerRequest ?? ""}`,
-    ],
-    [
-      "  after",
-      after.requestsPerSecond.toFixed(0),
-      "",
-      `${after.latencyMs.p50}`,
-      `${after.latencyMs.p99}`,
-      `${after.latencyMs.max}`,
-      `${after.non2xx}`,
-      `${after.errors}`,
-      "",
-      `${after.cpuUsPerRequest ?? ""}`,
-      `${after.eventLoopUsPerRequest ?? ""}`,
-      `${after.eventLoopReadsPerRequest ?? ""}`,
-    ],
-    ...reports.map((r) => [
-      r.scenario,
-      r.requestsPerSecond.toFixed(0),
-      r.ratioToBaseline.toFixed(2),
-      `${r.latencyMs.p50}`,
-      `${r.latencyMs.p99}`,
-      `${r.latencyMs.max}`,
-      `${r.non2xx}`,
-      `${r.errors + r.timeouts}`,
-      `${r.peakRssMiB}`,
-      `${r.cpuUsPerRequest ?? ""}`,
-      `${r.eventLoopUsPerRequest ?? ""}`,
-      `${r.eventLoopReadsPerRequest ?? ""}`,
-    ]),
-  ];
-  printRows(rows);
+/** The first column left-aligned, the others right-aligned. */
+function printTable(rows: string[][]): void {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length)));
+  for (const row of rows) {
+    const cells = row.map((cell, i) =>
+      i === 0 ? cell.padEnd(widths?.[i] ?? 0) : cell.padStart(widths?.[i] ?? 0),
+    );
+    process.stdout.write(`${cells.join("  ")}\n`);
+  }
 }
 
 try {
-  // A CPU list that taskset would refuse stops the run here, not after minutes of seeding.
-  checkPinning();
-  const onSqliteOnly = () => {
-    if (process.env.BENCH_DATABASE_URL) throw new Error("--ab and --scale run on SQLite only");
-  };
-  const compare = () => {
-    // Turns of 2 s by default (1 s for an odd --duration). Turns last whole seconds: autocannon
-    // stops at its next one-second tick, so a 2.5 s turn would run for 3.
-    const slices =
-      values.slices === undefined
-        ? durationSeconds % 2 === 0
-          ? durationSeconds / 2
-          : durationSeconds
-        : positiveInt("slices", values.slices);
-    if (durationSeconds % slices !== 0) {
-      throw new Error("--slices must divide --duration (turns last whole seconds)");
-    }
-    const rounds = values.rounds === undefined ? 4 : positiveInt("rounds", values.rounds);
-    if (rounds < 2) log("warning: one round gives no interval");
-    else if (rounds % 2 === 1 && slices % 2 === 1) {
-      log("warning: an odd number of rounds leaves the order of the sides unbalanced");
-    }
-    return {
-      rounds,
-      slices,
-      scenarios,
-      durationSeconds,
-      connections,
-    };
-  };
-  if (values.ab !== undefined && values.scale !== undefined) {
-    throw new Error("--ab and --scale cannot be combined");
-  } else if (values.ab !== undefined) {
-    onSqliteOnly();
-    await runAb({ ...compare(), ref: values.ab, shape });
-  } else if (values.scale !== undefined) {
-    onSqliteOnly();
-    // Each size gets its own 1.5 machines per license; one --machines for both would not.
-    if (values.machines !== undefined) throw new Error("--scale sets the machines per size");
-    const sizes = values.scale.split(",").map((n) => positiveInt("scale", n));
-    const [small, large] = sizes;
-    if (sizes.length !== 2 || small === undefined || large === undefined) {
-      throw new Error("--scale takes two license counts, e.g. --scale 10000,1000000");
-    }
-    await runScale({ ...compare(), shapes: [shapeOf(small), shapeOf(large)] });
-  } else if (values.rounds !== undefined) {
-    await runRounds({ ...compare(), shape });
-  } else if (values.slices !== undefined) {
-    throw new Error("--slices takes effect with --rounds, --ab or --scale only");
-  } else {
-    await main();
-  }
+  await main();
 } catch (err) {
   log(err instanceof Error ? (err.stack ?? err.message) : String(err));
   process.exitCode = 1;

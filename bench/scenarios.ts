@@ -1,37 +1,35 @@
 import type autocannon from "autocannon";
 import {
+  activatedMachine,
   benchProducts,
+  bigLicense,
   type DatasetShape,
   licenseKeyFor,
+  pairLicense,
   productFor,
-  randomActivatedMachine,
 } from "./dataset.js";
 
 export const scenarioNames = [
-  "baseline",
   "validate",
   "activate-deactivate",
   "publish",
-  "mixed",
+  "validate-1000",
+  "validate-2",
 ] as const;
-export type ScenarioName = (typeof scenarioNames)[number];
-
-export interface ScenarioInput {
-  shape: DatasetShape;
-  apiKey: string;
-}
+/** `baseline`: the validate request, sent to the bare node:http server. */
+export type ScenarioName = (typeof scenarioNames)[number] | "baseline";
 
 type Request = autocannon.Request;
 type Context = Record<string, unknown>;
 
 const json = { "content-type": "application/json" };
 
-function validateRequest(shape: DatasetShape): Partial<Request> {
+function validateRequest(shape: DatasetShape, license?: number): Partial<Request> {
   return {
     method: "POST",
     path: "/api/license/validate",
     headers: json,
-    body: JSON.stringify(randomActivatedMachine(shape)),
+    body: JSON.stringify(activatedMachine(shape, license)),
   };
 }
 
@@ -50,15 +48,6 @@ function activateRequest(shape: DatasetShape, context: Context): Partial<Request
       machineName: "Bench machine",
       platform: "Windows 11",
     }),
-  };
-}
-
-function deactivateRequest(context: Context): Partial<Request> {
-  return {
-    method: "POST",
-    path: "/api/license/deactivate",
-    headers: json,
-    body: JSON.stringify(context.cycle),
   };
 }
 
@@ -112,37 +101,26 @@ const setup = (build: (context: Context) => Partial<Request>): Request =>
  * autocannon runs each connection through the `requests` list in a loop, with a context that
  * lives for one pass; pairs (activate → deactivate, publish created → updated) share it.
  */
-export function requestsFor(name: ScenarioName, { shape, apiKey }: ScenarioInput): Request[] {
+export function requestsFor(name: ScenarioName, shape: DatasetShape, apiKey: string): Request[] {
   switch (name) {
     case "baseline":
     case "validate":
       return [setup(() => validateRequest(shape))];
+    case "validate-1000":
+      return [setup(() => validateRequest(shape, bigLicense(shape)))];
+    case "validate-2":
+      return [setup(() => validateRequest(shape, pairLicense(shape)))];
     case "activate-deactivate":
-      return [setup((c) => activateRequest(shape, c)), setup((c) => deactivateRequest(c))];
+      return [
+        setup((c) => activateRequest(shape, c)),
+        setup((c) => ({
+          method: "POST",
+          path: "/api/license/deactivate",
+          headers: json,
+          body: JSON.stringify(c.cycle),
+        })),
+      ];
     case "publish":
       return [setup((c) => publishRequest(apiKey, c)), setup((c) => publishRequest(apiKey, c))];
-    case "mixed":
-      // First of a pair: 8 % activate (the second then deactivates it); otherwise both halves
-      // draw validate or publish 90:2. Overall: 90 % validate, 8 % activate/deactivate, 2 % publish.
-      return [
-        setup((c) => {
-          const roll = Math.random();
-          if (roll < 0.08) return activateRequest(shape, c);
-          return drawValidateOrPublish(shape, apiKey, c);
-        }),
-        setup((c) => (c.cycle ? deactivateRequest(c) : drawValidateOrPublish(shape, apiKey, c))),
-      ];
   }
-}
-
-function drawValidateOrPublish(
-  shape: DatasetShape,
-  apiKey: string,
-  context: Context,
-): Partial<Request> {
-  if (Math.random() < 2 / 92) {
-    delete context.version; // each mixed publish is a new version
-    return publishRequest(apiKey, context);
-  }
-  return validateRequest(shape);
 }
