@@ -56,7 +56,12 @@ async function send(baseUrl: string, path: string, body?: unknown): Promise<Answ
   } catch {
     // kept as text: the assertion shows it
   }
-  return { path, status: response.status, retryAfter: response.headers.get("retry-after"), body: parsed };
+  return {
+    path,
+    status: response.status,
+    retryAfter: response.headers.get("retry-after"),
+    body: parsed,
+  };
 }
 
 /** The 503 an unavailable database must give on `path`: exact body, flag kept, Retry-After. */
@@ -83,23 +88,23 @@ function isUnavailable(answer: Answer): boolean {
 
 function isSuccess(answer: Answer): boolean {
   const flag = flagOf[answer.path];
-  if (answer.status !== 200 || typeof answer.body !== "object" || answer.body === null) return false;
+  if (answer.status !== 200 || typeof answer.body !== "object" || answer.body === null)
+    return false;
   return flag === undefined || (answer.body as Record<string, unknown>)[flag] === true;
 }
 
-/** Polls `probe` until it returns true, or fails with `what` after `ms`. */
-async function until(what: string, probe: () => Promise<boolean> | boolean, ms: number): Promise<void> {
+/** Polls `probe` until it returns true, or fails with `what` after `ms` (or when it throws). */
+async function until(
+  what: string,
+  probe: () => Promise<boolean> | boolean,
+  ms: number,
+): Promise<void> {
   const deadline = Date.now() + ms;
-  let last: unknown;
   while (Date.now() < deadline) {
-    try {
-      if (await probe()) return;
-    } catch (err) {
-      last = err;
-    }
+    if (await probe()) return;
     await sleep(50);
   }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
 }
 
 interface LogLine {
@@ -199,6 +204,17 @@ async function stopChildren(): Promise<void> {
   }
 }
 
+/** Throws, with what the process wrote, if it is gone. */
+function expectAlive(service: Service): true {
+  if (!service.alive()) {
+    throw new Error(
+      `the service died (${service.child.exitCode ?? service.child.signalCode}):\n` +
+        `${service.stdout().slice(-3000)}\n${service.stderr().slice(-3000)}`,
+    );
+  }
+  return true;
+}
+
 /** What a process that survived its faults shows: alive, no crash, no 500, no stderr. */
 function expectNoCrash(service: Service): void {
   expect(service.alive()).toBe(true);
@@ -247,7 +263,7 @@ describe.runIf(postgresBin !== undefined || requirePostgres)("database faults (p
     const service = spawnService({ DATABASE_URL: url, DATABASE_CONNECT_TIMEOUT: "20" });
     const retries = () =>
       logLines(service.stdout()).filter((l) => l.msg === "database not reachable yet; retrying");
-    await until("two retry lines", () => retries().length >= 2, 10_000);
+    await until("two retry lines", () => expectAlive(service) && retries().length >= 2, 10_000);
     expect(retries()[0]).toMatchObject({ level: 40, attempt: 1 });
     expect(String(retries()[0]?.reason)).toMatch(/ECONNREFUSED|connect/);
     expect(service.alive()).toBe(true);
@@ -318,17 +334,27 @@ describe.runIf(postgresBin !== undefined || requirePostgres)("database faults (p
           await sleep(100);
         }
       };
-      const load = Promise.all([...Array.from({ length: workers }, (_, w) => worker(w)), readiness()]);
-
-      await until("load under way", () => counts.ok >= 200, 10_000);
-      const okBefore = counts.ok;
-      await cluster.restart(mode);
-      // Recovery by itself: requests succeed again soon after the database is back.
-      const restartedAt = Date.now();
-      await until("successes after the restart", () => counts.ok >= okBefore + 200, 10_000);
-      const recoveredInMs = Date.now() - restartedAt;
-      stop = true;
-      await load;
+      const load = Promise.all([
+        ...Array.from({ length: workers }, (_, w) => worker(w)),
+        readiness(),
+      ]);
+      let recoveredInMs: number;
+      try {
+        await until("load under way", () => expectAlive(service) && counts.ok >= 200, 10_000);
+        const okBefore = counts.ok;
+        await cluster.restart(mode);
+        // Recovery by itself: requests succeed again soon after the database is back.
+        const restartedAt = Date.now();
+        await until(
+          "successes after the restart",
+          () => expectAlive(service) && counts.ok >= okBefore + 200,
+          10_000,
+        );
+        recoveredInMs = Date.now() - restartedAt;
+      } finally {
+        stop = true;
+        await load;
+      }
 
       expect(unexpected).toEqual([]);
       expect(counts.unavailable).toBeGreaterThan(0); // the outage was really seen
@@ -424,7 +450,10 @@ describe.runIf(postgresBin !== undefined || requirePostgres)("database faults (p
         10_000,
       );
       const activated = await send(baseUrl, "/api/license/activate", machine("m-1"));
-      expect([activated.status, activated.body]).toMatchObject([200, { success: true, activeMachines: 2 }]);
+      expect([activated.status, activated.body]).toMatchObject([
+        200,
+        { success: true, activeMachines: 2 },
+      ]);
       const deactivated = await send(baseUrl, "/api/license/deactivate", machine("m-0"));
       expect([deactivated.status, deactivated.body]).toMatchObject([200, { success: true }]);
       await until(
@@ -554,16 +583,23 @@ describe("database faults (sqlite)", () => {
       // Space again: the next write succeeds, and /readyz follows within its window.
       await sql.raw("pragma max_page_count = 1073741823").execute(db);
       const after = await activate("after-recovery");
-      expect([after.status, after.body]).toMatchObject([200, { success: true, activeMachines: activated + 1 }]);
-      await until("/readyz 200 after recovery", async () => (await readyz()).status === 200, 10_000);
+      expect([after.status, after.body]).toMatchObject([
+        200,
+        { success: true, activeMachines: activated + 1 },
+      ]);
+      await until(
+        "/readyz 200 after recovery",
+        async () => (await readyz()).status === 200,
+        10_000,
+      );
       expect((await readyz()).body).toEqual({ status: "ready" });
 
       const lines = logLines(logged).filter((l) => l.msg === "database unavailable");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatchObject({ level: 50, code: "SQLITE_FULL" });
-      expect(logLines(logged).filter((l) => l.level >= 50 && l.msg !== "database unavailable")).toEqual(
-        [],
-      );
+      expect(
+        logLines(logged).filter((l) => l.level >= 50 && l.msg !== "database unavailable"),
+      ).toEqual([]);
     } finally {
       await app.close();
       await database.close();

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { inTransaction } from "../../db/transaction.js";
 import type { AuditActorType, DB } from "../../db/schema.js";
 import { newId } from "../../lib/ids.js";
@@ -57,7 +57,7 @@ export function withAudit<T>(
   db: Kysely<DB>,
   actor: Actor,
   action: string,
-  write: (trx: Kysely<DB>) => Promise<T>,
+  write: (trx: Transaction<DB>) => Promise<T>,
   describe: (result: T) => {
     target: { type: string; id: string };
     details?: Record<string, unknown>;
