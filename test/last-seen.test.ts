@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LastSeenBuffer } from "../src/domain/licenses/last-seen.js";
+import { sql } from "kysely";
+import { batchSize, LastSeenBuffer, lastSeenUpdate } from "../src/domain/licenses/last-seen.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 import { type Machine, machinesOf } from "./helpers/machines.js";
@@ -173,4 +174,33 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
       machines.map((_, i) => (i >= 30 - waiting ? t0 + i : before[i])),
     );
   });
+
+  it.runIf(dialect === "sqlite")(
+    "a full batch searches the index once per machine, never scans it, on a large table",
+    async () => {
+      // Statistics of a table with 1.5 M activations, as ANALYZE leaves them.
+      await sql`analyze`.execute(f.db);
+      await sql`delete from sqlite_stat1 where tbl = 'activations'`.execute(f.db);
+      await sql`insert into sqlite_stat1 (tbl, idx, stat) values
+        ('activations', 'activations_one_active_per_machine', '1500000 2 1'),
+        ('activations', 'activations_license_idx', '1500000 2'),
+        ('activations', 'sqlite_autoindex_activations_1', '1500000 1')`.execute(f.db);
+      await sql`analyze sqlite_schema`.execute(f.db);
+      const batch = Array.from({ length: batchSize }, (_, i): [string, string, number] => [
+        `lic_${i}`,
+        `machine-${i}`,
+        t0,
+      ]);
+      const { rows } = await sql<{
+        detail: string;
+      }>`explain query plan ${lastSeenUpdate(batch)}`.execute(f.db);
+      const plan = rows.map((row) => row.detail).join(" | ");
+      expect(plan).toContain(
+        "SEARCH activations USING INDEX activations_one_active_per_machine (license_id=? AND machine_id=?)",
+      );
+      expect(plan).not.toMatch(/SCAN activations/);
+      await sql`delete from sqlite_stat1`.execute(f.db);
+      await sql`analyze sqlite_schema`.execute(f.db);
+    },
+  );
 });

@@ -14,9 +14,10 @@ export const maxPendingMachines = 100_000;
 /**
  * Validate is the hottest path and its only write is last-seen, which no endpoint returns. It is
  * kept here, each machine's latest time once, and written in place by `flush`, which the app runs
- * every second and on shutdown: one short transaction per flush on both dialects. A crash of the
- * process loses at most the last-seen times recorded since the previous flush; nothing else is
- * deferred.
+ * every second and on shutdown, on both dialects: one short transaction per `batchSize` machines
+ * (at real loads, one per flush), so that a busy second's flush never holds the database for
+ * long. A crash of the process loses at most the last-seen times recorded since the previous
+ * flush; nothing else is deferred.
  */
 export class LastSeenBuffer {
   #pending = new Map<string, Sighting>();
@@ -74,15 +75,12 @@ export class LastSeenBuffer {
     while (this.#pending.size > 0) {
       const entries = this.#pending;
       this.#pending = new Map();
-      // Sorted, so that processes flushing overlapping sets lock rows in one order (PostgreSQL)
-      // and never deadlock.
+      // Sorted: neighbouring machines share index pages.
       const sightings = [...entries.values()].sort(bySightingKey);
       try {
-        await db.transaction().execute(async (trx) => {
-          for (let i = 0; i < sightings.length; i += batchSize) {
-            await writeBatch(trx, sightings.slice(i, i + batchSize));
-          }
-        });
+        for (let i = 0; i < sightings.length; i += batchSize) {
+          await lastSeenUpdate(sightings.slice(i, i + batchSize)).execute(db);
+        }
       } catch (err) {
         // Put everything back for the next flush, newer times winning. Rewriting a time that
         // did get written is harmless: a time only moves forward.
@@ -96,27 +94,28 @@ export class LastSeenBuffer {
   }
 }
 
-const batchSize = 500;
+export const batchSize = 500;
 
 function bySightingKey(a: Sighting, b: Sighting): number {
   return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
 }
 
-// One UPDATE per batch, joined to the batch as a VALUES list (portable across SQLite and
-// PostgreSQL; both name its columns column1, column2...). Each machine's active activation is
-// found through the partial unique index. A time only moves forward, so a flush racing another
-// process's never sets an older one. The casts keep PostgreSQL from typing the values as text.
-async function writeBatch(db: Kysely<DB>, batch: Sighting[]): Promise<void> {
+/**
+ * One UPDATE for a batch, joined to it as a VALUES list (portable across SQLite and PostgreSQL;
+ * both name its columns column1, column2...). Each machine's active activation is found through
+ * the partial unique index, one search per machine: with the machine ids as plain parameters
+ * SQLite loops over the list (test/last-seen.test.ts checks the plan); casting them, too, made
+ * it scan the whole index instead. A time only moves forward, so a flush racing another
+ * process's never sets an older one. The time's cast keeps PostgreSQL from typing it as text.
+ */
+export function lastSeenUpdate(batch: Sighting[]) {
   const rows = sql.join(
     batch.map(
-      ([licenseId, machineId, at]) =>
-        sql`(cast(${licenseId} as varchar(64)), cast(${machineId} as varchar(255)), cast(${at} as bigint))`,
+      ([licenseId, machineId, at]) => sql`(${licenseId}, ${machineId}, cast(${at} as bigint))`,
     ),
   );
-  await sql`update activations set last_seen_at = seen.column3
+  return sql`update activations set last_seen_at = seen.column3
     from (values ${rows}) as seen
     where activations.license_id = seen.column1 and activations.machine_id = seen.column2
-      and activations.deactivated_at is null and activations.last_seen_at < seen.column3`.execute(
-    db,
-  );
+      and activations.deactivated_at is null and activations.last_seen_at < seen.column3`;
 }
