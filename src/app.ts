@@ -105,7 +105,10 @@ export async function buildApp({
   // Runs after in-flight requests finished and before the caller closes the database.
   app.addHook("onClose", async () => {
     clearInterval(timer);
+    // Joins a flush in progress (it writes only what it started with), then writes the rest;
+    // bounded, in case the database keeps failing.
     await flushLastSeen();
+    for (let attempt = 0; attempt < 3 && lastSeen.size > 0; attempt++) await flushLastSeen();
   });
 
   // Routes go in a plugin registered after the OpenAPI plugin, so it sees every one of them.

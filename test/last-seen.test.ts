@@ -89,7 +89,7 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
     expect(await lastSeenOf([ended])).toEqual(endedBefore);
   });
 
-  it(`writes what is recorded while a flush runs before that flush resolves`, async () => {
+  it(`shares a flush in progress, and leaves what is recorded meanwhile to the next one`, async () => {
     const machines = await activateMachines(2);
     const buffer = new LastSeenBuffer();
     record(buffer, machines[0], t0 + 1111);
@@ -98,6 +98,8 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
     const joined = buffer.flush(f.db);
     expect(joined).toBe(running);
     await joined;
+    expect(buffer.size).toBe(1);
+    await buffer.flush(f.db);
     expect(buffer.size).toBe(0);
     expect(await lastSeenOf(machines)).toEqual([t0 + 1111, t0 + 2222]);
   });

@@ -114,6 +114,34 @@ describe.each(dialects)("migrations (%s)", (dialect) => {
     expect(appended.rows.map((r) => Number(r.seq))).toEqual([1]);
   });
 
+  it.runIf(dialect === "sqlite")(
+    "0009 gives license rows rowids 1..n in creation order, wherever they were",
+    async () => {
+      const db = await openAt("0008_license_slots");
+      // Rows where 0.1 put them (hashes of their keys) or an import did (negative, zero).
+      for (const [rowid, id, createdAt] of [
+        [-7, "lic_c", 30],
+        [-3, "lic_a", 10],
+        [0, "lic_d", 40],
+        [4_503_599_627_370_495, "lic_b", 20],
+      ] as const) {
+        await sql`insert into licenses (rowid, id, license_key, product_id, status, features,
+          max_machines, active_machines, created_at, updated_at)
+          values (${rowid}, ${id}, ${`KEY-${id}`}, 'prd_1', 'ACTIVE', '[]', 1, 0,
+            ${createdAt}, 0)`.execute(db);
+      }
+      await migrateToLatest(db);
+      const { rows } = await sql<{ rowid: number; id: string }>`
+        select rowid, id from licenses order by rowid`.execute(db);
+      expect(rows).toEqual([
+        { rowid: 1, id: "lic_a" },
+        { rowid: 2, id: "lic_b" },
+        { rowid: 3, id: "lic_c" },
+        { rowid: 4, id: "lic_d" },
+      ]);
+    },
+  );
+
   it("a migration that fails part-way leaves nothing of itself behind", async () => {
     const testDatabase = await createTestDatabase(dialect);
     const database = await openDatabase(testDatabase.url);

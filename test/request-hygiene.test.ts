@@ -235,6 +235,20 @@ describe("over a real socket", () => {
     });
   });
 
+  it("clients that hang up half-way through their body are not a database fault: /readyz stays ready", async () => {
+    for (let i = 0; i < 5; i++) {
+      const socket = connect(Number(new URL(base).port), "127.0.0.1");
+      socket.write(
+        "POST /api/license/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+          'Content-Length: 100\r\n\r\n{"licenseKey":',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      socket.destroy();
+    }
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+  });
+
   it("two Authorization headers are ambiguous: 401 even if one key is valid", async () => {
     const answer = await rawHttp(
       "POST /api/releases/publish HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +

@@ -20,9 +20,10 @@ describe.each(dialects)("planner statistics (%s)", (dialect) => {
       await sql`delete from sqlite_stat1`.execute(f.db);
       await sql`analyze sqlite_schema`.execute(f.db);
     } else {
-      // A table's reltuples is -1 until it is first analyzed or vacuumed.
-      await sql`update pg_class set reltuples = -1
-        where relname in ('licenses', 'activations', 'products')`.execute(f.db);
+      // Column statistics live in pg_statistic until the next ANALYZE.
+      await sql`delete from pg_statistic where starelid in (select oid from pg_class
+        where relname in ('products', 'licenses', 'activations', 'release_versions',
+          'release_artifacts'))`.execute(f.db);
     }
   }
 

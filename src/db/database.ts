@@ -209,7 +209,17 @@ const pgTypes = {
 };
 
 function openPostgres(connectionString: string, poolSize: number): Database {
-  const pool = new pg.Pool({ connectionString, max: poolSize, types: pgTypes });
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    types: pgTypes,
+    // A server that stops answering (a partition, a frozen host) fails requests with 503 instead
+    // of holding them: connecting gives up after 5 s, a query after 30 s without an answer, and
+    // TCP keepalive notices a dead peer on an idle connection.
+    connectionTimeoutMillis: 5000,
+    query_timeout: 30_000,
+    keepAlive: true,
+  });
   // A connection lost while idle in the pool, or while lent to a request (a server restart,
   // 57P01), is reported as an 'error' event; unheard, it would crash the process. The request's
   // query fails on its own, and pg-pool discards the broken client when it comes back.

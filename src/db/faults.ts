@@ -9,9 +9,10 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof code === "string") {
     if (sqliteUnavailable.test(code) || networkCodes.has(code)) return true;
     // PostgreSQL SQLSTATEs: 08 connection exception, 53 insufficient resources (53100 disk
-    // full, 53300 too many clients), 57P01-57P03 shutting down / starting up, 58 system error,
-    // 25006 a read-only server (a standby after a failover).
-    if (/^(08|53|58)[0-9A-Z]{3}$|^57P0[1-3]$|^25006$/.test(code)) return true;
+    // full, 53300 too many clients), 57P01-57P04 shutting down / starting up / database
+    // dropped, 58 system error, 25006 a read-only server (a standby after a failover), 3D000
+    // no such database and 28xxx refused credentials (a server being rebuilt or reconfigured).
+    if (/^(08|53|58|28)[0-9A-Z]{3}$|^57P0[1-4]$|^25006$|^3D000$/.test(code)) return true;
   }
   const message = (err as { message?: unknown }).message;
   // node-postgres reports a lost or closed connection without a code.
@@ -34,4 +35,4 @@ const networkCodes = new Set([
 ]);
 
 const pgConnectionLost =
-  /^Connection terminated|not queryable|^Client was closed|timeout exceeded when trying to connect|^Connection ended/;
+  /^Connection terminated|not queryable|^Client was closed|timeout exceeded when trying to connect|^Connection ended|^Query read timeout/;

@@ -5,8 +5,8 @@ import type { DB } from "./schema.js";
 const hotTables = ["products", "licenses", "activations", "release_versions", "release_artifacts"];
 
 /**
- * Gives the planner statistics for every hot table that has rows but none (or only those of an
- * empty table). Without them PostgreSQL may plan validate's activation check as a scan of every
+ * Gives the planner statistics for every hot table that has rows but no column statistics (never
+ * analyzed, or analyzed while empty). Without them PostgreSQL may plan validate's activation check as a scan of every
  * active activation of the license: a license with 1,000 machines then validated ten times
  * slower. Autovacuum keeps them current afterwards (README); SQLite's plans do not depend on them.
  * `force` analyzes every hot table (after migrations). Answers the tables analyzed.
@@ -39,8 +39,8 @@ async function hasStatistics(db: Kysely<DB>, table: string, sqlite: boolean): Pr
         where s.name = ${table} and t.stat not like '0%'`
         .execute(db)
         .catch(() => ({ rows: [] })) // no sqlite_stat1 yet: never analyzed
-    : await sql`select 1 from pg_class
-        where oid = to_regclass(${table}) and reltuples > 0`.execute(db);
+    : await sql`select 1 from pg_stats
+        where schemaname = current_schema() and tablename = ${table} limit 1`.execute(db);
   return rows.length > 0;
 }
 

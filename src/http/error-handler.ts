@@ -87,7 +87,9 @@ export const databaseRetryAfterSeconds = 5;
 
 export function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyError {
   if (error instanceof ShipkeyError) return error;
-  if (isDatabaseUnavailable(error)) {
+  // A framework error carries its status (a client that hung up mid-body is an ECONNRESET
+  // marked 400): only the database's own errors come without one.
+  if (error.statusCode === undefined && isDatabaseUnavailable(error)) {
     return new ShipkeyError("DATABASE_UNAVAILABLE", "Service unavailable");
   }
   switch (error.code) {

@@ -32,21 +32,24 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
 }
 
-/** Licenses at rowids 1..n in creation order (two passes: new rowids never collide with old). */
+/**
+ * Licenses at rowids 1..n in creation order, in two passes: first below every rowid in use, then
+ * into place, so that no new rowid ever collides with an old one.
+ */
 async function renumberLicenses(db: Kysely<unknown>): Promise<void> {
-  const { rows } = await sql<{ n: number; high: number | null }>`
-    select count(*) as n, max(rowid) as high from licenses`.execute(db);
-  const { n, high } = rows[0] ?? { n: 0, high: null };
-  if (high === null || high === n) return; // empty, or already 1..n
+  const { rows } = await sql<{ n: number; low: number | null; high: number | null }>`
+    select count(*) as n, min(rowid) as low, max(rowid) as high from licenses`.execute(db);
+  const { n, low, high } = rows[0] ?? { n: 0, low: null, high: null };
+  if (low === null || (low === 1 && high === n)) return; // empty, or already 1..n
+  const below = Math.min(low, 0) - 1;
   await sql`create temp table license_rowids as
     select rowid as old, row_number() over (order by created_at, id) as new from licenses`.execute(
     db,
   );
   await sql`create unique index temp.license_rowids_old on license_rowids (old)`.execute(db);
-  await sql`update licenses set rowid = -(select new from license_rowids where old = licenses.rowid)`.execute(
-    db,
-  );
-  await sql`update licenses set rowid = -rowid`.execute(db);
+  await sql`update licenses
+    set rowid = ${below} - (select new from license_rowids where old = licenses.rowid)`.execute(db);
+  await sql`update licenses set rowid = ${below} - rowid`.execute(db);
   await sql`drop table temp.license_rowids`.execute(db);
 }
 

@@ -61,7 +61,10 @@ export class LastSeenBuffer {
     return this.#pending.size;
   }
 
-  /** Writes everything recorded so far. Concurrent calls share one flush. */
+  /**
+   * Writes what was recorded until now; what is recorded while it runs waits for the next flush
+   * (shutdown flushes until nothing is left). Concurrent calls share one flush.
+   */
   flush(db: Kysely<DB>): Promise<void> {
     this.#flushing ??= this.#write(db).finally(() => {
       this.#flushing = null;
@@ -69,32 +72,30 @@ export class LastSeenBuffer {
     return this.#flushing;
   }
 
-  // Loops until the buffer is empty: a flush() called while this one runs shares its promise,
-  // so what was recorded meanwhile must be written before it resolves (shutdown relies on it).
   async #write(db: Kysely<DB>): Promise<void> {
-    while (this.#pending.size > 0) {
-      const entries = this.#pending;
-      this.#pending = new Map();
-      // Sorted: neighbouring machines share index pages.
-      const sightings = [...entries.values()].sort(bySightingKey);
-      try {
-        for (let i = 0; i < sightings.length; i += batchSize) {
-          await lastSeenUpdate(sightings.slice(i, i + batchSize)).execute(db);
-        }
-      } catch (err) {
-        // Put everything back for the next flush, newer times winning. Rewriting a time that
-        // did get written is harmless: a time only moves forward.
-        for (const [key, sighting] of entries) {
-          const newer = this.#pending.get(key);
-          if (newer === undefined || newer[2] < sighting[2]) this.#pending.set(key, sighting);
-        }
-        throw err;
+    const entries = this.#pending;
+    this.#pending = new Map();
+    // Sorted: neighbouring machines share index pages.
+    const sightings = [...entries.values()].sort(bySightingKey);
+    try {
+      for (let i = 0; i < sightings.length; i += batchSize) {
+        await lastSeenUpdate(sightings.slice(i, i + batchSize)).execute(db);
       }
+    } catch (err) {
+      // Put everything back for the next flush, ahead of what came meanwhile, newer times
+      // winning. Rewriting a time that did get written is harmless: a time only moves forward.
+      for (const [key, sighting] of this.#pending) {
+        const older = entries.get(key);
+        if (older === undefined || older[2] < sighting[2]) entries.set(key, sighting);
+      }
+      this.#pending = entries;
+      if (entries.size > (this.options.maxPending ?? maxPendingMachines)) this.#shed();
+      throw err;
     }
   }
 }
 
-export const batchSize = 500;
+export const batchSize = 512;
 
 function bySightingKey(a: Sighting, b: Sighting): number {
   return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
@@ -109,8 +110,13 @@ function bySightingKey(a: Sighting, b: Sighting): number {
  * process's never sets an older one. The time's cast keeps PostgreSQL from typing it as text.
  */
 export function lastSeenUpdate(batch: Sighting[]) {
+  // Padded to a power of two with the last sighting again (an update it repeats changes nothing),
+  // so that a flush uses one of ten statement texts, which the statement caches keep.
+  const padded = [...batch];
+  const last = batch[batch.length - 1];
+  while (last && (padded.length & (padded.length - 1)) !== 0) padded.push(last);
   const rows = sql.join(
-    batch.map(
+    padded.map(
       ([licenseId, machineId, at]) => sql`(${licenseId}, ${machineId}, cast(${at} as bigint))`,
     ),
   );

@@ -45,7 +45,7 @@ export async function dashboard(
   app.addHook("preValidation", async (request) => rejectNulInput(request));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const unavailable = isDatabaseUnavailable(error);
+    const unavailable = error.statusCode === undefined && isDatabaseUnavailable(error);
     const known = error instanceof ShipkeyError;
     const status = unavailable
       ? 503
