@@ -2,25 +2,11 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type DialectAdapter,
-  type Driver,
-  Kysely,
-  PostgresDialect,
-  type PostgresPool,
-  type PostgresPoolClient,
-  SqliteAdapter,
-  SqliteDialect,
-  type SqliteDatabase,
-  type SqliteDialectConfig,
-  SqliteDriver,
-  sql,
-} from "kysely";
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from "kysely";
 import pg from "pg";
 import { isHotStatement } from "./compiled-query.js";
 import type { DB } from "./schema.js";
+import { SqliteDialect } from "./sqlite-driver.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -99,9 +85,7 @@ function openSqlite(path: string): Database {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
   sqlite.pragma("foreign_keys = ON");
-  const db = new Kysely<DB>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, sqlite),
-  });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect(sqlite) });
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 
@@ -119,83 +103,6 @@ function makePrivate(path: string): void {
     } catch {
       // Missing, or owned by someone else: SQLite reports what matters when it opens it.
     }
-  }
-}
-
-/**
- * Kysely prepares every query anew; parsing SQL was an eighth of validate's CPU time. Our
- * queries have a fixed shape (values are bound parameters), so a small cache keyed by SQL text
- * reuses statements. Bounded, oldest evicted first. Safe because better-sqlite3 is synchronous
- * (a statement never runs twice at once) and Shipkey never streams results.
- */
-export function withStatementCache(sqlite: BetterSqlite3.Database, capacity = 256): SqliteDatabase {
-  const statements = new Map<string, BetterSqlite3.Statement>();
-  return {
-    close: () => sqlite.close(),
-    prepare: (text) => {
-      let statement = statements.get(text);
-      if (statement === undefined) {
-        statement = sqlite.prepare(text);
-        if (statements.size >= capacity) {
-          const oldest = statements.keys().next().value;
-          if (oldest !== undefined) statements.delete(oldest);
-        }
-        statements.set(text, statement);
-      }
-      return statement;
-    },
-  };
-}
-
-/**
- * Write transactions on SQLite start with BEGIN IMMEDIATE, taking the write lock up front
- * (waiting for it under busy_timeout). Kysely's plain BEGIN takes it at the first write instead;
- * if another process (the CLI) committed after the transaction's first read, that write fails at
- * once with SQLITE_BUSY_SNAPSHOT, which no waiting can cure.
- *
- * The adapter says that SQLite's DDL is transactional (it is; Kysely's default says otherwise),
- * so the Migrator runs all pending migrations in one transaction: all or nothing, and one
- * process at a time.
- */
-class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(
-    private readonly config: SqliteDialectConfig,
-    private readonly sqlite: BetterSqlite3.Database,
-  ) {
-    super(config);
-  }
-
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.config, this.sqlite);
-  }
-
-  override createAdapter(): DialectAdapter {
-    return new TransactionalDdlSqliteAdapter();
-  }
-}
-
-class TransactionalDdlSqliteAdapter extends SqliteAdapter {
-  override get supportsTransactionalDdl(): boolean {
-    return true;
-  }
-}
-
-class ImmediateSqliteDriver extends SqliteDriver {
-  constructor(
-    config: SqliteDialectConfig,
-    private readonly sqlite: BetterSqlite3.Database,
-  ) {
-    super(config);
-  }
-
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
-  }
-
-  // SQLite itself rolls a transaction back on some failures (SQLITE_FULL, I/O errors); a second
-  // ROLLBACK would then fail and hide the error that caused it.
-  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    if (this.sqlite.inTransaction) await super.rollbackTransaction(connection);
   }
 }
 
