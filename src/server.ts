@@ -73,7 +73,10 @@ async function main(): Promise<void> {
 async function openAndMigrate(config: Config, log: pino.Logger): Promise<Database> {
   let database: Database;
   try {
-    database = await openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize });
+    database = await openDatabase(config.databaseUrl, {
+      poolSize: config.databasePoolSize,
+      backgroundCheckpoints: { onError: (message) => log.error(message) },
+    });
   } catch (err) {
     if (err instanceof DatabaseUrlError) throw err;
     throw new ConfigError(`cannot open the database: ${messageOf(err)}`);

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { startServer } from "./helpers/server-process.js";
 
 describe("SQLite files", () => {
   it("are private: the directory is created 0700, the database and its WAL files 0600", async () => {
@@ -60,5 +62,34 @@ describe("SQLite storage", () => {
     operator.close();
     const ended = await f.post("/api/license/validate", body);
     expect(ended.json()).toMatchObject({ valid: false, code: "MACHINE_NOT_ACTIVATED" });
+  });
+});
+
+describe("SQLite checkpoints from a thread of their own", () => {
+  it("copy what any connection committed into the database file", async () => {
+    const root = mkdtempSync(join(tmpdir(), "shipkey-ckpt-"));
+    const path = join(root, "shipkey.db");
+    const server = await startServer({ DATABASE_URL: `sqlite:${path}` });
+    try {
+      const before = statSync(path).size;
+      // ~2 MB committed by a connection that never checkpoints itself.
+      const writer = new BetterSqlite3(path);
+      writer.pragma("wal_autocheckpoint = 0");
+      const insert = writer.prepare(`insert into audit_log (id, at, actor_type, actor_label,
+        action, target_type, target_id, details) values (?, 0, 'cli', 'cli', 'test', 'test', 'x', ?)`);
+      writer.transaction(() => {
+        for (let i = 0; i < 400; i++) insert.run(`aud_${i}`, "x".repeat(5000));
+      })();
+      writer.close();
+      const deadline = Date.now() + 10_000;
+      while (statSync(path).size < before + 2_000_000 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(statSync(path).size).toBeGreaterThanOrEqual(before + 2_000_000);
+    } finally {
+      server.child.kill("SIGTERM");
+      await once(server.child, "exit");
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

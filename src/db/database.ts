@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sq
 import pg from "pg";
 import { isHotStatement } from "./compiled-query.js";
 import type { DB } from "./schema.js";
+import { type Checkpointer, safetyNetPages, startCheckpointer } from "./sqlite-checkpointer.js";
 import { SqliteDialect } from "./sqlite-driver.js";
 
 export type Dialect = "sqlite" | "postgres";
@@ -44,6 +45,11 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
 export interface OpenOptions {
   /** PostgreSQL pool size (default 10). A request that finds every connection busy waits. */
   poolSize?: number;
+  /**
+   * SQLite file: copy the WAL into the database from a thread of its own
+   * (sqlite-checkpointer.ts); the server's setting. Failures are reported here.
+   */
+  backgroundCheckpoints?: { onError(message: string): void };
 }
 
 /** How long a SQLite statement waits for another connection's write lock before failing. */
@@ -51,7 +57,7 @@ export const sqliteBusyTimeoutMs = 5000;
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   const target = parseDatabaseUrl(url);
-  if (target.dialect === "sqlite") return openSqlite(target.path);
+  if (target.dialect === "sqlite") return openSqlite(target.path, options.backgroundCheckpoints);
   return openPostgres(target.connectionString, options.poolSize ?? 10);
 }
 
@@ -75,7 +81,7 @@ export async function waitForDatabase(
   }
 }
 
-function openSqlite(path: string): Database {
+function openSqlite(path: string, checkpoints: OpenOptions["backgroundCheckpoints"]): Database {
   if (path !== ":memory:") makePrivate(path);
   const sqlite = new BetterSqlite3(path);
   // WAL: readers never block the writer. synchronous=NORMAL in WAL mode keeps every committed
@@ -85,8 +91,20 @@ function openSqlite(path: string): Database {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
   sqlite.pragma("foreign_keys = ON");
+  let checkpointer: Checkpointer | null = null;
+  if (checkpoints && path !== ":memory:") {
+    sqlite.pragma(`wal_autocheckpoint = ${safetyNetPages}`);
+    checkpointer = startCheckpointer(path, checkpoints.onError);
+  }
   const db = new Kysely<DB>({ dialect: new SqliteDialect(sqlite) });
-  return { db, dialect: "sqlite", close: () => db.destroy() };
+  return {
+    db,
+    dialect: "sqlite",
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
 }
 
 /**
