@@ -121,11 +121,11 @@ async function main(): Promise<void> {
     }
   }
 
-  const ratioTargets: Partial<Record<ScenarioName, number>> = {
-    validate: dialect === "sqlite" ? 0.5 : 0.25,
-    "activate-deactivate": 0.25,
-    publish: 0.1,
-  };
+  // The targets: validate on both databases; activate + deactivate and publish on SQLite.
+  const ratioTargets: Partial<Record<ScenarioName, number>> =
+    dialect === "sqlite"
+      ? { validate: 0.5, "activate-deactivate": 0.25, publish: 0.1 }
+      : { validate: 0.25 };
   const pair = results.get("validate-2");
   const rows = [...results].map(([scenario, turns]) => {
     const ratio = rps(turns.service) / rps(turns.baseline);
