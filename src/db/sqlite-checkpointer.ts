@@ -25,6 +25,8 @@ export function startCheckpointer(path: string, onError: (message: string) => vo
     stop: async () => {
       if (worker.threadId === -1) return;
       const exited = new Promise((resolve) => worker.once("exit", resolve));
+      // Referenced again, or a process with nothing else to do would end before the thread does.
+      worker.ref();
       worker.postMessage("stop");
       await exited;
     },
