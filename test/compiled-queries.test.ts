@@ -118,14 +118,31 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
   });
 
   it.runIf(dialect === "postgres")(
+    "reads of one turn travel together, and one that fails fails alone",
+    async () => {
+      const licenseKey = await f.createLicense({ maxMachines: 7 });
+      // PostgreSQL refuses a NUL in text (the API refuses it earlier): that read fails, the
+      // statement it travelled in fails, and the others are answered alone.
+      const reads = [licenseKey, "bad\u0000key", licenseKey].map((key) =>
+        requireLicenseByKey(f.db, key).then(
+          (license) => license.maxMachines,
+          (err: { code?: string }) => String(err.code),
+        ),
+      );
+      expect(await Promise.all(reads)).toEqual([7, "22021", 7]);
+    },
+  );
+
+  it.runIf(dialect === "postgres")(
     "sends the hot queries as named prepared statements, planned once per connection",
     async () => {
       const licenseKey = await f.createLicense();
-      const prepared = await f.db.connection().execute(async (connection) => {
-        await requireLicenseByKey(connection, licenseKey);
-        await requireLicenseByKey(connection, licenseKey);
+      // In a transaction, so that every statement runs on the one connection it holds.
+      const prepared = await f.db.transaction().execute(async (trx) => {
+        await requireLicenseByKey(trx, licenseKey);
+        await requireLicenseByKey(trx, licenseKey);
         const { rows } = await sql<{ name: string; statement: string }>`
-          select name, statement from pg_prepared_statements`.execute(connection);
+          select name, statement from pg_prepared_statements`.execute(trx);
         return rows;
       });
       const licenseReads = prepared.filter(

@@ -1,10 +1,9 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
-import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { isHotStatement } from "./compiled-query.js";
+import { kyselyPool } from "./pg-pool.js";
 import type { DB } from "./schema.js";
 import { type Checkpointer, safetyNetPages, startCheckpointer } from "./sqlite-checkpointer.js";
 import { SqliteDialect } from "./sqlite-driver.js";
@@ -150,45 +149,6 @@ function openPostgres(connectionString: string, poolSize: number): Database {
   // query fails on its own, and pg-pool discards the broken client when it comes back.
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: namingHotStatements(pool) }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool) }) });
   return { db, dialect: "postgres", close: () => db.destroy() };
-}
-
-/**
- * The pool as Kysely sees it, with the hot queries (compiled-query.ts) sent as named prepared
- * statements: PostgreSQL parses and plans each once per connection instead of once per run. The
- * name is derived from the SQL text, so one name never stands for two statements.
- */
-function namingHotStatements(pool: pg.Pool): PostgresPool {
-  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
-  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    const query = (text: string, values: readonly unknown[]) =>
-      isHotStatement(text)
-        ? client.query({ name: statementName(text), text, values: [...values] })
-        : client.query(text, [...values]);
-    return { query, release: () => client.release() } as unknown as PostgresPoolClient;
-  };
-  return {
-    connect: async () => {
-      const client = await pool.connect();
-      let kyselyClient = wrapped.get(client);
-      if (!kyselyClient) {
-        kyselyClient = wrap(client);
-        wrapped.set(client, kyselyClient);
-      }
-      return kyselyClient;
-    },
-    end: () => pool.end(),
-  };
-}
-
-const statementNames = new Map<string, string>();
-
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `shipkey_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
-    statementNames.set(text, name);
-  }
-  return name;
 }
