@@ -1,7 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { Database } from "./db/database.js";
 import { LastSeenBuffer } from "./domain/licenses/last-seen.js";
-import { isDatabaseUnavailable } from "./db/faults.js";
 import { ShipkeyError } from "./errors.js";
 import { DatabaseFaults } from "./http/database-faults.js";
 import {
@@ -97,8 +96,8 @@ export async function buildApp({
   app.decorate("lastSeen", lastSeen);
   const flushLastSeen = () =>
     lastSeen.flush(database.db).catch((err: unknown) => {
-      if (isDatabaseUnavailable(err)) faults.report(err, "writing last-seen times");
-      else app.log.error({ err }, "writing last-seen times failed; will retry");
+      if (!faults.reportIfUnavailable(err, "writing last-seen times"))
+        app.log.error({ err }, "writing last-seen times failed; will retry");
     });
   const timer = setInterval(() => void flushLastSeen(), lastSeenFlushMs);
   timer.unref();

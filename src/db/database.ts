@@ -93,7 +93,7 @@ function openSqlite(path: string, checkpoints: OpenOptions["backgroundCheckpoint
   let checkpointer: Checkpointer | null = null;
   if (checkpoints && path !== ":memory:") {
     sqlite.pragma(`wal_autocheckpoint = ${safetyNetPages}`);
-    checkpointer = startCheckpointer(path, checkpoints.onError);
+    checkpointer = startCheckpointer(path, sqliteBusyTimeoutMs, checkpoints.onError);
   }
   const db = new Kysely<DB>({ dialect: new SqliteDialect(sqlite) });
   return {

@@ -31,6 +31,10 @@ export function kyselyPool(pool: pg.Pool): PostgresPool {
   const runAlone = (text: string, values: readonly unknown[]): Promise<Result> =>
     pool.query({ name: statementName(text), text, values: [...values] });
 
+  const eachAlone = (text: string, pending: PendingRead[]) => {
+    for (const read of pending) runAlone(text, read.values).then(read.resolve, read.reject);
+  };
+
   const runTogether = async (text: string, pending: PendingRead[]): Promise<void> => {
     const parameters = pending[0]?.values.length ?? 0;
     if (
@@ -38,7 +42,7 @@ export function kyselyPool(pool: pg.Pool): PostgresPool {
       parameters === 0 ||
       !pending.every((read) => read.values.length === parameters && read.values.every(isText))
     ) {
-      for (const read of pending) runAlone(text, read.values).then(read.resolve, read.reject);
+      eachAlone(text, pending);
       return;
     }
     try {
@@ -56,7 +60,7 @@ export function kyselyPool(pool: pg.Pool): PostgresPool {
         read.resolve({ command: "SELECT", rowCount: rowsOfRead.length, rows: rowsOfRead });
       });
     } catch {
-      for (const read of pending) runAlone(text, read.values).then(read.resolve, read.reject);
+      eachAlone(text, pending);
     }
   };
 

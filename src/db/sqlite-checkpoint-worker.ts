@@ -6,9 +6,13 @@ import BetterSqlite3 from "better-sqlite3";
  * its own connection and runs a PASSIVE checkpoint every `intervalMs`: it never waits for, nor
  * blocks, the server's reads and writes.
  */
-const { path, intervalMs } = workerData as { path: string; intervalMs: number };
+const { path, busyTimeoutMs, intervalMs } = workerData as {
+  path: string;
+  busyTimeoutMs: number;
+  intervalMs: number;
+};
 const sqlite = new BetterSqlite3(path);
-sqlite.pragma("busy_timeout = 5000");
+sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
 sqlite.pragma("synchronous = NORMAL");
 const checkpoint = sqlite.prepare("pragma wal_checkpoint(PASSIVE)");
 

@@ -12,9 +12,13 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(path: string, onError: (message: string) => void): Checkpointer {
+export function startCheckpointer(
+  path: string,
+  busyTimeoutMs: number,
+  onError: (message: string) => void,
+): Checkpointer {
   const worker = new Worker(new URL("./sqlite-checkpoint-worker.js", import.meta.url), {
-    workerData: { path, intervalMs: 100 },
+    workerData: { path, busyTimeoutMs, intervalMs: 100 },
   });
   worker.on("message", (message: { error?: string }) => {
     if (message.error) onError(`WAL checkpoint failed: ${message.error}`);

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import { isDatabaseUnavailable } from "../db/faults.js";
 
 /**
  * What the service knows about the database's health: when it last failed to serve (faults are
@@ -14,6 +15,18 @@ export class DatabaseFaults {
     private readonly log: FastifyBaseLogger,
     private readonly logEveryMs = 10_000,
   ) {}
+
+  /**
+   * Reports `err` if it says that the database cannot serve now; answers whether it did. A
+   * framework error carries its HTTP status (a client that hung up mid-body is an ECONNRESET
+   * marked 400): only the database's own errors come without one.
+   */
+  reportIfUnavailable(err: unknown, during: string): boolean {
+    const marked = (err as { statusCode?: unknown } | null)?.statusCode !== undefined;
+    if (marked || !isDatabaseUnavailable(err)) return false;
+    this.report(err, during);
+    return true;
+  }
 
   report(err: unknown, during: string): void {
     const now = Date.now();

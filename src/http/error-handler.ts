@@ -2,7 +2,6 @@ import type { IncomingMessage } from "node:http";
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { isDatabaseUnavailable } from "../db/faults.js";
 import { type ErrorCode, httpStatusByCode, ShipkeyError } from "../errors.js";
 import type { DatabaseFaults } from "./database-faults.js";
 
@@ -22,13 +21,13 @@ declare module "fastify" {
  */
 export function registerErrorHandling(app: FastifyInstance, faults: DatabaseFaults): void {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    const failure = toShipkeyError(error, request);
+    const failure = faults.reportIfUnavailable(error, routeOf(request))
+      ? new ShipkeyError("DATABASE_UNAVAILABLE", "Service unavailable")
+      : toShipkeyError(error, request);
     if (failure.code === "INTERNAL_ERROR") {
       request.log.error({ err: error }, "unhandled error");
     }
     if (failure.code === "DATABASE_UNAVAILABLE") {
-      if (failure !== error)
-        faults.report(error, `${request.method} ${request.routeOptions.url ?? "?"}`);
       reply.header("retry-after", String(databaseRetryAfterSeconds));
     }
     if (failure.code === "PAYLOAD_TOO_LARGE") {
@@ -85,13 +84,13 @@ function discardRemainingBody(raw: IncomingMessage): Promise<void> {
 /** What a 503 for an unavailable database asks the client to wait before trying again. */
 export const databaseRetryAfterSeconds = 5;
 
-export function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyError {
+/** The route pattern a request matched, for logs (never the raw URL, which may hold keys). */
+export function routeOf(request: FastifyRequest): string {
+  return `${request.method} ${request.routeOptions.url ?? "?"}`;
+}
+
+function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyError {
   if (error instanceof ShipkeyError) return error;
-  // A framework error carries its status (a client that hung up mid-body is an ECONNRESET
-  // marked 400): only the database's own errors come without one.
-  if (error.statusCode === undefined && isDatabaseUnavailable(error)) {
-    return new ShipkeyError("DATABASE_UNAVAILABLE", "Service unavailable");
-  }
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new ShipkeyError(

@@ -4,10 +4,9 @@ import formbody from "@fastify/formbody";
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { isDatabaseUnavailable } from "../../db/faults.js";
 import { ShipkeyError } from "../../errors.js";
 import type { DatabaseFaults } from "../database-faults.js";
-import { databaseRetryAfterSeconds } from "../error-handler.js";
+import { databaseRetryAfterSeconds, routeOf } from "../error-handler.js";
 import { script, stylesheet } from "./assets.js";
 import { document, html } from "./html.js";
 import { sendPage } from "./page-kit.js";
@@ -45,7 +44,7 @@ export async function dashboard(
   app.addHook("preValidation", async (request) => rejectNulInput(request));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const unavailable = error.statusCode === undefined && isDatabaseUnavailable(error);
+    const unavailable = faults.reportIfUnavailable(error, routeOf(request));
     const known = error instanceof ShipkeyError;
     const status = unavailable
       ? 503
@@ -55,7 +54,6 @@ export async function dashboard(
           ? error.statusCode
           : 500;
     if (unavailable) {
-      faults.report(error, `${request.method} ${request.routeOptions.url ?? "?"}`);
       reply.header("retry-after", String(databaseRetryAfterSeconds));
     } else if (status >= 500) {
       request.log.error({ err: error }, "dashboard error");
