@@ -7,15 +7,20 @@ import {
   clientErrorHandler,
   frameworkErrors,
   registerErrorHandling,
+  routeOf,
 } from "./http/error-handler.js";
 import { dashboard } from "./http/dashboard/dashboard.js";
 import { registerOpenApi } from "./http/openapi.js";
+import { connectRedis, registerRateLimits, type RateLimitSettings } from "./http/rate-limits.js";
 import { registerRoutes } from "./http/routes.js";
+import type { CookieSecure } from "./config.js";
 
 declare module "fastify" {
   interface FastifyInstance {
     /** Validate's buffered last-seen writes, flushed every second and on close. */
     lastSeen: LastSeenBuffer;
+    /** COOKIE_SECURE, read by the session cookies (http/cookie-security.ts). */
+    cookieSecure: CookieSecure;
   }
 }
 
@@ -27,6 +32,14 @@ export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
   /** See config.ts TRUST_PROXY; decides request.ip and whether cookies get Secure. */
   trustProxy?: boolean | string[];
+  /** COOKIE_SECURE: "auto" marks session cookies Secure when the request came over HTTPS. */
+  cookieSecure?: CookieSecure;
+  /** The rate limits; the server passes the configured ones, in-process tests opt in. */
+  rateLimits?: RateLimitSettings | "off";
+  /** Redis for rate-limit counts shared between processes; without it they are in memory. */
+  redisUrl?: string | null;
+  /** A whole request must arrive within this many ms, its headers within 10 s at most. */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -37,10 +50,21 @@ export async function buildApp({
   database,
   logger = false,
   trustProxy = false,
+  cookieSecure = "auto",
+  rateLimits = "off",
+  redisUrl = null,
+  requestTimeoutMs = 30_000,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     trustProxy,
+    // Slow clients: the whole request within requestTimeoutMs, headers sooner; checked every
+    // second (Node's default is every 30 s).
+    requestTimeout: requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(requestTimeoutMs, 10_000),
+      connectionsCheckingInterval: 1000,
+    },
     // Routes set their own limits; this covers anything else.
     bodyLimit: 64 * 1024,
     // Fastify's two info lines per request cost a fifth of validate's CPU time (profiled). One
@@ -57,10 +81,11 @@ export async function buildApp({
   // turn even when debug() is a no-op (profiled).
   if (app.log.level === "debug" || app.log.level === "trace") {
     app.addHook("onResponse", async (request, reply) => {
+      // The route pattern, never the raw URL: paths and query strings may hold license keys
+      // and e-mail addresses.
       request.log.debug(
         {
-          method: request.method,
-          url: request.url,
+          route: routeOf(request),
           statusCode: reply.statusCode,
           ms: reply.elapsedTime,
         },
@@ -84,6 +109,7 @@ export async function buildApp({
     }
     done();
   });
+  app.decorate("cookieSecure", cookieSecure);
   const faults = new DatabaseFaults(app.log);
   registerErrorHandling(app, faults);
   const lastSeen = new LastSeenBuffer({
@@ -115,6 +141,11 @@ export async function buildApp({
   app.decorateRequest("adminSession", null);
   app.decorateReply("loginCsrf", "");
   await app.register(async (instance) => dashboard(instance, database.db, faults));
-  await app.register(async (instance) => registerRoutes(instance, database.db, lastSeen, faults));
+  const redis = rateLimits !== "off" && redisUrl !== null ? connectRedis(redisUrl, app.log) : null;
+  if (redis) app.addHook("onClose", async () => void (await redis.quit().catch(() => "")));
+  const limits = rateLimits === "off" ? null : await registerRateLimits(app, rateLimits, redis);
+  await app.register(async (instance) =>
+    registerRoutes(instance, database.db, { lastSeen, faults, limits }),
+  );
   return app;
 }

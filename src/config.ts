@@ -1,4 +1,9 @@
 import { parseDatabaseUrl } from "./db/database.js";
+import {
+  defaultRateLimits,
+  type RateLimitName,
+  type RateLimitSettings,
+} from "./http/rate-limits.js";
 
 export interface Config {
   port: number;
@@ -11,7 +16,20 @@ export interface Config {
   databasePoolSize: number;
   /** How long the start waits for an unreachable database, in ms. */
   databaseConnectTimeoutMs: number;
+  /** A whole request must arrive within this many ms, and its headers within 10 s at most. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, how long in-flight requests may run before their connections are closed. */
+  shutdownGraceMs: number;
+  /** Whether session cookies carry Secure: by the request's protocol, always or never. */
+  cookieSecure: CookieSecure;
+  /** The limits, or "off" (RATE_LIMITS=off). */
+  rateLimits: RateLimitSettings | "off";
+  /** Redis holding the rate-limit counts shared by several processes; null keeps them in memory. */
+  redisUrl: string | null;
 }
+
+export const cookieSecureModes = ["auto", "always", "never"] as const;
+export type CookieSecure = (typeof cookieSecureModes)[number];
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -46,7 +64,77 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxyFrom(env.TRUST_PROXY),
     databasePoolSize: integerFrom(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     databaseConnectTimeoutMs: integerFrom(env, "DATABASE_CONNECT_TIMEOUT", 30, 0, 3600) * 1000,
+    requestTimeoutMs: integerFrom(env, "REQUEST_TIMEOUT", 30, 1, 3600) * 1000,
+    shutdownGraceMs: integerFrom(env, "SHUTDOWN_GRACE", 10, 0, 3600) * 1000,
+    cookieSecure: oneOf(env, "COOKIE_SECURE", cookieSecureModes, "auto"),
+    rateLimits: rateLimitsFrom(env),
+    redisUrl: redisUrlFrom(env.REDIS_URL),
   };
+}
+
+function oneOf<T extends string>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  values: readonly T[],
+  fallback: T,
+): T {
+  const text = env[name];
+  if (text === undefined || text === "") return fallback;
+  if (!(values as readonly string[]).includes(text)) {
+    throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${text}"`);
+  }
+  return text as T;
+}
+
+/** The environment variable that sets each limit. */
+export const rateLimitVariables: Record<RateLimitName, string> = {
+  license: "RATE_LIMIT_LICENSE",
+  unknownKey: "RATE_LIMIT_UNKNOWN_KEY",
+  publish: "RATE_LIMIT_PUBLISH",
+  admin: "RATE_LIMIT_ADMIN",
+};
+
+const windowUnits = { s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** RATE_LIMITS=on|off, and each limit as `<requests>/<window>` with s, m or h: "300/1m". */
+function rateLimitsFrom(env: NodeJS.ProcessEnv): RateLimitSettings | "off" {
+  const switchText = env.RATE_LIMITS ?? "";
+  if (switchText === "off") return "off";
+  if (switchText !== "" && switchText !== "on") {
+    throw new ConfigError(`RATE_LIMITS must be on or off, got "${switchText}"`);
+  }
+  const settings = { ...defaultRateLimits };
+  for (const [name, variable] of Object.entries(rateLimitVariables) as Array<
+    [RateLimitName, string]
+  >) {
+    const text = env[variable];
+    if (text === undefined || text === "") continue;
+    const match = /^(\d{1,9})\/(\d{1,6})([smh])$/.exec(text);
+    const max = Number(match?.[1]);
+    const windowMs =
+      Number(match?.[2]) * windowUnits[(match?.[3] ?? "s") as keyof typeof windowUnits];
+    if (!match || max < 1 || windowMs < 1000 || windowMs > 24 * 3_600_000) {
+      throw new ConfigError(
+        `${variable} must be <requests>/<window> such as 300/1m (window in s, m or h, at most 24h), got "${text}"`,
+      );
+    }
+    settings[name] = { max, windowMs };
+  }
+  return settings;
+}
+
+function redisUrlFrom(value: string | undefined): string | null {
+  if (value === undefined || value === "") return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError("REDIS_URL must be a redis:// or rediss:// URL");
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
+    throw new ConfigError("REDIS_URL must be a redis:// or rediss:// URL");
+  }
+  return value;
 }
 
 function integerFrom(

@@ -5,6 +5,7 @@ import { type Database, DatabaseUrlError, openDatabase, waitForDatabase } from "
 import { migrateToLatest } from "./db/migrate.js";
 import { analyzeHotTables } from "./db/statistics.js";
 import { countAdmins } from "./domain/admins/admins.js";
+import { insecureCookieWarning } from "./http/cookie-security.js";
 import { boundHeapGrowth } from "./lib/heap-growth.js";
 
 /**
@@ -19,6 +20,10 @@ async function main(): Promise<void> {
   const app = await buildApp({
     database,
     trustProxy: config.trustProxy,
+    cookieSecure: config.cookieSecure,
+    rateLimits: config.rateLimits,
+    redisUrl: config.redisUrl,
+    requestTimeoutMs: config.requestTimeoutMs,
     logger: {
       level: config.logLevel,
       // Belt and braces: request logs carry no headers today, and must never carry keys.
@@ -37,8 +42,15 @@ async function main(): Promise<void> {
     if (shuttingDown) return;
     shuttingDown = true;
     app.log.info({ signal }, "shutting down: finishing in-flight requests");
+    // Past the grace period, requests still running (or clients still sending) lose their
+    // connections, and the close completes.
+    const grace = setTimeout(() => {
+      app.log.warn("shutdown grace period over: closing the remaining connections");
+      app.server.closeAllConnections();
+    }, config.shutdownGraceMs);
     try {
       await app.close(); // stops accepting, waits for in-flight requests
+      clearTimeout(grace);
       await database.close();
       process.exit(0);
     } catch (err) {
@@ -48,6 +60,10 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
+
+  const cookieWarning = insecureCookieWarning(config.cookieSecure, config.trustProxy);
+  if (cookieWarning) app.log.warn(cookieWarning);
+  if (config.rateLimits === "off") app.log.warn("RATE_LIMITS=off: no request is rate limited");
 
   if ((await countAdmins(database.db)) === 0) {
     app.log.warn(

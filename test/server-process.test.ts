@@ -213,11 +213,32 @@ describe("logging", () => {
       .filter((line) => line.includes('"request completed"'));
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0] as string)).toMatchObject({
-      method: "POST",
-      url: "/api/releases/publish",
+      route: "POST /api/releases/publish",
       statusCode: 401,
     });
     expect(server.output()).not.toContain(secret);
+  });
+
+  it("request lines name the route pattern, never a license key or e-mail address in the URL", async () => {
+    const { url } = await freshDatabase("sqlite");
+    const server = track(await startServer({ DATABASE_URL: url, LOG_LEVEL: "debug" }));
+    const licenseKey = "SKEY-LOGGED-NOWHERE-4242";
+    const email = "customer.private@example.com";
+    await fetch(`${server.baseUrl}/api/admin/licenses/${licenseKey}?email=${email}`);
+    await fetch(`${server.baseUrl}/api/admin/licenses?customerEmail=${email}`);
+    server.child.kill("SIGTERM");
+    await once(server.child, "exit");
+    const lines = server
+      .output()
+      .split("\n")
+      .filter((line) => line.includes('"request completed"'))
+      .map((line) => JSON.parse(line) as { route: string });
+    expect(lines.map((line) => line.route)).toEqual([
+      "GET /api/admin/licenses/:licenseKey",
+      "GET /api/admin/licenses",
+    ]);
+    expect(server.output()).not.toContain(licenseKey);
+    expect(server.output()).not.toContain(email);
   });
 
   it("at the default level (info) requests are not logged one by one", async () => {
@@ -274,6 +295,16 @@ describe("bad configuration fails at start with one clear line", () => {
       { DATABASE_CONNECT_TIMEOUT: "soon" },
       "DATABASE_CONNECT_TIMEOUT must be an integer from 0 to 3600",
     ],
+    ["REQUEST_TIMEOUT=0", { REQUEST_TIMEOUT: "0" }, "REQUEST_TIMEOUT must be an integer from 1"],
+    ["SHUTDOWN_GRACE=-1", { SHUTDOWN_GRACE: "-1" }, "SHUTDOWN_GRACE must be an integer from 0"],
+    ["COOKIE_SECURE=yes", { COOKIE_SECURE: "yes" }, "COOKIE_SECURE must be one of auto"],
+    ["RATE_LIMITS=maybe", { RATE_LIMITS: "maybe" }, "RATE_LIMITS must be on or off"],
+    [
+      "RATE_LIMIT_LICENSE=lots",
+      { RATE_LIMIT_LICENSE: "lots" },
+      "RATE_LIMIT_LICENSE must be <requests>/<window>",
+    ],
+    ["REDIS_URL=http://x", { REDIS_URL: "http://x" }, "REDIS_URL must be a redis://"],
     [
       "a PostgreSQL still unreachable after DATABASE_CONNECT_TIMEOUT",
       { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none", DATABASE_CONNECT_TIMEOUT: "1" },

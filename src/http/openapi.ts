@@ -12,6 +12,15 @@ const failureSchema = {
 } as const;
 
 /**
+ * Swagger UI loads only its own files and /openapi.json, and no page may frame it. It sets
+ * styles from its scripts, hence 'unsafe-inline' for styles only.
+ */
+const docsContentSecurityPolicy =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+  "img-src 'self' data:; connect-src 'self'; font-src 'self' data:; frame-ancestors 'none'; " +
+  "base-uri 'none'; object-src 'none'; form-action 'none'";
+
+/**
  * GET /openapi.json (OpenAPI 3.1) from the route schemas, and /docs rendering it with the
  * self-hosted Swagger UI (its assets come from the npm package, never a CDN).
  */
@@ -50,6 +59,6 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       return { schema: transformed, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: "/docs" });
+  await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: docsContentSecurityPolicy });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 }

@@ -5,6 +5,7 @@ import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
 import { registerActor } from "./admin-auth.js";
 import type { DatabaseFaults } from "./database-faults.js";
+import type { RateLimitHooks } from "./rate-limits.js";
 import { rejectNulInput } from "./request-fields.js";
 import { activateMachineRoute } from "./routes/activate-machine.js";
 import { adminApiKeyRoutes } from "./routes/admin/api-keys.js";
@@ -21,19 +22,39 @@ import { validateLicenseRoute } from "./routes/validate-license.js";
 export function registerRoutes(
   app: FastifyInstance,
   db: Kysely<DB>,
-  lastSeen: LastSeenRecorder,
-  faults: DatabaseFaults,
+  {
+    lastSeen,
+    faults,
+    limits,
+  }: { lastSeen: LastSeenRecorder; faults: DatabaseFaults; limits: RateLimitHooks | null },
 ): void {
+  registerActor(app);
   healthRoutes(app, db, faults);
-  publishReleaseRoute(app, db);
-  activateMachineRoute(app, db);
-  validateLicenseRoute(app, db, lastSeen);
-  deactivateMachineRoute(app, db);
 
-  // The admin API in a scope of its own, so its hooks do not run on the license endpoints.
+  // Each group in a scope of its own, so its hooks (rate limits, admin checks) run only there.
+  void app.register(async (license) => {
+    if (limits) {
+      license.addHook("onRequest", limits.perAddress);
+      license.addHook("onError", limits.countUnknownKey);
+    }
+    activateMachineRoute(license, db);
+    validateLicenseRoute(license, db, lastSeen);
+    deactivateMachineRoute(license, db);
+  });
+
+  void app.register(async (publish) => {
+    if (limits) publish.addHook("preParsing", limits.perCaller("publish"));
+    publishReleaseRoute(publish, db);
+  });
+
   void app.register(async (admin) => {
     await admin.register(cookie); // the dashboard session (admin-auth.ts)
-    registerActor(admin);
+    // Answers (a new API key's secret among them) are never cached nor sniffed, errors included.
+    admin.addHook("onRequest", (_request, reply, done) => {
+      reply.header("cache-control", "no-store").header("x-content-type-options", "nosniff");
+      done();
+    });
+    if (limits) admin.addHook("preParsing", limits.perCaller("admin"));
     admin.addHook("preValidation", async (request) => rejectNulInput(request));
     adminProductRoutes(admin, db);
     adminLicenseRoutes(admin, db);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import type { Kysely } from "kysely";
-import { buildApp } from "../../src/app.js";
+import { type AppOptions, buildApp } from "../../src/app.js";
 import type { Database, Dialect } from "../../src/db/database.js";
 import type { DB } from "../../src/db/schema.js";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
@@ -36,9 +36,12 @@ export interface Fixture {
   close(): Promise<void>;
 }
 
-export async function createFixture(dialect: Dialect): Promise<Fixture> {
+export async function createFixture(
+  dialect: Dialect,
+  options: Omit<AppOptions, "database"> = {},
+): Promise<Fixture> {
   const { database, testDatabase } = await openTestDatabase(dialect);
-  const app = await buildApp({ database });
+  const app = await buildApp({ database, ...options });
   return seed(dialect, app, database, testDatabase);
 }
 

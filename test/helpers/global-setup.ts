@@ -11,4 +11,7 @@ export default function setup(): void {
   if (process.env.REQUIRE_POSTGRES === "1" && !process.env.TEST_DATABASE_URL) {
     throw new Error("REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set");
   }
+  if (process.env.REQUIRE_REDIS === "1" && !process.env.TEST_REDIS_URL) {
+    throw new Error("REQUIRE_REDIS=1 but TEST_REDIS_URL is not set");
+  }
 }

@@ -3,6 +3,7 @@ import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
+import { secureCookie } from "../cookie-security.js";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import type { DatabaseFaults } from "../database-faults.js";
@@ -100,7 +101,7 @@ export async function dashboard(
         path: "/admin/login",
         httpOnly: true,
         sameSite: "strict",
-        secure: request.protocol === "https",
+        secure: secureCookie(request),
       });
       reply.loginCsrf = token;
       return;

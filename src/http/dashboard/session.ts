@@ -2,6 +2,7 @@ import type {} from "@fastify/cookie";
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
+import { secureCookie } from "../cookie-security.js";
 import type { DB } from "../../db/schema.js";
 import { findSession, type Session, sessionLifetimeMs } from "../../domain/admins/admins.js";
 
@@ -30,7 +31,7 @@ export function setSessionCookie(
     path: "/",
     httpOnly: true,
     sameSite: "strict",
-    secure: request.protocol === "https",
+    secure: secureCookie(request),
     maxAge: Math.floor(sessionLifetimeMs / 1000),
   });
 }
@@ -40,7 +41,7 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
     path: "/",
     httpOnly: true,
     sameSite: "strict",
-    secure: request.protocol === "https",
+    secure: secureCookie(request),
   });
 }
 

@@ -30,7 +30,9 @@ export function publishReleaseRoute(app: FastifyInstance, db: Kysely<DB>): void 
     config: { jsonBody: true },
     // onRequest runs before the body is read: an unauthenticated caller learns nothing else.
     onRequest: async (request) => {
-      await authenticateApiKey(db, singleHeader(request.raw, "authorization"), "releases:write");
+      const authorization = singleHeader(request.raw, "authorization");
+      const key = await authenticateApiKey(db, authorization, "releases:write");
+      request.actor = { type: "api_key", id: key.apiKeyId, label: key.name, ip: request.ip };
     },
     handler: async (request) => {
       const publish = parsePublishRequest(request.body);

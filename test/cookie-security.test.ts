@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { buildApp } from "../src/app.js";
+import { type AppOptions, buildApp } from "../src/app.js";
+import { insecureCookieWarning } from "../src/http/cookie-security.js";
 import { openTestDatabase } from "./helpers/database.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -7,9 +8,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function appWith(trustProxy: boolean | string[]) {
+async function appWith(
+  trustProxy: boolean | string[],
+  cookieSecure: AppOptions["cookieSecure"] = "auto",
+) {
   const { database, testDatabase } = await openTestDatabase("sqlite");
-  const app = await buildApp({ database, trustProxy });
+  const app = await buildApp({ database, trustProxy, cookieSecure });
   cleanups.push(async () => {
     await app.close();
     await database.close();
@@ -18,9 +22,12 @@ async function appWith(trustProxy: boolean | string[]) {
   return app;
 }
 
-describe("TRUST_PROXY", () => {
-  const loginCookie = async (trustProxy: boolean | string[]) => {
-    const app = await appWith(trustProxy);
+describe("TRUST_PROXY and COOKIE_SECURE", () => {
+  const loginCookie = async (
+    trustProxy: boolean | string[],
+    cookieSecure: AppOptions["cookieSecure"] = "auto",
+  ) => {
+    const app = await appWith(trustProxy, cookieSecure);
     const response = await app.inject({
       method: "GET",
       url: "/admin/login",
@@ -40,5 +47,17 @@ describe("TRUST_PROXY", () => {
   it("with an address list, only those peers are trusted", async () => {
     expect(await loginCookie(["127.0.0.1"])).toContain("Secure");
     expect(await loginCookie(["10.9.9.9"])).not.toContain("Secure");
+  });
+
+  it("COOKIE_SECURE=always marks cookies Secure even on plain HTTP; never leaves it off behind TLS", async () => {
+    expect(await loginCookie(false, "always")).toContain("Secure");
+    expect(await loginCookie(true, "never")).not.toContain("Secure");
+  });
+
+  it("a warning at start when session cookies would travel without Secure", () => {
+    expect(insecureCookieWarning("auto", false)).toContain("without Secure");
+    expect(insecureCookieWarning("never", ["10.0.0.1"])).toContain("COOKIE_SECURE=never");
+    expect(insecureCookieWarning("auto", true)).toBeNull();
+    expect(insecureCookieWarning("always", false)).toBeNull();
   });
 });

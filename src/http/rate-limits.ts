@@ -1,0 +1,159 @@
+import rateLimit, { normalizeIP } from "@fastify/rate-limit";
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onErrorAsyncHookHandler,
+  onRequestAsyncHookHandler,
+  preParsingAsyncHookHandler,
+} from "fastify";
+import { Redis } from "ioredis";
+import { ShipkeyError } from "../errors.js";
+
+export type RateLimitName = "license" | "unknownKey" | "publish" | "admin";
+export interface RateLimit {
+  max: number;
+  windowMs: number;
+}
+export type RateLimitSettings = Record<RateLimitName, RateLimit>;
+
+/** The defaults; README.md has the table, config.ts the environment variables. */
+export const defaultRateLimits: RateLimitSettings = {
+  // Per client address. A site of a few thousand installs behind one NAT, validating hourly,
+  // stays far below it; a burst of re-activations after a fleet redeploy too.
+  license: { max: 300, windowMs: 60_000 },
+  // Per client address: requests naming a license key that does not exist. Past it, the
+  // address gets 429 on every license request until the window ends, so a guessed key cannot
+  // be told apart from a wrong one.
+  unknownKey: { max: 20, windowMs: 15 * 60_000 },
+  // Per API key.
+  publish: { max: 60, windowMs: 60_000 },
+  // Per API key or signed-in admin.
+  admin: { max: 300, windowMs: 60_000 },
+};
+
+/** The policy names of the RateLimit-Policy / RateLimit headers (IETF draft). */
+const policyNames: Record<RateLimitName, string> = {
+  license: "license",
+  unknownKey: "unknown-key",
+  publish: "publish",
+  admin: "admin",
+};
+
+export interface RateLimitHooks {
+  /** License endpoints, onRequest: the address's request and unknown-key budgets. */
+  perAddress: onRequestAsyncHookHandler;
+  /** License endpoints, onError: a request naming an unknown key spends the address's budget. */
+  countUnknownKey: onErrorAsyncHookHandler;
+  /** Publish and the admin API, preParsing (after authentication): the caller's budget. */
+  perCaller(name: "publish" | "admin"): preParsingAsyncHookHandler;
+}
+
+type Limiter = ReturnType<FastifyInstance["createRateLimit"]>;
+type LimitState = Awaited<ReturnType<Limiter>>;
+
+/**
+ * Registers @fastify/rate-limit with counts in this process, or in Redis when one is given
+ * (several processes then enforce one limit), and returns the hooks the routes use. When the
+ * store fails (Redis down), requests pass: the limits protect the service, they must not take it
+ * down (docs/decisions.md).
+ */
+export async function registerRateLimits(
+  app: FastifyInstance,
+  settings: RateLimitSettings,
+  redis: Redis | null,
+): Promise<RateLimitHooks> {
+  await app.register(rateLimit, {
+    global: false,
+    skipOnError: true,
+    ...(redis ? { redis, nameSpace: "shipkey:rate-limit:" } : {}),
+  });
+  const limiter = (name: RateLimitName, key: (request: FastifyRequest) => string): Limiter => {
+    const options = {
+      max: settings[name].max,
+      timeWindow: settings[name].windowMs,
+      keyGenerator: (request: FastifyRequest) => `${name}|${key(request)}`,
+      // Distinct keys kept in memory per limit, least recently used evicted first.
+      cache: 20_000,
+    };
+    return app.createRateLimit(options);
+  };
+  const address = (request: FastifyRequest) => normalizeIP(request.ip);
+  const caller = (request: FastifyRequest) =>
+    request.actor ? `${request.actor.type}:${request.actor.id}` : `address:${address(request)}`;
+
+  const license = limiter("license", address);
+  const unknownKey = limiter("unknownKey", address);
+  const callers = { publish: limiter("publish", caller), admin: limiter("admin", caller) };
+
+  return {
+    perAddress: async (request, reply) => {
+      const [requests, guesses] = await Promise.all([
+        license(request),
+        unknownKey(request, { increment: false }),
+      ]);
+      describeLimits(reply, [
+        ["license", requests],
+        ["unknownKey", guesses],
+      ]);
+      refuseWhenSpent(reply, requests, (state) => state.isExceeded);
+      refuseWhenSpent(reply, guesses, (state) => state.remaining === 0);
+    },
+    countUnknownKey: async (request, _reply, error) => {
+      if (error instanceof ShipkeyError && error.code === "LICENSE_NOT_FOUND") {
+        await unknownKey(request);
+      }
+    },
+    perCaller: (name) => async (request, reply, payload) => {
+      const state = await callers[name](request);
+      describeLimits(reply, [[name, state]]);
+      refuseWhenSpent(reply, state, (s) => s.isExceeded);
+      return payload;
+    },
+  };
+}
+
+/** `RateLimit-Policy: "license";q=300;w=60` and `RateLimit: "license";r=299;t=60`. */
+function describeLimits(reply: FastifyReply, states: Array<[RateLimitName, LimitState]>): void {
+  const policies: string[] = [];
+  const remaining: string[] = [];
+  for (const [name, state] of states) {
+    if (state.isAllowed) continue;
+    const policy = `"${policyNames[name]}"`;
+    policies.push(`${policy};q=${state.max};w=${Math.ceil(state.timeWindow / 1000)}`);
+    remaining.push(`${policy};r=${state.remaining};t=${state.ttlInSeconds}`);
+  }
+  reply.header("ratelimit-policy", policies.join(", "));
+  reply.header("ratelimit", remaining.join(", "));
+}
+
+function refuseWhenSpent(
+  reply: FastifyReply,
+  state: LimitState,
+  spent: (state: Extract<LimitState, { isAllowed: false }>) => boolean,
+): void {
+  if (state.isAllowed || !spent(state)) return;
+  reply.header("retry-after", String(Math.max(1, state.ttlInSeconds)));
+  throw new ShipkeyError("RATE_LIMITED", "Too many requests");
+}
+
+/**
+ * A Redis client for the shared counts. Commands fail at once while the connection is down
+ * (no offline queue) and after 1 s without an answer, so a Redis outage costs requests nothing
+ * but their limits; the client reconnects by itself. Errors are logged at most once per 10 s.
+ */
+export function connectRedis(url: string, log: FastifyInstance["log"]): Redis {
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1000,
+    connectTimeout: 5000,
+  });
+  let lastReport = 0;
+  client.on("error", (err: Error) => {
+    if (Date.now() - lastReport < 10_000) return;
+    lastReport = Date.now();
+    log.warn({ reason: err.message }, "Redis for rate limits unavailable: limits not enforced");
+  });
+  return client;
+}

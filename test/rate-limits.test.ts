@@ -1,0 +1,199 @@
+import { randomInt } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import { createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { defaultRateLimits, type RateLimitSettings } from "../src/http/rate-limits.js";
+import { loadConfig } from "../src/config.js";
+import { dialects } from "./helpers/database.js";
+import { createFixture, type Fixture } from "./helpers/fixture.js";
+
+const fixtures: Fixture[] = [];
+afterEach(async () => {
+  for (const f of fixtures.splice(0)) await f.close();
+});
+
+const perMinute = (max: number) => ({ max, windowMs: 60_000 });
+
+async function fixture(
+  dialect: "sqlite" | "postgres",
+  limits: Partial<RateLimitSettings>,
+  redisUrl: string | null = null,
+) {
+  const f = await createFixture(dialect, {
+    rateLimits: { ...defaultRateLimits, ...limits },
+    redisUrl,
+  });
+  fixtures.push(f);
+  return f;
+}
+
+/** A client address of its own, so counts kept in Redis by earlier runs do not interfere. */
+const someAddress = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+
+function validate(f: Fixture, licenseKey: string, address: string) {
+  return f.app.inject({
+    method: "POST",
+    url: "/api/license/validate",
+    remoteAddress: address,
+    headers: { "content-type": "application/json" },
+    payload: { licenseKey, machineId: "machine-1", productSlug: f.product.slug },
+  });
+}
+
+function publish(f: Fixture, apiKey: string, version: string) {
+  return f.app.inject({
+    method: "POST",
+    url: "/api/releases/publish",
+    headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` },
+    payload: {
+      productSlug: f.product.slug,
+      version,
+      channel: "STABLE",
+      releases: [{ platform: "LINUX", arch: "X64", downloadUrl: "https://example.com/app.tar.gz" }],
+    },
+  });
+}
+
+describe.each(dialects)("rate limits (%s)", (dialect) => {
+  it("license endpoints: per client address, with the failure flag, Retry-After and RateLimit headers", async () => {
+    const f = await fixture(dialect, { license: perMinute(3) });
+    const key = await f.createLicense();
+    const address = someAddress();
+    for (let i = 0; i < 3; i++) {
+      const ok = await validate(f, key, address);
+      expect(ok.statusCode).not.toBe(429);
+      expect(ok.headers["ratelimit-policy"]).toBe('"license";q=3;w=60, "unknown-key";q=20;w=900');
+      expect(ok.headers.ratelimit).toMatch(new RegExp(`^"license";r=${2 - i};t=\\d+, `));
+    }
+    const limited = await validate(f, key, address);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toEqual({
+      error: "Too many requests",
+      code: "RATE_LIMITED",
+      valid: false,
+    });
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    expect(Number(limited.headers["retry-after"])).toBeLessThanOrEqual(60);
+    expect(limited.headers.ratelimit).toMatch(/^"license";r=0;t=\d+/);
+
+    const activate = await f.app.inject({
+      method: "POST",
+      url: "/api/license/activate",
+      remoteAddress: address,
+      headers: { "content-type": "application/json" },
+      payload: { licenseKey: key, machineId: "m", productSlug: f.product.slug },
+    });
+    expect(activate.statusCode).toBe(429);
+    expect(activate.json()).toMatchObject({ code: "RATE_LIMITED", success: false });
+
+    // Another address has a budget of its own.
+    expect((await validate(f, key, someAddress())).statusCode).not.toBe(429);
+  });
+
+  it("unknown license keys: past the budget, every license request of the address is refused", async () => {
+    const f = await fixture(dialect, { unknownKey: perMinute(3) });
+    const key = await f.createLicense();
+    const guesser = someAddress();
+    for (let i = 0; i < 3; i++) {
+      expect((await validate(f, `GUESS-${i}-0000000000000000`, guesser)).statusCode).toBe(404);
+    }
+    // Even a real key: the answer must not tell a guessed key from a wrong one.
+    const refused = await validate(f, key, guesser);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ code: "RATE_LIMITED", valid: false });
+    expect(refused.headers["ratelimit"]).toContain('"unknown-key";r=0;');
+    // Known keys do not spend the budget; other addresses are unaffected.
+    const customer = someAddress();
+    for (let i = 0; i < 5; i++) expect((await validate(f, key, customer)).statusCode).toBe(403);
+    expect((await validate(f, "GUESS-X-0000000000000000", customer)).statusCode).toBe(404);
+  });
+
+  it("publish: per API key", async () => {
+    const f = await fixture(dialect, { publish: perMinute(2) });
+    const other = (await createApiKey(f.db, { name: "ci-2", scopes: ["releases:write"] })).key;
+    expect((await publish(f, f.publishKey, "1.0.0")).statusCode).toBe(200);
+    expect((await publish(f, f.publishKey, "1.0.1")).statusCode).toBe(200);
+    const limited = await publish(f, f.publishKey, "1.0.2");
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toEqual({ error: "Too many requests", code: "RATE_LIMITED" });
+    expect(limited.headers["ratelimit-policy"]).toBe('"publish";q=2;w=60');
+    expect((await publish(f, other, "1.0.2")).statusCode).toBe(200);
+  });
+
+  it("admin API: per API key", async () => {
+    const f = await fixture(dialect, { admin: perMinute(2) });
+    const reader = (await createApiKey(f.db, { name: "r", scopes: ["products:read"] })).key;
+    const list = (key: string) =>
+      f.app.inject({
+        method: "GET",
+        url: "/api/admin/products",
+        headers: { authorization: `Bearer ${key}` },
+      });
+    expect((await list(reader)).statusCode).toBe(200);
+    expect((await list(reader)).statusCode).toBe(200);
+    const limited = await list(reader);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toEqual({ error: "Too many requests", code: "RATE_LIMITED" });
+    const another = (await createApiKey(f.db, { name: "r2", scopes: ["products:read"] })).key;
+    expect((await list(another)).statusCode).toBe(200);
+  });
+});
+
+describe("rate limits off", () => {
+  it("RATE_LIMITS=off: no limit and no RateLimit headers", async () => {
+    const f = await createFixture("sqlite", { rateLimits: "off" });
+    fixtures.push(f);
+    const key = await f.createLicense();
+    for (let i = 0; i < 30; i++) {
+      const response = await validate(f, `GUESS-${i}-0000000000000000`, "10.0.0.1");
+      expect(response.statusCode).toBe(404);
+      expect(response.headers["ratelimit"]).toBeUndefined();
+    }
+    expect((await validate(f, key, "10.0.0.1")).statusCode).toBe(403);
+  });
+});
+
+describe("rate-limit configuration", () => {
+  it("defaults, one variable per limit, and the off switch", () => {
+    expect(loadConfig({}).rateLimits).toEqual(defaultRateLimits);
+    expect(loadConfig({ RATE_LIMITS: "off" }).rateLimits).toBe("off");
+    const custom = loadConfig({
+      RATE_LIMIT_LICENSE: "1000/30s",
+      RATE_LIMIT_UNKNOWN_KEY: "5/1h",
+      RATE_LIMIT_PUBLISH: "10/1m",
+      RATE_LIMIT_ADMIN: "50/2m",
+    }).rateLimits;
+    expect(custom).toEqual({
+      license: { max: 1000, windowMs: 30_000 },
+      unknownKey: { max: 5, windowMs: 3_600_000 },
+      publish: { max: 10, windowMs: 60_000 },
+      admin: { max: 50, windowMs: 120_000 },
+    });
+    expect(() => loadConfig({ RATE_LIMIT_ADMIN: "0/1m" })).toThrow(/RATE_LIMIT_ADMIN/);
+    expect(() => loadConfig({ RATE_LIMIT_ADMIN: "10/25h" })).toThrow(/RATE_LIMIT_ADMIN/);
+  });
+});
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+describe.skipIf(!redisUrl)("rate limits in Redis", () => {
+  it("two processes sharing REDIS_URL enforce one limit", async () => {
+    const one = await fixture("sqlite", { license: perMinute(4) }, redisUrl ?? null);
+    const two = await fixture("sqlite", { license: perMinute(4) }, redisUrl ?? null);
+    const address = someAddress();
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      statuses.push((await validate(one, "K-0000000000000000", address)).statusCode);
+      statuses.push((await validate(two, "K-0000000000000000", address)).statusCode);
+    }
+    expect(statuses).toEqual([404, 404, 404, 404, 429, 429]);
+  });
+
+  it("with Redis unreachable, requests pass without limits and without waiting", async () => {
+    const f = await fixture("sqlite", { license: perMinute(1) }, "redis://127.0.0.1:1");
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) {
+      expect((await validate(f, "K-0000000000000000", "10.9.9.9")).statusCode).toBe(404);
+    }
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
