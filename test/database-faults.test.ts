@@ -163,10 +163,20 @@ interface Service {
 
 const children: ChildProcess[] = [];
 
-/** The compiled service (dist/server.js, built by the global setup), as `npm start` runs it. */
+/**
+ * The compiled service (dist/server.js, built by the global setup), as `npm start` runs it, with
+ * rate limits off: the load here comes from one address.
+ */
 function spawnService(env: Record<string, string>): Service {
   const child = spawn(process.execPath, ["dist/server.js"], {
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    env: {
+      ...process.env,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      RATE_LIMITS: "off",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
