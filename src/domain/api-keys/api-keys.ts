@@ -88,6 +88,10 @@ export async function revokeApiKey(
     .where("id", "=", id)
     .where("revoked_at", "is", null)
     .execute();
+  return requireApiKey(db, id);
+}
+
+export async function requireApiKey(db: Kysely<DB>, id: string): Promise<ApiKeyView> {
   const row = await db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
   if (!row) throw new ShipkeyError("API_KEY_NOT_FOUND", `No API key with id "${id}"`);
   return toApiKeyView(row);
