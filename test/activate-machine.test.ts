@@ -273,7 +273,7 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
     });
 
     it("license keys are matched exactly (case-sensitive)", async () => {
-      const licenseKey = await f.createLicense({ licenseKey: "Case-Key-1" });
+      const licenseKey = await f.createLicense({ licenseKey: "Case-Sensitive-Key-1" });
       const response = await activate({
         licenseKey: licenseKey.toLowerCase(),
         machineId: "m",

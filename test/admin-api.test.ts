@@ -148,7 +148,7 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
       const created = await call("POST", "/api/admin/licenses", {
         productSlug: "desktop-app",
         maxMachines: 2,
-        licenseKey: "ADMIN-1",
+        licenseKey: "ADMIN-LICENSE-0001",
         expiresAt: "2030-06-01T00:00:00Z",
         edition: "pro",
         editionName: "Professional",
@@ -159,7 +159,7 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
       });
       expect(created.statusCode).toBe(201);
       expect(created.json()).toMatchObject({
-        licenseKey: "ADMIN-1",
+        licenseKey: "ADMIN-LICENSE-0001",
         product: "desktop-app",
         expiresAt: "2030-06-01T00:00:00.000Z",
         customerName: "Ada Lovelace",
@@ -168,17 +168,20 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
       });
 
       await f.post("/api/license/activate", {
-        licenseKey: "ADMIN-1",
+        licenseKey: "ADMIN-LICENSE-0001",
         machineId: "pc-1",
         productSlug: "desktop-app",
       });
       await f.post("/api/license/activate", {
-        licenseKey: "ADMIN-1",
+        licenseKey: "ADMIN-LICENSE-0001",
         machineId: "pc-2",
         productSlug: "desktop-app",
       });
-      await f.post("/api/license/deactivate", { licenseKey: "ADMIN-1", machineId: "pc-2" });
-      const detail = (await call("GET", "/api/admin/licenses/ADMIN-1")).json();
+      await f.post("/api/license/deactivate", {
+        licenseKey: "ADMIN-LICENSE-0001",
+        machineId: "pc-2",
+      });
+      const detail = (await call("GET", "/api/admin/licenses/ADMIN-LICENSE-0001")).json();
       expect(detail.machines).toEqual([
         expect.objectContaining({ machineId: "pc-1", lastSeenAt: expect.stringMatching(/Z$/) }),
       ]);
@@ -188,56 +191,64 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
 
       expect(
         (
-          await call("PATCH", "/api/admin/licenses/ADMIN-1", { maxMachines: 5, expiresAt: null })
+          await call("PATCH", "/api/admin/licenses/ADMIN-LICENSE-0001", {
+            maxMachines: 5,
+            expiresAt: null,
+          })
         ).json(),
       ).toMatchObject({
         maxMachines: 5,
         expiresAt: null,
       });
-      expect((await call("POST", "/api/admin/licenses/ADMIN-1/suspend")).json().status).toBe(
-        "SUSPENDED",
-      );
+      expect(
+        (await call("POST", "/api/admin/licenses/ADMIN-LICENSE-0001/suspend")).json().status,
+      ).toBe("SUSPENDED");
       expect(
         (
           await f.post("/api/license/validate", {
-            licenseKey: "ADMIN-1",
+            licenseKey: "ADMIN-LICENSE-0001",
             machineId: "pc-1",
             productSlug: "desktop-app",
           })
         ).json().error,
       ).toBe("License is suspended/revoked");
-      expect((await call("POST", "/api/admin/licenses/ADMIN-1/revoke")).json().status).toBe(
-        "REVOKED",
-      );
-      expect((await call("POST", "/api/admin/licenses/ADMIN-1/reinstate")).json().status).toBe(
-        "ACTIVE",
-      );
+      expect(
+        (await call("POST", "/api/admin/licenses/ADMIN-LICENSE-0001/revoke")).json().status,
+      ).toBe("REVOKED");
+      expect(
+        (await call("POST", "/api/admin/licenses/ADMIN-LICENSE-0001/reinstate")).json().status,
+      ).toBe("ACTIVE");
     });
 
     it("force-deactivating a machine frees its slot; validate then says 'Machine not activated'", async () => {
       await call("POST", "/api/admin/licenses", {
         productSlug: "desktop-app",
         maxMachines: 1,
-        licenseKey: "ADMIN-2",
+        licenseKey: "ADMIN-LICENSE-0002",
       });
       await f.post("/api/license/activate", {
-        licenseKey: "ADMIN-2",
+        licenseKey: "ADMIN-LICENSE-0002",
         machineId: "stolen",
         productSlug: "desktop-app",
       });
-      const response = await call("DELETE", "/api/admin/licenses/ADMIN-2/machines/stolen");
+      const response = await call(
+        "DELETE",
+        "/api/admin/licenses/ADMIN-LICENSE-0002/machines/stolen",
+      );
       expect(response.json()).toEqual({
         deactivated: true,
-        licenseKey: "ADMIN-2",
+        licenseKey: "ADMIN-LICENSE-0002",
         machineId: "stolen",
       });
       const validate = await f.post("/api/license/validate", {
-        licenseKey: "ADMIN-2",
+        licenseKey: "ADMIN-LICENSE-0002",
         machineId: "stolen",
         productSlug: "desktop-app",
       });
       expect(validate.json()).toMatchObject({ error: "Machine not activated", canActivate: true });
-      const machines = (await call("GET", "/api/admin/licenses/ADMIN-2/machines")).json();
+      const machines = (
+        await call("GET", "/api/admin/licenses/ADMIN-LICENSE-0002/machines")
+      ).json();
       expect(machines.items).toEqual([]);
       expect(machines.past).toHaveLength(1);
     });
@@ -247,7 +258,7 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
         await call("POST", "/api/admin/licenses", {
           productSlug: "other-app",
           maxMachines: 1,
-          licenseKey: `PAGE-${i}`,
+          licenseKey: `PAGE-LICENSE-000${i}`,
           customerEmail: `buyer${i}@shop.example`,
           ...(i === 0 ? { status: "SUSPENDED" } : {}),
           ...(i === 1 ? { expiresAt: "2001-01-01T00:00:00Z" } : {}),
@@ -262,18 +273,29 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
         seen.push(...page.items.map((l: { licenseKey: string }) => l.licenseKey));
         cursor = page.nextCursor;
       } while (cursor);
-      expect(seen.sort()).toEqual(["PAGE-0", "PAGE-1", "PAGE-2", "PAGE-3", "PAGE-4"]);
+      expect(seen.sort()).toEqual([
+        "PAGE-LICENSE-0000",
+        "PAGE-LICENSE-0001",
+        "PAGE-LICENSE-0002",
+        "PAGE-LICENSE-0003",
+        "PAGE-LICENSE-0004",
+      ]);
 
       const keys = async (query: string) =>
         (await call("GET", `/api/admin/licenses?product=other-app&${query}`))
           .json()
           .items.map((l: { licenseKey: string }) => l.licenseKey)
           .sort();
-      expect(await keys("status=SUSPENDED")).toEqual(["PAGE-0"]);
-      expect(await keys("expired=true")).toEqual(["PAGE-1"]);
-      expect(await keys("expired=false")).toEqual(["PAGE-0", "PAGE-2", "PAGE-3", "PAGE-4"]);
-      expect(await keys("q=page-3")).toEqual(["PAGE-3"]);
-      expect(await keys("q=BUYER4%40")).toEqual(["PAGE-4"]);
+      expect(await keys("status=SUSPENDED")).toEqual(["PAGE-LICENSE-0000"]);
+      expect(await keys("expired=true")).toEqual(["PAGE-LICENSE-0001"]);
+      expect(await keys("expired=false")).toEqual([
+        "PAGE-LICENSE-0000",
+        "PAGE-LICENSE-0002",
+        "PAGE-LICENSE-0003",
+        "PAGE-LICENSE-0004",
+      ]);
+      expect(await keys("q=page-license-0003")).toEqual(["PAGE-LICENSE-0003"]);
+      expect(await keys("q=BUYER4%40")).toEqual(["PAGE-LICENSE-0004"]);
       expect(await keys("q=%25")).toEqual([]);
     });
 
@@ -537,7 +559,7 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
         payload: JSON.stringify({
           productSlug: "desktop-app",
           maxMachines: 1,
-          licenseKey: "WEBHOOK-1",
+          licenseKey: "WEBHOOK-LICENSE-0001",
         }),
       });
       expect(issued.statusCode).toBe(201);
@@ -555,7 +577,9 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
         ip: string | null;
       }>;
       expect(
-        entries.find((e) => e.action === "license.create" && e.target.id === "WEBHOOK-1"),
+        entries.find(
+          (e) => e.action === "license.create" && e.target.id === "WEBHOOK-LICENSE-0001",
+        ),
       ).toMatchObject({
         actor: { type: "api_key", id: key.id, label: "payment webhook" },
         ip: expect.any(String),

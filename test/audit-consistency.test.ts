@@ -69,12 +69,12 @@ describe.each(dialects)("audit entries from the admin API and the dashboard (%s)
     await viaApi("POST", "/api/admin/licenses", {
       productSlug: f.product.slug,
       maxMachines: 2,
-      licenseKey: "AUDIT-API-1",
+      licenseKey: "AUDIT-API-LICENSE-1",
     });
     await viaDashboard("/admin/licenses", {
       productSlug: f.product.slug,
       maxMachines: "2",
-      licenseKey: "AUDIT-DASH-1",
+      licenseKey: "AUDIT-DASH-LICENSE-1",
     });
     const [fromDashboard, fromApi] = await latestEntries(2);
     expect(shape(fromApi)).toEqual({
@@ -85,8 +85,11 @@ describe.each(dialects)("audit entries from the admin API and the dashboard (%s)
     expect(shape(fromDashboard)).toEqual(shape(fromApi));
 
     // The dashboard's edit form sends every field; only what differs counts as changed.
-    await viaApi("PATCH", "/api/admin/licenses/AUDIT-API-1", { note: "renewed", maxMachines: 2 });
-    await viaDashboard("/admin/licenses/AUDIT-DASH-1/edit", {
+    await viaApi("PATCH", "/api/admin/licenses/AUDIT-API-LICENSE-1", {
+      note: "renewed",
+      maxMachines: 2,
+    });
+    await viaDashboard("/admin/licenses/AUDIT-DASH-LICENSE-1/edit", {
       maxMachines: "2",
       expiresAt: "",
       edition: "",
@@ -102,8 +105,8 @@ describe.each(dialects)("audit entries from the admin API and the dashboard (%s)
     expect(updatedFromDashboard?.action).toBe("license.update");
     expect(updatedFromDashboard?.details).toEqual({ changed: ["note"] });
 
-    await viaApi("POST", "/api/admin/licenses/AUDIT-API-1/suspend", {});
-    await viaDashboard("/admin/licenses/AUDIT-DASH-1/status", { status: "SUSPENDED" });
+    await viaApi("POST", "/api/admin/licenses/AUDIT-API-LICENSE-1/suspend", {});
+    await viaDashboard("/admin/licenses/AUDIT-DASH-LICENSE-1/status", { status: "SUSPENDED" });
     const [suspendedFromDashboard, suspendedFromApi] = await latestEntries(2);
     expect(shape(suspendedFromApi).action).toBe("license.suspend");
     expect(shape(suspendedFromDashboard)).toEqual(shape(suspendedFromApi));

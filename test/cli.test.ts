@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { once } from "node:events";
 import { promisify } from "node:util";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
@@ -121,10 +122,10 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "--max-machines",
       "0",
       "--key",
-      "GIVEN-KEY-1",
+      "GIVEN-LICENSE-KEY-1",
     );
     expect(license).toMatchObject({
-      licenseKey: "GIVEN-KEY-1",
+      licenseKey: "GIVEN-LICENSE-KEY-1",
       status: "ACTIVE",
       expiresAt: null,
       edition: null,
@@ -185,7 +186,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "--max-machines",
       "1",
       "--key",
-      "UPD-1",
+      "UPDATE-LICENSE-0001",
       "--expires-at",
       "2031-05-05T05:05:05.005Z",
       "--edition",
@@ -194,7 +195,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     const updated = await json(
       "licenses",
       "update",
-      "UPD-1",
+      "UPDATE-LICENSE-0001",
       "--status",
       "SUSPENDED",
       "--max-machines",
@@ -209,7 +210,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     const cleared = await json(
       "licenses",
       "update",
-      "UPD-1",
+      "UPDATE-LICENSE-0001",
       "--expires-at",
       "never",
       "--features",
@@ -227,11 +228,19 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "--max-machines",
       "1",
       "--key",
-      "ED-1",
+      "EDITION-LICENSE-0001",
       "--edition",
       "pro",
     );
-    const updated = await json("licenses", "update", "ED-1", "--edition", "", "--edition-name", "");
+    const updated = await json(
+      "licenses",
+      "update",
+      "EDITION-LICENSE-0001",
+      "--edition",
+      "",
+      "--edition-name",
+      "",
+    );
     expect(updated).toMatchObject({ edition: null, editionName: null });
   });
 
@@ -319,24 +328,24 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "--max-machines",
       "1",
       "--key",
-      "LIVE-1",
+      "LIVE-LICENSE-0001",
     );
     const server = await startServer({ DATABASE_URL: testDatabase.url });
     try {
-      const body = { licenseKey: "LIVE-1", machineId: "desk", productSlug: "cli-app" };
+      const body = { licenseKey: "LIVE-LICENSE-0001", machineId: "desk", productSlug: "cli-app" };
       expect((await postJson(server.baseUrl, "/api/license/activate", body)).status).toBe(200);
       expect((await postJson(server.baseUrl, "/api/license/validate", body)).status).toBe(200);
 
       const shown = await json<{ machines: Array<{ machineId: string; lastSeenAt: string }> }>(
         "licenses",
         "show",
-        "LIVE-1",
+        "LIVE-LICENSE-0001",
       );
       expect(shown.machines).toEqual([
         expect.objectContaining({ machineId: "desk", lastSeenAt: expect.stringMatching(/Z$/) }),
       ]);
 
-      await json("licenses", "update", "LIVE-1", "--status", "REVOKED");
+      await json("licenses", "update", "LIVE-LICENSE-0001", "--status", "REVOKED");
       expect((await postJson(server.baseUrl, "/api/license/validate", body)).body.error).toBe(
         "License is suspended/revoked",
       );
@@ -374,5 +383,52 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     const result = await cli("products", "list");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/slug\s+cli-app/);
+  });
+
+  it("human output shows control characters in stored values escaped", async () => {
+    await json(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "1",
+      "--key",
+      "ESCAPED-OUTPUT-0001",
+    );
+    // As an operator's plain SQL or an older version could have stored it.
+    const direct = await openDatabase(testDatabase.url);
+    try {
+      await sql`
+        insert into activations
+          (id, license_id, machine_id, machine_name, platform, activated_at, last_seen_at)
+        select ${"act_escaped"}, id, ${"m\u009b1"}, ${"\u001b[2J\u001b]0;owned\u0007Desk\nstatus  REVOKED"},
+          ${"Linux\u2028"}, 0, 0
+        from licenses where license_key = ${"ESCAPED-OUTPUT-0001"}`.execute(direct.db);
+      await sql`update licenses set active_machines = active_machines + 1
+        where license_key = ${"ESCAPED-OUTPUT-0001"}`.execute(direct.db);
+    } finally {
+      await direct.close();
+    }
+    const result = await cli("licenses", "show", "ESCAPED-OUTPUT-0001");
+    expect(result.code).toBe(0);
+    // eslint-disable-next-line no-control-regex -- no control character but the layout's \n
+    expect(result.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/);
+    expect(result.stdout).toContain(
+      "machineName  \\x1b[2J\\x1b]0;owned\\x07Desk\\nstatus  REVOKED",
+    );
+    expect(result.stdout).toContain("machineId    m\\x9b1");
+    expect(result.stdout).toContain("platform     Linux\\u2028");
+    // The layout's own line breaks stay.
+    expect(result.stdout).toContain("\n\nActive machines:\n");
+    // --json output is JSON: the value round-trips unchanged.
+    const shown = await json<{ machines: Array<{ machineName: string }> }>(
+      "licenses",
+      "show",
+      "ESCAPED-OUTPUT-0001",
+    );
+    expect(shown.machines[0]?.machineName).toBe(
+      "\u001b[2J\u001b]0;owned\u0007Desk\nstatus  REVOKED",
+    );
   });
 });

@@ -138,14 +138,14 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
   it("creates a license, sees a machine activated over the API with its last-seen, deactivates it, and validate then fails", async () => {
     await page.getByRole("link", { name: "Licenses" }).click();
     await page.getByRole("link", { name: "New license" }).click();
-    await page.getByLabel("License key").fill("BROWSER-TEST-1");
+    await page.getByLabel("License key").fill("BROWSER-TEST-LICENSE-1");
     await page.getByLabel("Machine slots").fill("2");
     await page.getByLabel("Customer name").fill("Ada Lovelace");
     await page.getByRole("button", { name: "Create license" }).click();
     expect(await textOf(page.getByRole("status"))).toBe("License created.");
 
     const machine = {
-      licenseKey: "BROWSER-TEST-1",
+      licenseKey: "BROWSER-TEST-LICENSE-1",
       machineId: "ada-laptop",
       productSlug: "desktop-app",
     };

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
+import { escapeControlCharacters } from "../lib/control-characters.js";
 import { listApiKeys } from "../domain/api-keys/api-keys.js";
 import type { Actor } from "../domain/audit/audit-log.js";
 import {
@@ -82,13 +83,17 @@ function noArguments(args: string[]): void {
   if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`);
 }
 
-/** Human output: aligned `key  value` lines. */
+/**
+ * Human output: aligned `key  value` lines. Control characters in a value (an escape sequence
+ * stored by hand or by an older version, a line break in a note) are printed escaped (`\x1b`,
+ * `\n`), so a value can neither drive the terminal nor break the layout.
+ */
 function describe(record: Record<string, unknown>): string {
   const width = Math.max(...Object.keys(record).map((k) => k.length));
   return Object.entries(record)
     .map(([key, value]) => {
       const shown = Array.isArray(value) ? value.join(", ") : value === null ? "-" : String(value);
-      return `${key.padEnd(width)}  ${shown}`;
+      return `${key.padEnd(width)}  ${escapeControlCharacters(shown)}`;
     })
     .join("\n");
 }

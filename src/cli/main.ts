@@ -2,6 +2,7 @@ import { databaseUrlFrom } from "../config.js";
 import { openDatabase } from "../db/database.js";
 import { migrateToLatest } from "../db/migrate.js";
 import { ShipkeyError } from "../errors.js";
+import { escapeControlCharacters } from "../lib/control-characters.js";
 import { parseCommandLine, UsageError } from "./args.js";
 import { commands, usage } from "./commands.js";
 
@@ -39,7 +40,9 @@ async function main(argv: string[]): Promise<number> {
     const code =
       err instanceof ShipkeyError ? err.code : err instanceof UsageError ? "USAGE" : "ERROR";
     process.stderr.write(
-      json ? `${JSON.stringify({ error: message, code })}\n` : `shipkey: ${message}\n`,
+      json
+        ? `${JSON.stringify({ error: message, code })}\n`
+        : `shipkey: ${escapeControlCharacters(message)}\n`,
     );
     if (err instanceof UsageError && !json) process.stderr.write("Run `shipkey help` for usage.\n");
     return err instanceof UsageError ? 2 : 1;

@@ -1,4 +1,8 @@
 import { ShipkeyError } from "../errors.js";
+import {
+  hasControlCharacter,
+  hasControlCharacterBesidesLineBreaks,
+} from "../lib/control-characters.js";
 
 /** Documented request limits (docs/decisions.md). Column sizes in the schema match these. */
 export const limits = {
@@ -25,5 +29,25 @@ export function assertMaxLength(
 ): void {
   if (value !== null && value !== undefined && value.length > max) {
     throw new ShipkeyError("FIELD_TOO_LONG", `${field} must be at most ${max} characters`);
+  }
+}
+
+/**
+ * A name or label (product name, machine name, customer name, API key name, ...): one line of
+ * text, so no control character at all (C0, DEL, C1, U+2028, U+2029). docs/decisions.md.
+ */
+export function assertSingleLine(field: string, value: string | null | undefined): void {
+  if (value !== null && value !== undefined && hasControlCharacter(value)) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${field} must not contain control characters`);
+  }
+}
+
+/** A note (license note, release notes): tabs and line breaks, but no other control character. */
+export function assertMultiLine(field: string, value: string | null | undefined): void {
+  if (value !== null && value !== undefined && hasControlCharacterBesidesLineBreaks(value)) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `${field} must not contain control characters other than tabs and line breaks`,
+    );
   }
 }

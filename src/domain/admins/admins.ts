@@ -35,7 +35,8 @@ export async function prepareAdmin(
   now = Date.now(),
 ): Promise<DB["admins"]> {
   const email = input.email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 255) {
+  // \s covers U+2028/U+2029 and \p{Cc} every other control character.
+  if (!/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u.test(email) || email.length > 255) {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "email must be an email address");
   }
   if (input.password.length < minPasswordLength) {

@@ -4,7 +4,7 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
-import { assertMaxLength, limits } from "../limits.js";
+import { assertMaxLength, assertSingleLine, limits } from "../limits.js";
 
 export const apiKeyScopes = [
   "releases:write",
@@ -42,6 +42,7 @@ export async function createApiKey(
   now = Date.now(),
 ): Promise<ApiKeyView & { key: string }> {
   assertMaxLength("name", input.name, limits.name);
+  assertSingleLine("name", input.name);
   if (input.name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
   if (input.scopes.length === 0) {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "at least one scope is required");
@@ -88,6 +89,10 @@ export async function revokeApiKey(
     .where("id", "=", id)
     .where("revoked_at", "is", null)
     .execute();
+  return requireApiKey(db, id);
+}
+
+export async function requireApiKey(db: Kysely<DB>, id: string): Promise<ApiKeyView> {
   const row = await db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
   if (!row) throw new ShipkeyError("API_KEY_NOT_FOUND", `No API key with id "${id}"`);
   return toApiKeyView(row);

@@ -1,7 +1,12 @@
 import type { Kysely } from "kysely";
 import type { Arch, DB, LicenseStatus, Platform } from "../../db/schema.js";
 import { insertAdmin, prepareAdmin } from "../admins/admins.js";
-import { createApiKey, revokeApiKey } from "../api-keys/api-keys.js";
+import { createApiKey, requireApiKey, revokeApiKey } from "../api-keys/api-keys.js";
+import {
+  assertMayCreateKey,
+  assertMayRevokeKey,
+  keyAuthorityOf,
+} from "../api-keys/key-authority.js";
 import { deactivateMachine } from "../licenses/deactivate-machine.js";
 import {
   changedSettings,
@@ -124,7 +129,12 @@ export const createApiKeyAudited = (
     db,
     actor,
     "api_key.create",
-    (trx) => createApiKey(trx, input),
+    async (trx) => {
+      // An API key grants at most its own scopes, for no longer than its own life.
+      const authority = await keyAuthorityOf(trx, actor);
+      if (authority) assertMayCreateKey(authority, input);
+      return createApiKey(trx, input);
+    },
     // Never the secret: its name, scopes, id and display prefix only.
     (created) => ({
       target: { type: "api_key", id: created.id },
@@ -137,7 +147,11 @@ export const revokeApiKeyAudited = (db: Kysely<DB>, actor: Actor, id: string) =>
     db,
     actor,
     "api_key.revoke",
-    (trx) => revokeApiKey(trx, id),
+    async (trx) => {
+      const authority = await keyAuthorityOf(trx, actor);
+      if (authority) assertMayRevokeKey(authority, await requireApiKey(trx, id));
+      return revokeApiKey(trx, id);
+    },
     (key) => ({ target: { type: "api_key", id: key.id }, details: { name: key.name } }),
   );
 

@@ -5,7 +5,7 @@ import type { ActivationsTable, DB, LicensesTable } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
-import { assertMaxLength, limits } from "../limits.js";
+import { assertMaxLength, assertSingleLine, limits } from "../limits.js";
 import { assertLicenseUsable, requireLicenseWithActivation } from "./license-record.js";
 
 export interface ActivateInput {
@@ -46,6 +46,8 @@ export async function activateMachine(
   assertMaxLength("machineId", input.machineId, limits.identifier);
   assertMaxLength("machineName", input.machineName, limits.machineName);
   assertMaxLength("platform", input.platform, limits.platform);
+  assertSingleLine("machineName", input.machineName);
+  assertSingleLine("platform", input.platform);
 
   // Already activated: only last-seen changes (written now, not buffered: activate is rare). If
   // the activation ended in between, this finds nothing and the machine is activated anew.

@@ -8,7 +8,7 @@ import {
 import { ShipkeyError } from "../../errors.js";
 import { newId, newLicenseKey } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
-import { assertMaxLength, limits } from "../limits.js";
+import { assertMaxLength, assertMultiLine, assertSingleLine, limits } from "../limits.js";
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
 import { findProductBySlug } from "../products/products.js";
 import { parseFeatures } from "./license-record.js";
@@ -62,6 +62,8 @@ const maxMachinesLimit = 2_147_483_647;
 
 // Given keys must be printable and unambiguous to type: no spaces or control characters.
 const licenseKeyPattern = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
+/** A given key must not be guessable by trying short strings; generated keys are 29 characters. */
+export const minGivenLicenseKeyLength = 16;
 
 export async function createLicense(
   db: Kysely<DB>,
@@ -76,6 +78,12 @@ export async function createLicense(
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "licenseKey may contain only letters, digits, '.', '_', '~' and '-'",
+    );
+  }
+  if (licenseKey.length < minGivenLicenseKeyLength) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `licenseKey must be at least ${minGivenLicenseKeyLength} characters`,
     );
   }
   assertSettings(input);
@@ -355,4 +363,15 @@ function assertSettings(settings: LicenseSettings): void {
         throw new ShipkeyError("INVALID_FIELD_VALUE", "features must not be empty");
     }
   }
+  assertSettingsText(settings);
+}
+
+/** Names and labels are one line; the note may span lines (docs/decisions.md). */
+function assertSettingsText(settings: LicenseSettings): void {
+  assertSingleLine("edition", settings.edition);
+  assertSingleLine("editionName", settings.editionName);
+  assertSingleLine("customerName", settings.customerName);
+  assertSingleLine("customerEmail", settings.customerEmail);
+  for (const feature of settings.features ?? []) assertSingleLine("features", feature);
+  assertMultiLine("note", settings.note);
 }

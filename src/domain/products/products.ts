@@ -5,7 +5,7 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
-import { assertMaxLength, limits } from "../limits.js";
+import { assertMaxLength, assertSingleLine, limits } from "../limits.js";
 
 export interface Product {
   id: string;
@@ -24,6 +24,7 @@ export async function createProduct(
 ): Promise<Product> {
   assertMaxLength("slug", input.slug, limits.identifier);
   assertMaxLength("name", input.name, limits.name);
+  assertSingleLine("name", input.name);
   if (!slugPattern.test(input.slug)) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
@@ -73,6 +74,7 @@ export async function requireProduct(db: Kysely<DB>, slug: string): Promise<Prod
 
 export async function renameProduct(db: Kysely<DB>, slug: string, name: string): Promise<Product> {
   assertMaxLength("name", name, limits.name);
+  assertSingleLine("name", name);
   if (name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
   const result = await db
     .updateTable("products")

@@ -10,6 +10,7 @@ import {
   type PublishRequest,
   publishRelease,
 } from "../../domain/releases/publish-release.js";
+import { normalizeDownloadUrl } from "../../domain/releases/download-url.js";
 import { normalizeVersion } from "../../domain/releases/version.js";
 import { ShipkeyError } from "../../errors.js";
 import {
@@ -89,10 +90,9 @@ export function parsePublishRequest(rawBody: unknown): PublishRequest {
     return { entry, platform, arch };
   });
   const located = targeted.map(({ entry, platform, arch }) => {
-    const downloadUrl = entry.downloadUrl;
-    if (typeof downloadUrl !== "string" || !isHttpsUrl(downloadUrl)) {
-      throw ShipkeyError.spec("INVALID_DOWNLOAD_URL");
-    }
+    const downloadUrl =
+      typeof entry.downloadUrl === "string" ? normalizeDownloadUrl(entry.downloadUrl) : null;
+    if (downloadUrl === null) throw ShipkeyError.spec("INVALID_DOWNLOAD_URL");
     const { signature, fileSize } = entry;
     if (typeof signature === "string") assertNoNul("signature", signature);
     return { platform, arch, downloadUrl, signature, fileSize };
@@ -106,17 +106,4 @@ export function parsePublishRequest(rawBody: unknown): PublishRequest {
 
 function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {
   return typeof value === "string" && (values as readonly string[]).includes(value);
-}
-
-// Must parse as a URL with scheme https: and a host; whitespace or control characters anywhere
-// make it malformed (the WHATWG parser would silently strip or encode them).
-function isHttpsUrl(text: string): boolean {
-  // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
-  if (/[\s\u0000-\u001f\u007f]/.test(text)) return false;
-  try {
-    const url = new URL(text);
-    return url.protocol === "https:" && url.hostname !== "";
-  } catch {
-    return false;
-  }
 }

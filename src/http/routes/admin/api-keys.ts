@@ -20,6 +20,9 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     {
       onRequest: write,
       schema: {
+        description:
+          "An API key may create only keys holding a subset of its scopes and expiring no later " +
+          "than itself (else 403 SCOPE_NOT_HELD); a signed-in admin may create any key.",
         body: {
           type: "object",
           required: ["name", "scopes"],
@@ -64,6 +67,9 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     {
       onRequest: write,
       schema: {
+        description:
+          "An API key may revoke only keys whose scopes it holds (else 403 SCOPE_NOT_HELD); " +
+          "a signed-in admin may revoke any key.",
         params: {
           type: "object",
           required: ["id"],
