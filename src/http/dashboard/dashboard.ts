@@ -17,7 +17,8 @@ import { loginRoutes } from "./pages/login.js";
 import { productPages } from "./pages/products.js";
 import { releasePages } from "./pages/releases.js";
 import { rejectNulInput } from "../request-fields.js";
-import { csrfMatches, loadSession, SignInThrottle, setSecurityHeaders } from "./session.js";
+import { csrfMatches, loadSession, setSecurityHeaders } from "./session.js";
+import { SignInThrottle } from "./sign-in-throttle.js";
 
 export const loginCsrfCookie = "shipkey_login_csrf";
 
