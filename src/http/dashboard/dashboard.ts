@@ -10,6 +10,7 @@ import { databaseRetryAfterSeconds, routeOf } from "../error-handler.js";
 import { script, stylesheet } from "./assets.js";
 import { document, html } from "./html.js";
 import { sendPage } from "./page-kit.js";
+import { adminPages } from "./pages/admins.js";
 import { apiKeyPages } from "./pages/api-keys.js";
 import { auditPages } from "./pages/audit.js";
 import { licensePages } from "./pages/licenses.js";
@@ -145,6 +146,7 @@ export async function dashboard(
     releasePages(pages, db);
     apiKeyPages(pages, db);
     auditPages(pages, db);
+    adminPages(pages, db);
   });
 }
 
