@@ -1,5 +1,6 @@
 /**
- * Slows password guessing without letting anyone lock an admin out (docs/decisions.md, "Sign-in throttle").
+ * Slows password guessing without letting anyone lock an admin out (docs/decisions.md,
+ * "Sign-in throttle").
  *
  * - Per client address, and per (account, address): each attempt books the next free time of its
  *   keys, assuming it fails, so guesses from one address are spaced 0.5 s, 1 s, 2 s ... up to
