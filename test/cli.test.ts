@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
+import { checkCredentials, createSession, findSession } from "../src/domain/admins/admins.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
 import { postJson, startServer } from "./helpers/server-process.js";
 
@@ -25,10 +26,17 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
   });
 
   async function cli(...args: string[]): Promise<CliResult> {
+    return cliWithInput("", ...args);
+  }
+
+  /** Runs the CLI with `input` on its standard input. */
+  async function cliWithInput(input: string, ...args: string[]): Promise<CliResult> {
     try {
-      const { stdout, stderr } = await run(process.execPath, ["bin/shipkey.js", ...args], {
+      const running = run(process.execPath, ["bin/shipkey.js", ...args], {
         env: { ...process.env, DATABASE_URL: testDatabase.url },
       });
+      running.child.stdin?.end(input);
+      const { stdout, stderr } = await running;
       return { code: 0, stdout, stderr };
     } catch (err) {
       const failed = err as { code: number; stdout: string; stderr: string };
@@ -311,6 +319,97 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     } finally {
       await check.close();
     }
+  });
+
+  it("admins list, reset-password (ending the admin's sessions) and remove, audited", async () => {
+    await json("admins", "create", "--email", "one@example.com");
+    await json("admins", "create", "--email", "two@example.com");
+    const listed = await json<Array<{ email: string }>>("admins", "list");
+    expect(listed.map((a) => a.email)).toEqual(
+      expect.arrayContaining(["one@example.com", "two@example.com"]),
+    );
+    expect(JSON.stringify(listed)).not.toContain("password");
+
+    const check = await openDatabase(testDatabase.url);
+    try {
+      const one = await check.db
+        .selectFrom("admins")
+        .select("id")
+        .where("email", "=", "one@example.com")
+        .executeTakeFirstOrThrow();
+      const session = await createSession(check.db, one.id);
+      const reset = await cliWithInput(
+        "the new password of one\n",
+        "admins",
+        "reset-password",
+        "--email",
+        "One@example.com",
+        "--password-stdin",
+        "--json",
+      );
+      expect(reset.code).toBe(0);
+      expect(JSON.parse(reset.stdout)).toMatchObject({ email: "one@example.com" });
+      expect(reset.stdout).not.toContain("the new password of one");
+      expect(await findSession(check.db, session.token)).toBeNull();
+      expect(
+        await checkCredentials(check.db, "one@example.com", "the new password of one"),
+      ).not.toBeNull();
+
+      expect(await json("admins", "remove", "--email", "one@example.com")).toMatchObject({
+        email: "one@example.com",
+        removed: true,
+      });
+      const entries = await check.db
+        .selectFrom("audit_log")
+        .select(["action", "actor_type"])
+        .where("target_id", "=", "one@example.com")
+        .orderBy("at")
+        .execute();
+      expect(entries.map((e) => e.action)).toEqual([
+        "admin.create",
+        "admin.reset_password",
+        "admin.remove",
+      ]);
+      expect(JSON.stringify(entries)).not.toContain("the new password of one");
+    } finally {
+      await check.close();
+    }
+  });
+
+  it.each([
+    ["reset-password", "ADMIN_NOT_FOUND"],
+    ["remove", "ADMIN_NOT_FOUND"],
+  ])("admins %s of an unknown email fails with %s", async (action, code) => {
+    const result = await cliWithInput(
+      "a long enough password\n",
+      "admins",
+      action,
+      "--email",
+      "nobody@example.com",
+      "--password-stdin",
+      "--json",
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(JSON.parse(result.stderr)).toMatchObject({ code });
+  });
+
+  it("two concurrent removals of the last two admins leave one (LAST_ADMIN)", async () => {
+    const remaining = (await json<Array<{ email: string }>>("admins", "list")).map((a) => a.email);
+    // Down to two admins first, then both removed at once by two processes.
+    for (const email of remaining.slice(2)) await json("admins", "remove", "--email", email);
+    const lastTwo = remaining.slice(0, 2);
+    expect(lastTwo).toHaveLength(2);
+    const results = await Promise.all(
+      lastTwo.map((email) => cli("admins", "remove", "--email", email, "--json")),
+    );
+    expect(results.map((r) => r.code).sort()).toEqual([0, 1]);
+    const refused = results.find((r) => r.code === 1);
+    expect(JSON.parse(refused?.stderr ?? "")).toEqual({
+      error: "the last admin cannot be removed",
+      code: "LAST_ADMIN",
+    });
+    expect(await json<unknown[]>("admins", "list")).toHaveLength(1);
   });
 
   it("api-keys revoke of an unknown id fails", async () => {

@@ -1,42 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeCursor } from "../src/domain/pagination.js";
-import { SignInThrottle } from "../src/http/dashboard/session.js";
 import { dialects } from "./helpers/database.js";
 import { adminAccess } from "./helpers/admin-access.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
-
-describe("SignInThrottle", () => {
-  it("allows one attempt in flight per address and per account", () => {
-    const throttle = new SignInThrottle();
-    const first = throttle.begin("10.0.0.1", "a@example.com");
-    expect(first).not.toBeNull();
-    expect(throttle.begin("10.0.0.1", "b@example.com")).toBeNull();
-    expect(throttle.begin("10.0.0.2", "A@example.com ")).toBeNull();
-    expect(throttle.begin("10.0.0.3", "c@example.com")).not.toBeNull();
-  });
-
-  it("delays after failures, doubling up to 8 s, per address and per account, and forgets on success", () => {
-    const throttle = new SignInThrottle();
-    const fail = (ip: string, email: string) => {
-      const attempt = throttle.begin(ip, email);
-      if (!attempt) throw new Error("busy");
-      throttle.end(attempt, false);
-      return attempt.delayMs;
-    };
-    expect([1, 2, 3, 4, 5, 6].map(() => fail("2.2.2.2", "z@example.com"))).toEqual([
-      0, 500, 1000, 2000, 4000, 8000,
-    ]);
-    // A new address does not escape the account's delay, nor another account the address's.
-    const newAddress = throttle.begin("3.3.3.3", "z@example.com");
-    expect(newAddress?.delayMs).toBe(8000);
-    if (newAddress) throttle.end(newAddress, false);
-    expect(throttle.begin("2.2.2.2", "other@example.com")?.delayMs).toBe(8000);
-    const success = throttle.begin("4.4.4.4", "w@example.com");
-    if (!success) throw new Error("busy");
-    throttle.end(success, true);
-    expect(throttle.begin("4.4.4.4", "w@example.com")?.delayMs).toBe(0);
-  });
-});
 
 describe.each(dialects)("dashboard and admin API hardening (%s)", (dialect) => {
   let f: Fixture;

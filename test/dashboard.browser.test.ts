@@ -183,6 +183,60 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     await shot("audit");
   });
 
+  it("reloading the page that shows a new API key creates no second key, and no longer shows it", async () => {
+    const keysNamed = async (name: string) => {
+      const database = await openDatabase(testDatabase.url);
+      try {
+        return (
+          await database.db.selectFrom("api_keys").select("id").where("name", "=", name).execute()
+        ).length;
+      } finally {
+        await database.close();
+      }
+    };
+    await page.getByRole("link", { name: "API Keys" }).click();
+    await page.getByLabel("Name").fill("Reload check");
+    await page.getByLabel("releases:read").check();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secret = (await textOf(page.locator("#new-secret"))) ?? "";
+    expect(secret).toMatch(/^shk_/);
+    expect(page.url()).not.toContain(secret);
+    expect(await keysNamed("Reload check")).toBe(1);
+
+    await page.reload();
+    await page.getByRole("heading", { name: "New API key" }).waitFor();
+    expect(await page.locator("#new-secret").count()).toBe(0);
+    expect(await page.content()).not.toContain(secret);
+    expect(await page.getByRole("cell", { name: "Reload check" }).count()).toBe(1);
+    expect(await keysNamed("Reload check")).toBe(1);
+  });
+
+  it("manages admins: adds one, resets its password, removes it", async () => {
+    await page.getByRole("link", { name: "Admins" }).click();
+    await page.getByLabel("Email").fill("second@example.com");
+    await page
+      .locator('form[action="/admin/admins"]')
+      .getByLabel("Password")
+      .fill("second admin's password");
+    await page.getByRole("button", { name: "Add admin" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("Admin added.");
+    await shot("admins");
+    await page.getByLabel("New password for second@example.com").fill("another long password");
+    await page
+      .locator('tr[data-admin="second@example.com"]')
+      .getByRole("button", { name: "Reset password" })
+      .click();
+    expect(await textOf(page.getByRole("status"))).toBe(
+      "Password reset; that admin's sessions have ended.",
+    );
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Remove second@example.com" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe(
+      "Admin removed; their sessions have ended.",
+    );
+    expect(await page.locator('tr[data-admin="second@example.com"]').count()).toBe(0);
+  });
+
   it("refuses a POST without the CSRF token, even with a valid session", async () => {
     const response = await page.request.post(`${base}/admin/products`, {
       form: { name: "Sneaky", slug: "sneaky" },

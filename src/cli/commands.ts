@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
+import { listAdmins } from "../domain/admins/admins.js";
 import { escapeControlCharacters } from "../lib/control-characters.js";
 import { listApiKeys } from "../domain/api-keys/api-keys.js";
 import type { Actor } from "../domain/audit/audit-log.js";
@@ -10,6 +11,8 @@ import {
   createApiKeyAudited,
   createLicenseAudited,
   createProductAudited,
+  removeAdminAudited,
+  resetAdminPasswordAudited,
   revokeApiKeyAudited,
   updateLicenseAudited,
 } from "../domain/audit/audited-actions.js";
@@ -51,6 +54,9 @@ export const usage = `Usage: shipkey <command> [options] [--json]
       [--customer-name <n>] [--customer-email <e>] [--note <text>]
   licenses show <licenseKey>
   admins create --email <email> [--password-stdin]   (generates a password unless given)
+  admins list
+  admins reset-password --email <email> [--password-stdin]   (ends the admin's sessions)
+  admins remove --email <email>   (ends the admin's sessions; never the last admin)
   api-keys create --name <name> --scopes <s1,s2> [--expires-at <iso>]
   api-keys list
   api-keys revoke <id>
@@ -210,17 +216,44 @@ export const commands: Record<string, Command> = {
     run: async (db, args, options) => {
       noArguments(args);
       const email = requiredOption(options, "email");
-      // Without --password-stdin a strong password is generated and shown once.
-      const password =
-        options["password-stdin"] === true
-          ? await readPasswordFromStdin()
-          : randomBytes(18).toString("base64url");
+      const { password, generated } = await passwordFrom(options);
       const admin = await createAdminAudited(db, cliActor(), { email, password });
-      const generated = options["password-stdin"] !== true;
       return {
         data: { ...admin, ...(generated ? { password } : {}) },
         text: `${describe({ ...admin })}${generated ? `\n\nPassword (shown once): ${password}` : ""}\n\nSign in at /admin.`,
       };
+    },
+  },
+  "admins list": {
+    run: async (db, args) => {
+      noArguments(args);
+      const admins = await listAdmins(db);
+      return {
+        data: admins,
+        text: table(
+          admins.map((a) => ({ ...a })),
+          "No admins yet.",
+        ),
+      };
+    },
+  },
+  "admins reset-password": {
+    run: async (db, args, options) => {
+      noArguments(args);
+      const email = requiredOption(options, "email");
+      const { password, generated } = await passwordFrom(options);
+      const admin = await resetAdminPasswordAudited(db, cliActor(), { email, password });
+      return {
+        data: { ...admin, ...(generated ? { password } : {}) },
+        text: `${describe({ ...admin })}${generated ? `\n\nPassword (shown once): ${password}` : ""}\n\nThe admin's sessions have ended.`,
+      };
+    },
+  },
+  "admins remove": {
+    run: async (db, args, options) => {
+      noArguments(args);
+      const admin = await removeAdminAudited(db, cliActor(), requiredOption(options, "email"));
+      return { data: { ...admin, removed: true }, text: `Removed admin ${admin.email}.` };
     },
   },
   "api-keys list": {
@@ -243,6 +276,14 @@ export const commands: Record<string, Command> = {
     },
   },
 };
+
+/** With --password-stdin the password is read from stdin; otherwise a strong one is generated. */
+async function passwordFrom(options: Options): Promise<{ password: string; generated: boolean }> {
+  if (options["password-stdin"] === true) {
+    return { password: await readPasswordFromStdin(), generated: false };
+  }
+  return { password: randomBytes(18).toString("base64url"), generated: true };
+}
 
 async function readPasswordFromStdin(): Promise<string> {
   let input = "";

@@ -1,7 +1,7 @@
 import { inTransaction } from "../../db/transaction.js";
 import { createHash, randomBytes } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
@@ -34,26 +34,33 @@ export async function prepareAdmin(
   input: { email: string; password: string },
   now = Date.now(),
 ): Promise<DB["admins"]> {
-  const email = input.email.trim().toLowerCase();
+  const email = normalizeEmail(input.email);
   // \s covers U+2028/U+2029 and \p{Cc} every other control character.
   if (!/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u.test(email) || email.length > 255) {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "email must be an email address");
   }
-  if (input.password.length < minPasswordLength) {
+  return {
+    id: newId("adm"),
+    email,
+    password_hash: await preparePassword(input.password),
+    created_at: now,
+  };
+}
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+/** The argon2id hash of an acceptable password (checked for length first). */
+export async function preparePassword(password: string): Promise<string> {
+  if (password.length < minPasswordLength) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `password must be at least ${minPasswordLength} characters`,
     );
   }
-  if (input.password.length > 1024) {
+  if (password.length > 1024) {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "password must be at most 1024 characters");
   }
-  return {
-    id: newId("adm"),
-    email,
-    password_hash: await hashPassword(input.password),
-    created_at: now,
-  };
+  return hashPassword(password);
 }
 
 /** Inserts a prepared admin; an email already taken is a 400. */
@@ -70,6 +77,62 @@ export async function insertAdmin(db: Kysely<DB>, row: DB["admins"]): Promise<Ad
   return { id: row.id, email, createdAt: toIso(now) };
 }
 
+/** Every admin, oldest first. */
+export async function listAdmins(db: Kysely<DB>): Promise<AdminView[]> {
+  const rows = await db
+    .selectFrom("admins")
+    .select(["id", "email", "created_at"])
+    .orderBy("created_at")
+    .orderBy("email")
+    .execute();
+  return rows.map((row) => ({ id: row.id, email: row.email, createdAt: toIso(row.created_at) }));
+}
+
+/** Sets an admin's password (hashed beforehand by preparePassword) and ends their sessions. */
+export async function setAdminPassword(
+  trx: Transaction<DB>,
+  email: string,
+  passwordHash: string,
+): Promise<AdminView> {
+  const admin = await trx
+    .updateTable("admins")
+    .set({ password_hash: passwordHash })
+    .where("email", "=", normalizeEmail(email))
+    .returning(["id", "email", "created_at"])
+    .executeTakeFirst();
+  if (!admin) throw adminNotFound(email);
+  await trx.deleteFrom("admin_sessions").where("admin_id", "=", admin.id).execute();
+  return { id: admin.id, email: admin.email, createdAt: toIso(admin.created_at) };
+}
+
+/**
+ * Removes an admin and their sessions, unless they are the last one (409 LAST_ADMIN). Every admin
+ * row is locked first (a no-op update) and counted by that same statement, so of two concurrent
+ * removals the second waits for the first to commit and then counts what is left: PostgreSQL
+ * makes it wait on the locked rows, SQLite runs write transactions one at a time.
+ */
+export async function removeAdmin(trx: Transaction<DB>, email: string): Promise<AdminView> {
+  const locked = await trx
+    .updateTable("admins")
+    .set((eb) => ({ created_at: eb.ref("created_at") }))
+    .executeTakeFirst();
+  const admin = await trx
+    .selectFrom("admins")
+    .select(["id", "email", "created_at"])
+    .where("email", "=", normalizeEmail(email))
+    .executeTakeFirst();
+  if (!admin) throw adminNotFound(email);
+  if (Number(locked.numUpdatedRows) <= 1) {
+    throw new ShipkeyError("LAST_ADMIN", "the last admin cannot be removed");
+  }
+  await trx.deleteFrom("admin_sessions").where("admin_id", "=", admin.id).execute();
+  await trx.deleteFrom("admins").where("id", "=", admin.id).execute();
+  return { id: admin.id, email: admin.email, createdAt: toIso(admin.created_at) };
+}
+
+const adminNotFound = (email: string) =>
+  new ShipkeyError("ADMIN_NOT_FOUND", `no admin with email ${normalizeEmail(email)}`);
+
 export async function countAdmins(db: Kysely<DB>): Promise<number> {
   const row = await db
     .selectFrom("admins")
@@ -78,13 +141,16 @@ export async function countAdmins(db: Kysely<DB>): Promise<number> {
   return Number(row.n);
 }
 
-/** The admin for these credentials, or null. Runs one argon2 verification whatever happens. */
-export async function checkCredentials(
+/**
+ * The admin for these credentials (or null), and whether the email names an admin at all (for
+ * the sign-in throttle; never shown to the client). Runs one argon2 verification whatever happens.
+ */
+export async function verifySignIn(
   db: Kysely<DB>,
   email: string,
   password: string,
-): Promise<AdminView | null> {
-  const normalized = email.trim().toLowerCase();
+): Promise<{ admin: AdminView | null; accountExists: boolean }> {
+  const normalized = normalizeEmail(email);
   const admin =
     normalized.length > 255 || password.length > 1024
       ? undefined
@@ -96,8 +162,20 @@ export async function checkCredentials(
   dummyHash ??= hashPassword(randomBytes(16).toString("hex"));
   const stored = admin?.password_hash ?? (await dummyHash);
   const ok = await verify(stored, password.slice(0, 1024)).catch(() => false);
-  if (!admin || !ok) return null;
-  return { id: admin.id, email: admin.email, createdAt: toIso(admin.created_at) };
+  if (!admin || !ok) return { admin: null, accountExists: admin !== undefined };
+  return {
+    admin: { id: admin.id, email: admin.email, createdAt: toIso(admin.created_at) },
+    accountExists: true,
+  };
+}
+
+/** The admin for these credentials, or null (verifySignIn without the account's existence). */
+export async function checkCredentials(
+  db: Kysely<DB>,
+  email: string,
+  password: string,
+): Promise<AdminView | null> {
+  return (await verifySignIn(db, email, password)).admin;
 }
 
 export const sessionLifetimeMs = 12 * 60 * 60 * 1000;

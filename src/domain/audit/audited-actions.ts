@@ -1,6 +1,12 @@
 import type { Kysely } from "kysely";
 import type { Arch, DB, LicenseStatus, Platform } from "../../db/schema.js";
-import { insertAdmin, prepareAdmin } from "../admins/admins.js";
+import {
+  insertAdmin,
+  prepareAdmin,
+  preparePassword,
+  removeAdmin,
+  setAdminPassword,
+} from "../admins/admins.js";
 import { createApiKey, requireApiKey, revokeApiKey } from "../api-keys/api-keys.js";
 import {
   assertMayCreateKey,
@@ -192,3 +198,29 @@ export const createAdminAudited = async (
     (created) => ({ target: { type: "admin", id: created.email } }),
   );
 };
+
+/** Never the password. The account's sessions end in the same transaction. */
+export const resetAdminPasswordAudited = async (
+  db: Kysely<DB>,
+  actor: Actor,
+  input: { email: string; password: string },
+) => {
+  const passwordHash = await preparePassword(input.password);
+  return withAudit(
+    db,
+    actor,
+    "admin.reset_password",
+    (trx) => setAdminPassword(trx, input.email, passwordHash),
+    (admin) => ({ target: { type: "admin", id: admin.email } }),
+  );
+};
+
+/** Refused for the last admin (LAST_ADMIN); the account's sessions end with it. */
+export const removeAdminAudited = (db: Kysely<DB>, actor: Actor, email: string) =>
+  withAudit(
+    db,
+    actor,
+    "admin.remove",
+    (trx) => removeAdmin(trx, email),
+    (admin) => ({ target: { type: "admin", id: admin.email } }),
+  );

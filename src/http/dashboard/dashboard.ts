@@ -11,6 +11,7 @@ import { databaseRetryAfterSeconds, routeOf } from "../error-handler.js";
 import { script, stylesheet } from "./assets.js";
 import { document, html } from "./html.js";
 import { sendPage } from "./page-kit.js";
+import { adminPages } from "./pages/admins.js";
 import { apiKeyPages } from "./pages/api-keys.js";
 import { auditPages } from "./pages/audit.js";
 import { licensePages } from "./pages/licenses.js";
@@ -18,7 +19,8 @@ import { loginRoutes } from "./pages/login.js";
 import { productPages } from "./pages/products.js";
 import { releasePages } from "./pages/releases.js";
 import { rejectNulInput } from "../request-fields.js";
-import { csrfMatches, loadSession, SignInThrottle, setSecurityHeaders } from "./session.js";
+import { csrfMatches, loadSession, setSecurityHeaders } from "./session.js";
+import { SignInThrottle } from "./sign-in-throttle.js";
 
 export const loginCsrfCookie = "shipkey_login_csrf";
 
@@ -145,6 +147,7 @@ export async function dashboard(
     releasePages(pages, db);
     apiKeyPages(pages, db);
     auditPages(pages, db);
+    adminPages(pages, db);
   });
 }
 

@@ -48,6 +48,7 @@ export const sections = [
   ["releases", "Releases"],
   ["api-keys", "API Keys"],
   ["audit", "Audit log"],
+  ["admins", "Admins"],
 ] as const;
 export type Section = (typeof sections)[number][0];
 

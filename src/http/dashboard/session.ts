@@ -65,39 +65,3 @@ export function setSecurityHeaders(reply: FastifyReply): void {
   reply.header("referrer-policy", "same-origin");
   reply.header("cache-control", "no-store");
 }
-
-/**
- * Slows failed sign-ins, per client address and per account: 0.5 s after the first failure,
- * doubling up to 8 s. Only one attempt per address and per account may be in flight, so parallel
- * guesses cannot share one delay (429 instead). Kept in memory (bounded); each process throttles
- * the attempts it sees.
- */
-export class SignInThrottle {
-  readonly #failures = new Map<string, number>();
-  readonly #inFlight = new Set<string>();
-  static readonly maxTracked = 10_000;
-
-  /** Claims the attempt, or returns null when one for this address or account is running. */
-  begin(ip: string, email: string): { delayMs: number; keys: string[] } | null {
-    const keys = [`ip:${ip}`, `account:${email.trim().toLowerCase()}`];
-    if (keys.some((key) => this.#inFlight.has(key))) return null;
-    for (const key of keys) this.#inFlight.add(key);
-    const failures = Math.max(...keys.map((key) => this.#failures.get(key) ?? 0));
-    return { delayMs: failures === 0 ? 0 : Math.min(500 * 2 ** (failures - 1), 8000), keys };
-  }
-
-  end(attempt: { keys: string[] }, succeeded: boolean): void {
-    for (const key of attempt.keys) {
-      this.#inFlight.delete(key);
-      if (succeeded) {
-        this.#failures.delete(key);
-        continue;
-      }
-      if (this.#failures.size >= SignInThrottle.maxTracked && !this.#failures.has(key)) {
-        const oldest = this.#failures.keys().next().value;
-        if (oldest !== undefined) this.#failures.delete(oldest);
-      }
-      this.#failures.set(key, (this.#failures.get(key) ?? 0) + 1);
-    }
-  }
-}

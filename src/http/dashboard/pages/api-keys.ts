@@ -23,6 +23,21 @@ import {
   sendPage,
   text,
 } from "../page-kit.js";
+import { setFlash, takeFlash } from "../flash.js";
+
+const path = "/admin/api-keys";
+
+/** A new key's secret, shown once. */
+function createdPanel(created: Record<string, string>): Html {
+  return html`<section class="panel" aria-labelledby="new-key-title">
+    <h2 id="new-key-title">Key “${created.name ?? ""}” created</h2>
+    <p>Copy it now: this is the only time it is shown. Only its hash is stored.</p>
+    <div class="secret">
+      <code id="new-secret">${created.key ?? ""}</code
+      ><button type="button" class="secondary" data-copy="new-secret">Copy</button>
+    </div>
+  </section>`;
+}
 
 export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
   const page = async (
@@ -128,20 +143,21 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
     );
   };
 
-  app.get<{ Querystring: { done?: string } }>("/admin/api-keys", async (request, reply) =>
-    sendPage(
+  app.get<{ Querystring: { done?: string } }>(path, async (request, reply) => {
+    const created = takeFlash(request, reply, path);
+    return sendPage(
       reply,
       await page(
         contextOf(request),
         {},
         {},
-        undefined,
+        created ? createdPanel(created) : undefined,
         request.query.done === "revoked" ? "API key revoked." : undefined,
       ),
-    ),
-  );
+    );
+  });
 
-  app.post<{ Body: Form }>("/admin/api-keys", async (request, reply) => {
+  app.post<{ Body: Form }>(path, async (request, reply) => {
     const form = request.body;
     try {
       const key = await createApiKeyAudited(db, adminActor(request), {
@@ -149,15 +165,10 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
         scopes: list(form, "scopes"),
         expiresAt: expiryFrom(form, "expiresAt"),
       });
-      const created = html`<section class="panel" aria-labelledby="new-key-title">
-        <h2 id="new-key-title">Key “${key.name}” created</h2>
-        <p>Copy it now: this is the only time it is shown. Only its hash is stored.</p>
-        <div class="secret">
-          <code id="new-secret">${key.key}</code
-          ><button type="button" class="secondary" data-copy="new-secret">Copy</button>
-        </div>
-      </section>`;
-      return sendPage(reply, await page(contextOf(request), {}, {}, created));
+      // The secret goes to the next page once, in a sealed cookie: a reload neither creates a
+      // second key nor shows this one again.
+      setFlash(request, reply, path, { name: key.name, key: key.key });
+      return reply.redirect(path, 303);
     } catch (err) {
       return sendPage(
         reply,

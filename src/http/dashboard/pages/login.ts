@@ -2,16 +2,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { checkCredentials, createSession, deleteSession } from "../../../domain/admins/admins.js";
+import { createSession, deleteSession, verifySignIn } from "../../../domain/admins/admins.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
 import { document, html } from "../html.js";
-import {
-  clearSessionCookie,
-  csrfMatches,
-  sessionCookie,
-  setSessionCookie,
-  type SignInThrottle,
-} from "../session.js";
+import { clearSessionCookie, csrfMatches, sessionCookie, setSessionCookie } from "../session.js";
+import type { SignInThrottle } from "../sign-in-throttle.js";
 
 function loginPage(csrf: string, error?: string, email = "") {
   return document(
@@ -54,31 +49,28 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
     async (request, reply) => {
       const email = typeof request.body?.email === "string" ? request.body.email : "";
       const password = typeof request.body?.password === "string" ? request.body.password : "";
-      const attempt = throttle.begin(request.ip, email);
-      if (!attempt) {
-        const csrf = typeof request.body?._csrf === "string" ? request.body._csrf : "";
+      // The form keeps its CSRF token (already checked against the cookie) for the retry.
+      const csrf = typeof request.body?._csrf === "string" ? request.body._csrf : "";
+      const verdict = throttle.begin(request.ip, email);
+      if (!verdict.allowed) {
+        const seconds = verdict.retryAfterSeconds;
         return reply
           .status(429)
+          .header("retry-after", String(seconds))
           .type("text/html; charset=utf-8")
           .send(
             loginPage(
               csrf,
-              "Another sign-in attempt is in progress. Wait a moment and try again.",
+              `Too many sign-in attempts from your address. Try again in ${seconds} seconds.`,
               email,
             ).value,
           );
       }
-      let admin: Awaited<ReturnType<typeof checkCredentials>> = null;
-      try {
-        if (attempt.delayMs > 0) await sleep(attempt.delayMs);
-        admin = await checkCredentials(db, email, password);
-      } finally {
-        throttle.end(attempt, admin !== null);
-      }
+      if (verdict.attempt.waitMs > 0) await sleep(verdict.attempt.waitMs);
+      const { admin, accountExists } = await verifySignIn(db, email, password);
+      throttle.end(verdict.attempt, { succeeded: admin !== null, accountExists });
       if (!admin) {
         // The same answer whether or not the email exists.
-        // The form keeps its CSRF token (already checked against the cookie) for the retry.
-        const csrf = typeof request.body?._csrf === "string" ? request.body._csrf : "";
         return reply
           .status(401)
           .type("text/html; charset=utf-8")

@@ -1,0 +1,191 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../../db/schema.js";
+import { listAdmins, minPasswordLength } from "../../../domain/admins/admins.js";
+import {
+  createAdminAudited,
+  removeAdminAudited,
+  resetAdminPasswordAudited,
+} from "../../../domain/audit/audited-actions.js";
+import { ShipkeyError } from "../../../errors.js";
+import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
+import {
+  adminActor,
+  contextOf,
+  errorsFor,
+  type Form,
+  sendPage,
+  sessionOf,
+  text,
+} from "../page-kit.js";
+
+const path = "/admin/admins";
+
+const done: Record<string, string> = {
+  created: "Admin added.",
+  reset: "Password reset; that admin's sessions have ended.",
+  removed: "Admin removed; their sessions have ended.",
+};
+
+/** A password exactly as typed (not trimmed). */
+function password(form: Form | undefined): string {
+  const value: unknown = form?.password;
+  return typeof value === "string" ? value : "";
+}
+
+function adminRow(context: PageContext, admin: { email: string; createdAt: string }) {
+  return html`<tr data-admin="${admin.email}">
+    <td>
+      ${admin.email}${admin.email === context.email ? html` <span class="muted">(you)</span>` : ""}
+    </td>
+    <td>${when(admin.createdAt)}</td>
+    <td>
+      <form method="post" action="${path}/reset-password" class="actions">
+        ${csrfField(context.csrfToken)}<input type="hidden" name="email" value="${admin.email}" />
+        <input
+          type="password"
+          name="password"
+          autocomplete="new-password"
+          minlength="${minPasswordLength}"
+          required
+          aria-label="New password for ${admin.email}"
+        />
+        <button type="submit" class="secondary">Reset password</button>
+      </form>
+    </td>
+    <td>
+      <form
+        method="post"
+        action="${path}/remove"
+        data-confirm="Remove admin ${admin.email}? Their sessions end at once."
+      >
+        ${csrfField(context.csrfToken)}<input type="hidden" name="email" value="${admin.email}" />
+        <button type="submit" class="danger" aria-label="Remove ${admin.email}">Remove</button>
+      </form>
+    </td>
+  </tr>`;
+}
+
+export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
+  const page = async (
+    context: PageContext,
+    form: Form,
+    errors: Record<string, string>,
+    flash?: string,
+  ) => {
+    const admins = await listAdmins(db);
+    return layout(
+      "Admins",
+      "admins",
+      context,
+      html`${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Email</th>
+                <th>Added</th>
+                <th>Password</th>
+                <th></th>
+              </tr>
+            </thead>
+            <tbody>
+              ${admins.map((admin) => adminRow(context, admin))}
+            </tbody>
+          </table>
+        </div>
+        <h2>New admin</h2>
+        <form method="post" action="${path}" class="stack panel">
+          ${csrfField(context.csrfToken)}
+          <div class="grid-2">
+            <label
+              >Email
+              <input
+                type="email"
+                name="email"
+                autocomplete="off"
+                required
+                value="${text(form, "email")}"
+                ${errors.email ? html`aria-invalid="true"` : ""}
+              />${fieldError(errors, "email")}</label
+            >
+            <label
+              >Password <span class="hint">(at least ${minPasswordLength} characters)</span>
+              <input
+                type="password"
+                name="password"
+                autocomplete="new-password"
+                minlength="${minPasswordLength}"
+                required
+                ${errors.password ? html`aria-invalid="true"` : ""}
+              />${fieldError(errors, "password")}</label
+            >
+          </div>
+          <div class="actions"><button type="submit">Add admin</button></div>
+        </form>`,
+      flash,
+    );
+  };
+
+  /** A refused change re-renders the page with its message (no write happened). */
+  const refused = async (
+    request: FastifyRequest<{ Body: Form }>,
+    reply: FastifyReply,
+    err: unknown,
+    form: Form = {},
+    fields: string[] = [],
+  ) => {
+    const errors = errorsFor(err, fields);
+    const status = err instanceof ShipkeyError ? err.statusCode : 400;
+    return sendPage(reply, await page(contextOf(request), form, errors), status);
+  };
+
+  /** After ending the signed-in admin's own sessions, the next stop is the sign-in page. */
+  const afterChange = (request: FastifyRequest<{ Body: Form }>, reply: FastifyReply, to: string) =>
+    reply.redirect(
+      text(request.body, "email").toLowerCase() === sessionOf(request).admin.email
+        ? "/admin/login"
+        : `${path}?done=${to}`,
+      303,
+    );
+
+  app.get<{ Querystring: { done?: string } }>(path, async (request, reply) =>
+    sendPage(reply, await page(contextOf(request), {}, {}, done[request.query.done ?? ""])),
+  );
+
+  app.post<{ Body: Form }>(path, async (request, reply) => {
+    try {
+      await createAdminAudited(db, adminActor(request), {
+        email: text(request.body, "email"),
+        password: password(request.body),
+      });
+      return reply.redirect(`${path}?done=created`, 303);
+    } catch (err) {
+      return refused(request, reply, err, { email: text(request.body, "email") }, [
+        "email",
+        "password",
+      ]);
+    }
+  });
+
+  app.post<{ Body: Form }>(`${path}/reset-password`, async (request, reply) => {
+    try {
+      await resetAdminPasswordAudited(db, adminActor(request), {
+        email: text(request.body, "email"),
+        password: password(request.body),
+      });
+      return afterChange(request, reply, "reset");
+    } catch (err) {
+      return refused(request, reply, err);
+    }
+  });
+
+  app.post<{ Body: Form }>(`${path}/remove`, async (request, reply) => {
+    try {
+      await removeAdminAudited(db, adminActor(request), text(request.body, "email"));
+      return afterChange(request, reply, "removed");
+    } catch (err) {
+      return refused(request, reply, err);
+    }
+  });
+}

@@ -1,0 +1,124 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  checkCredentials,
+  countAdmins,
+  createAdmin,
+  createSession,
+  findSession,
+  listAdmins,
+  removeAdmin,
+} from "../src/domain/admins/admins.js";
+import type { Actor } from "../src/domain/audit/audit-log.js";
+import {
+  removeAdminAudited,
+  resetAdminPasswordAudited,
+} from "../src/domain/audit/audited-actions.js";
+import { dialects, openTestDatabase } from "./helpers/database.js";
+import type { Database } from "../src/db/database.js";
+import type { TestDatabase } from "./helpers/database.js";
+
+const actor: Actor = { type: "cli", id: null, label: "test@host", ip: null };
+const password = "a long enough password";
+
+describe.each(dialects)("admin management (%s)", (dialect) => {
+  let database: Database;
+  let testDatabase: TestDatabase;
+  beforeAll(async () => {
+    ({ database, testDatabase } = await openTestDatabase(dialect));
+  });
+  afterAll(async () => {
+    await database.close();
+    await testDatabase.drop();
+  });
+  const db = () => database.db;
+
+  async function freshAdmins(...emails: string[]) {
+    await db().deleteFrom("admin_sessions").execute();
+    await db().deleteFrom("admins").execute();
+    for (const email of emails) await createAdmin(db(), { email, password });
+  }
+
+  it("lists admins oldest first", async () => {
+    await freshAdmins("b@example.com", "a@example.com");
+    expect((await listAdmins(db())).map((a) => a.email)).toEqual([
+      "b@example.com",
+      "a@example.com",
+    ]);
+  });
+
+  it("a password reset takes effect and ends that admin's sessions only", async () => {
+    await freshAdmins("a@example.com", "b@example.com");
+    const [a, b] = await listAdmins(db());
+    const aSession = await createSession(db(), a?.id ?? "");
+    const bSession = await createSession(db(), b?.id ?? "");
+    await resetAdminPasswordAudited(db(), actor, {
+      email: " A@example.com",
+      password: "a brand new password",
+    });
+    expect(await checkCredentials(db(), "a@example.com", password)).toBeNull();
+    expect(await checkCredentials(db(), "a@example.com", "a brand new password")).not.toBeNull();
+    expect(await findSession(db(), aSession.token)).toBeNull();
+    expect(await findSession(db(), bSession.token)).not.toBeNull();
+  });
+
+  it("a reset checks the password and the email", async () => {
+    await freshAdmins("a@example.com");
+    await expect(
+      resetAdminPasswordAudited(db(), actor, { email: "a@example.com", password: "short" }),
+    ).rejects.toMatchObject({ code: "INVALID_FIELD_VALUE" });
+    await expect(
+      resetAdminPasswordAudited(db(), actor, { email: "x@example.com", password }),
+    ).rejects.toMatchObject({ code: "ADMIN_NOT_FOUND", statusCode: 404 });
+  });
+
+  it("removing an admin ends their sessions and is audited; the last admin stays", async () => {
+    await freshAdmins("a@example.com", "b@example.com");
+    const [a] = await listAdmins(db());
+    const session = await createSession(db(), a?.id ?? "");
+    await removeAdminAudited(db(), actor, "a@example.com");
+    expect(await findSession(db(), session.token)).toBeNull();
+    expect((await listAdmins(db())).map((x) => x.email)).toEqual(["b@example.com"]);
+    await expect(removeAdminAudited(db(), actor, "b@example.com")).rejects.toMatchObject({
+      code: "LAST_ADMIN",
+      statusCode: 409,
+    });
+    await expect(removeAdminAudited(db(), actor, "a@example.com")).rejects.toMatchObject({
+      code: "ADMIN_NOT_FOUND",
+    });
+    const entries = await db()
+      .selectFrom("audit_log")
+      .select(["action", "target_id"])
+      .where("action", "in", ["admin.remove", "admin.reset_password"])
+      .execute();
+    expect(entries).toContainEqual({ action: "admin.remove", target_id: "a@example.com" });
+    expect(entries.filter((e) => e.action === "admin.remove")).toHaveLength(1);
+  });
+
+  it("of two concurrent removals of the last two admins, one is refused", async () => {
+    await freshAdmins("a@example.com", "b@example.com");
+    let removedA!: () => void;
+    const aRemoved = new Promise<void>((resolve) => (removedA = resolve));
+    let commit!: () => void;
+    const committing = new Promise<void>((resolve) => (commit = resolve));
+    // The first removal stays open (uncommitted) while the second one starts.
+    const first = db()
+      .transaction()
+      .execute(async (trx) => {
+        await removeAdmin(trx, "a@example.com");
+        removedA();
+        await committing;
+      });
+    await aRemoved;
+    const second = removeAdminAudited(db(), actor, "b@example.com").then(
+      () => "removed",
+      (err: { code?: string }) => err.code,
+    );
+    // Long enough for an unguarded second removal to count two admins and delete its row.
+    await sleep(200);
+    commit();
+    await first;
+    expect(await second).toBe("LAST_ADMIN");
+    expect(await countAdmins(db())).toBe(1);
+  });
+});
