@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { secureCookie } from "../cookie-security.js";
 import { sessionCookie } from "./session.js";
 
 /**
@@ -23,7 +24,7 @@ function cookieOptions(request: FastifyRequest, path: string) {
     path,
     httpOnly: true,
     sameSite: "strict" as const,
-    secure: request.protocol === "https",
+    secure: secureCookie(request),
   };
 }
 
