@@ -10,6 +10,7 @@ import {
 } from "./http/error-handler.js";
 import { dashboard } from "./http/dashboard/dashboard.js";
 import { registerOpenApi } from "./http/openapi.js";
+import { type PruningOptions, schedulePruning } from "./http/pruning.js";
 import { registerRoutes } from "./http/routes.js";
 
 declare module "fastify" {
@@ -27,6 +28,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
   /** See config.ts TRUST_PROXY; decides request.ip and whether cookies get Secure. */
   trustProxy?: boolean | string[];
+  /** Prune old rows when ready and hourly (http/pruning.ts); off unless given. */
+  pruning?: PruningOptions;
 }
 
 /**
@@ -37,6 +40,7 @@ export async function buildApp({
   database,
   logger = false,
   trustProxy = false,
+  pruning,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -109,6 +113,8 @@ export async function buildApp({
     await flushLastSeen();
     for (let attempt = 0; attempt < 3 && lastSeen.size > 0; attempt++) await flushLastSeen();
   });
+
+  if (pruning) schedulePruning(app, database.db, faults, pruning);
 
   // Routes go in a plugin registered after the OpenAPI plugin, so it sees every one of them.
   await registerOpenApi(app);

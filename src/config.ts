@@ -11,6 +11,8 @@ export interface Config {
   databasePoolSize: number;
   /** How long the start waits for an unreachable database, in ms. */
   databaseConnectTimeoutMs: number;
+  /** How long ended activations are kept, in ms; 0 keeps none. */
+  activationHistoryMs: number;
 }
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -46,6 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxyFrom(env.TRUST_PROXY),
     databasePoolSize: integerFrom(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     databaseConnectTimeoutMs: integerFrom(env, "DATABASE_CONNECT_TIMEOUT", 30, 0, 3600) * 1000,
+    activationHistoryMs: integerFrom(env, "ACTIVATION_HISTORY_DAYS", 365, 0, 36500) * 86_400_000,
   };
 }
 

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   const app = await buildApp({
     database,
     trustProxy: config.trustProxy,
+    pruning: { activationHistoryMs: config.activationHistoryMs },
     logger: {
       level: config.logLevel,
       // Belt and braces: request logs carry no headers today, and must never carry keys.

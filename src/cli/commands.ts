@@ -44,10 +44,10 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
       [--edition-name <n>] [--features a,b,c] [--customer-name <n>] [--customer-email <e>]
-      [--note <text>]
+      [--note <text>] [--external-id <id>]
   licenses update <licenseKey> [--status ...] [--expires-at <iso>|never]
       [--max-machines <n>] [--edition <e>] [--edition-name <n>] [--features a,b,c]
-      [--customer-name <n>] [--customer-email <e>] [--note <text>]
+      [--customer-name <n>] [--customer-email <e>] [--note <text>] [--external-id <id>]
   licenses show <licenseKey>
   admins create --email <email> [--password-stdin]   (generates a password unless given)
   api-keys create --name <name> --scopes <s1,s2> [--expires-at <iso>]
@@ -109,6 +109,7 @@ function licenseSettings(options: Options, allowNever: boolean) {
     customerName: stringOption(options, "customer-name"),
     customerEmail: stringOption(options, "customer-email"),
     note: stringOption(options, "note"),
+    externalId: stringOption(options, "external-id"),
   };
 }
 

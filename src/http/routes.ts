@@ -5,6 +5,7 @@ import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
 import { registerActor } from "./admin-auth.js";
 import type { DatabaseFaults } from "./database-faults.js";
+import { registerIdempotency } from "./idempotency.js";
 import { rejectNulInput } from "./request-fields.js";
 import { activateMachineRoute } from "./routes/activate-machine.js";
 import { adminApiKeyRoutes } from "./routes/admin/api-keys.js";
@@ -35,6 +36,7 @@ export function registerRoutes(
     await admin.register(cookie); // the dashboard session (admin-auth.ts)
     registerActor(admin);
     admin.addHook("preValidation", async (request) => rejectNulInput(request));
+    registerIdempotency(admin, db, faults);
     adminProductRoutes(admin, db);
     adminLicenseRoutes(admin, db);
     adminReleaseRoutes(admin, db);
