@@ -93,6 +93,8 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "grace@example.com",
       "--note",
       "reseller order 7",
+      "--external-id",
+      "order-7",
     );
     expect(license).toEqual({
       licenseKey: expect.stringMatching(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){4}$/),
@@ -107,6 +109,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       customerName: "Grace Hopper",
       customerEmail: "grace@example.com",
       note: "reseller order 7",
+      externalId: "order-7",
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
@@ -216,6 +219,34 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "",
     );
     expect(cleared).toMatchObject({ expiresAt: null, features: [], status: "SUSPENDED" });
+  });
+
+  it("licenses update sets --external-id; a second license of the product cannot take it", async () => {
+    await json(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "1",
+      "--key",
+      "EXT-1",
+    );
+    const updated = await json("licenses", "update", "EXT-1", "--external-id", "order-8");
+    expect(updated).toMatchObject({ externalId: "order-8" });
+    const taken = await cli(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "1",
+      "--external-id",
+      "order-8",
+      "--json",
+    );
+    expect(taken.code).not.toBe(0);
+    expect(JSON.parse(taken.stderr)).toMatchObject({ code: "EXTERNAL_ID_TAKEN" });
   });
 
   it("an empty --edition or --edition-name is stored and shown as null", async () => {
