@@ -48,7 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxyFrom(env.TRUST_PROXY),
     databasePoolSize: integerFrom(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     databaseConnectTimeoutMs: integerFrom(env, "DATABASE_CONNECT_TIMEOUT", 30, 0, 3600) * 1000,
-    activationHistoryMs: integerFrom(env, "ACTIVATION_HISTORY_DAYS", 365, 0, 36500) * 86_400_000,
+    activationHistoryMs: activationHistoryMsFrom(env),
   };
 }
 
@@ -66,6 +66,11 @@ function integerFrom(
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
   }
   return value;
+}
+
+/** ACTIVATION_HISTORY_DAYS in ms (0: keep no ended activation); shared by the server and the CLI. */
+export function activationHistoryMsFrom(env: NodeJS.ProcessEnv = process.env): number {
+  return integerFrom(env, "ACTIVATION_HISTORY_DAYS", 365, 0, 36500) * 86_400_000;
 }
 
 /** DATABASE_URL, defaulted and checked; shared by the server and the CLI. */

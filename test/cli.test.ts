@@ -47,6 +47,17 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     expect(await json("migrate")).toEqual({ migrated: true });
   });
 
+  it("prune deletes ended activations past ACTIVATION_HISTORY_DAYS and says how many", async () => {
+    expect(await json("prune")).toEqual({ activations: 0, sessions: 0, idempotencyKeys: 0 });
+    const bad = await run(process.execPath, ["bin/shipkey.js", "prune"], {
+      env: { ...process.env, DATABASE_URL: testDatabase.url, ACTIVATION_HISTORY_DAYS: "-1" },
+    }).catch((err: { code: number; stderr: string }) => err);
+    expect(bad).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("ACTIVATION_HISTORY_DAYS"),
+    });
+  });
+
   it("products create and list", async () => {
     const product = await json("products", "create", "--slug", "cli-app", "--name", "CLI App");
     expect(product).toMatchObject({ slug: "cli-app", name: "CLI App" });

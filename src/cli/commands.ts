@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { Kysely } from "kysely";
+import { activationHistoryMsFrom } from "../config.js";
 import type { DB } from "../db/schema.js";
 import { listApiKeys } from "../domain/api-keys/api-keys.js";
 import type { Actor } from "../domain/audit/audit-log.js";
@@ -13,6 +14,7 @@ import {
   updateLicenseAudited,
 } from "../domain/audit/audited-actions.js";
 import { type LicenseView, showLicense } from "../domain/licenses/manage-licenses.js";
+import { prune } from "../domain/maintenance/prune.js";
 import { listProducts } from "../domain/products/products.js";
 import {
   expiryOption,
@@ -39,6 +41,7 @@ interface Command {
 export const usage = `Usage: shipkey <command> [options] [--json]
 
   migrate
+  prune   (deletes what the server prunes hourly; honours ACTIVATION_HISTORY_DAYS)
   products create --slug <slug> --name <name>
   products list
   licenses create --product <slug> --max-machines <n> [--key <key>]
@@ -145,6 +148,16 @@ export const commands: Record<string, Command> = {
           products.map((p) => ({ ...p })),
           "No products yet.",
         ),
+      };
+    },
+  },
+  prune: {
+    run: async (db, args) => {
+      noArguments(args);
+      const counts = await prune(db, { activationHistoryMs: activationHistoryMsFrom() });
+      return {
+        data: counts,
+        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions and ${counts.idempotencyKeys} idempotency keys.`,
       };
     },
   },
