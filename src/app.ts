@@ -12,6 +12,7 @@ import {
 import { dashboard } from "./http/dashboard/dashboard.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { connectRedis, registerRateLimits, type RateLimitSettings } from "./http/rate-limits.js";
+import { type PruningOptions, schedulePruning } from "./http/pruning.js";
 import { registerRoutes } from "./http/routes.js";
 import type { CookieSecure } from "./config.js";
 
@@ -40,6 +41,8 @@ export interface AppOptions {
   redisUrl?: string | null;
   /** A whole request must arrive within this many ms, its headers within 10 s at most. */
   requestTimeoutMs?: number;
+  /** Prune old rows when ready and hourly (http/pruning.ts); off unless given. */
+  pruning?: PruningOptions;
 }
 
 /**
@@ -54,6 +57,7 @@ export async function buildApp({
   rateLimits = "off",
   redisUrl = null,
   requestTimeoutMs = 30_000,
+  pruning,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -135,6 +139,8 @@ export async function buildApp({
     await flushLastSeen();
     for (let attempt = 0; attempt < 3 && lastSeen.size > 0; attempt++) await flushLastSeen();
   });
+
+  if (pruning) schedulePruning(app, database.db, faults, pruning);
 
   // Routes go in a plugin registered after the OpenAPI plugin, so it sees every one of them.
   await registerOpenApi(app);

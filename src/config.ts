@@ -26,6 +26,8 @@ export interface Config {
   rateLimits: RateLimitSettings | "off";
   /** Redis holding the rate-limit counts shared by several processes; null keeps them in memory. */
   redisUrl: string | null;
+  /** How long ended activations are kept, in ms; 0 keeps none. */
+  activationHistoryMs: number;
 }
 
 export const cookieSecureModes = ["auto", "always", "never"] as const;
@@ -69,6 +71,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cookieSecure: oneOf(env, "COOKIE_SECURE", cookieSecureModes, "auto"),
     rateLimits: rateLimitsFrom(env),
     redisUrl: redisUrlFrom(env.REDIS_URL),
+    activationHistoryMs: activationHistoryMsFrom(env),
   };
 }
 
@@ -151,6 +154,11 @@ function integerFrom(
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
   }
   return value;
+}
+
+/** ACTIVATION_HISTORY_DAYS in ms (0: keep no ended activation); shared by the server and the CLI. */
+export function activationHistoryMsFrom(env: NodeJS.ProcessEnv = process.env): number {
+  return integerFrom(env, "ACTIVATION_HISTORY_DAYS", 365, 0, 36500) * 86_400_000;
 }
 
 /** DATABASE_URL, defaulted and checked; shared by the server and the CLI. */

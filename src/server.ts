@@ -24,6 +24,7 @@ async function main(): Promise<void> {
     rateLimits: config.rateLimits,
     redisUrl: config.redisUrl,
     requestTimeoutMs: config.requestTimeoutMs,
+    pruning: { activationHistoryMs: config.activationHistoryMs },
     logger: {
       level: config.logLevel,
       // Belt and braces: request logs carry no headers today, and must never carry keys.

@@ -56,6 +56,17 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     expect(await json("migrate")).toEqual({ migrated: true });
   });
 
+  it("prune deletes ended activations past ACTIVATION_HISTORY_DAYS and says how many", async () => {
+    expect(await json("prune")).toEqual({ activations: 0, sessions: 0, idempotencyKeys: 0 });
+    const bad = await run(process.execPath, ["bin/shipkey.js", "prune"], {
+      env: { ...process.env, DATABASE_URL: testDatabase.url, ACTIVATION_HISTORY_DAYS: "-1" },
+    }).catch((err: { code: number; stderr: string }) => err);
+    expect(bad).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("ACTIVATION_HISTORY_DAYS"),
+    });
+  });
+
   it("products create and list", async () => {
     const product = await json("products", "create", "--slug", "cli-app", "--name", "CLI App");
     expect(product).toMatchObject({ slug: "cli-app", name: "CLI App" });
@@ -102,6 +113,8 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "grace@example.com",
       "--note",
       "reseller order 7",
+      "--external-id",
+      "order-7",
     );
     expect(license).toEqual({
       licenseKey: expect.stringMatching(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){4}$/),
@@ -116,6 +129,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       customerName: "Grace Hopper",
       customerEmail: "grace@example.com",
       note: "reseller order 7",
+      externalId: "order-7",
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
@@ -225,6 +239,34 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "",
     );
     expect(cleared).toMatchObject({ expiresAt: null, features: [], status: "SUSPENDED" });
+  });
+
+  it("licenses update sets --external-id; a second license of the product cannot take it", async () => {
+    await json(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "1",
+      "--key",
+      "EXT-1",
+    );
+    const updated = await json("licenses", "update", "EXT-1", "--external-id", "order-8");
+    expect(updated).toMatchObject({ externalId: "order-8" });
+    const taken = await cli(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "1",
+      "--external-id",
+      "order-8",
+      "--json",
+    );
+    expect(taken.code).not.toBe(0);
+    expect(JSON.parse(taken.stderr)).toMatchObject({ code: "EXTERNAL_ID_TAKEN" });
   });
 
   it("an empty --edition or --edition-name is stored and shown as null", async () => {

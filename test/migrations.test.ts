@@ -196,6 +196,7 @@ const allMigrations = [
   "0007_last_seen_log_file",
   "0008_license_slots",
   "0009_plain_storage",
+  "0010_idempotency_and_retention",
 ];
 
 /**

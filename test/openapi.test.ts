@@ -50,6 +50,11 @@ describe("OpenAPI document and viewer", () => {
     const body = createLicense.requestBody.content["application/json"].schema;
     expect(body.required).toEqual(["productSlug", "maxMachines"]);
     expect(body.properties.maxMachines).toMatchObject({ type: "integer", minimum: 0 });
+    expect(body.properties.externalId).toMatchObject({ type: ["string", "null"], maxLength: 255 });
+    const listQuery = doc.paths["/api/admin/licenses"].get.parameters;
+    expect(listQuery.map((p: { name: string }) => p.name)).toContain("externalId");
+    const headers = createLicense.parameters.filter((p: { in: string }) => p.in === "header");
+    expect(headers.map((p: { name: string }) => p.name)).toEqual(["idempotency-key"]);
     const validateFailure =
       doc.paths["/api/license/validate"].post.responses["4XX"].content["application/json"].schema;
     expect(Object.keys(validateFailure.properties)).toEqual([

@@ -33,6 +33,7 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "customer-name": { type: "string" },
         "customer-email": { type: "string" },
         note: { type: "string" },
+        "external-id": { type: "string" },
         email: { type: "string" },
         "password-stdin": { type: "boolean" },
       },

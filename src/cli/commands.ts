@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { Kysely } from "kysely";
+import { activationHistoryMsFrom } from "../config.js";
 import type { DB } from "../db/schema.js";
 import { listAdmins } from "../domain/admins/admins.js";
 import { escapeControlCharacters } from "../lib/control-characters.js";
@@ -17,6 +18,7 @@ import {
   updateLicenseAudited,
 } from "../domain/audit/audited-actions.js";
 import { type LicenseView, showLicense } from "../domain/licenses/manage-licenses.js";
+import { prune } from "../domain/maintenance/prune.js";
 import { listProducts } from "../domain/products/products.js";
 import {
   expiryOption,
@@ -43,15 +45,16 @@ interface Command {
 export const usage = `Usage: shipkey <command> [options] [--json]
 
   migrate
+  prune   (deletes what the server prunes hourly; honours ACTIVATION_HISTORY_DAYS)
   products create --slug <slug> --name <name>
   products list
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
       [--edition-name <n>] [--features a,b,c] [--customer-name <n>] [--customer-email <e>]
-      [--note <text>]
+      [--note <text>] [--external-id <id>]
   licenses update <licenseKey> [--status ...] [--expires-at <iso>|never]
       [--max-machines <n>] [--edition <e>] [--edition-name <n>] [--features a,b,c]
-      [--customer-name <n>] [--customer-email <e>] [--note <text>]
+      [--customer-name <n>] [--customer-email <e>] [--note <text>] [--external-id <id>]
   licenses show <licenseKey>
   admins create --email <email> [--password-stdin]   (generates a password unless given)
   admins list
@@ -120,6 +123,7 @@ function licenseSettings(options: Options, allowNever: boolean) {
     customerName: stringOption(options, "customer-name"),
     customerEmail: stringOption(options, "customer-email"),
     note: stringOption(options, "note"),
+    externalId: stringOption(options, "external-id"),
   };
 }
 
@@ -155,6 +159,16 @@ export const commands: Record<string, Command> = {
           products.map((p) => ({ ...p })),
           "No products yet.",
         ),
+      };
+    },
+  },
+  prune: {
+    run: async (db, args) => {
+      noArguments(args);
+      const counts = await prune(db, { activationHistoryMs: activationHistoryMsFrom() });
+      return {
+        data: counts,
+        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions and ${counts.idempotencyKeys} idempotency keys.`,
       };
     },
   },

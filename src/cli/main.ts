@@ -11,6 +11,8 @@ import { commands, usage } from "./commands.js";
  * creating and migrating it if needed, so it works on a fresh database and beside a running server.
  * With --json, stdout carries exactly one JSON document; errors always go to stderr.
  */
+const singleWordCommands = new Set(["migrate", "prune"]);
+
 async function main(argv: string[]): Promise<number> {
   let json = argv.includes("--json");
   try {
@@ -21,10 +23,11 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(usage);
       return 0;
     }
-    const name = group === "migrate" ? "migrate" : `${group} ${action ?? ""}`;
+    const single = singleWordCommands.has(group);
+    const name = single ? group : `${group} ${action ?? ""}`;
     const command = commands[name];
     if (!command) throw new UsageError(`unknown command "${name.trim()}"`);
-    const args = group === "migrate" ? [action, ...rest].filter((a) => a !== undefined) : rest;
+    const args = single ? [action, ...rest].filter((a) => a !== undefined) : rest;
 
     const database = await openDatabase(databaseUrlFrom());
     try {

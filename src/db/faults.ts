@@ -36,3 +36,14 @@ const networkCodes = new Set([
 
 const pgConnectionLost =
   /^Connection terminated|not queryable|^Client was closed|timeout exceeded when trying to connect|^Connection ended|^Query read timeout/;
+
+/** Whether an error is a unique-index violation (SQLite or PostgreSQL SQLSTATE 23505). */
+export function isUniqueViolation(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const code = (err as { code?: unknown }).code;
+  return (
+    code === "23505" ||
+    code === "SQLITE_CONSTRAINT_UNIQUE" ||
+    code === "SQLITE_CONSTRAINT_PRIMARYKEY"
+  );
+}

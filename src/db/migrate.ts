@@ -15,6 +15,7 @@ import * as activeMachineList from "./migrations/0006_active_machine_list.js";
 import * as lastSeenLogFile from "./migrations/0007_last_seen_log_file.js";
 import * as licenseSlots from "./migrations/0008_license_slots.js";
 import * as plainStorage from "./migrations/0009_plain_storage.js";
+import * as idempotencyAndRetention from "./migrations/0010_idempotency_and_retention.js";
 import { foldLegacyLastSeenLog } from "./migrations/legacy-last-seen-log.js";
 import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   "0007_last_seen_log_file": lastSeenLogFile,
   "0008_license_slots": licenseSlots,
   "0009_plain_storage": plainStorage,
+  "0010_idempotency_and_retention": idempotencyAndRetention,
 };
 
 export class MigrationError extends Error {

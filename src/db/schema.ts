@@ -39,6 +39,8 @@ export interface LicensesTable {
   customer_name: string | null;
   customer_email: string | null;
   note: string | null;
+  /** The caller's own reference (an order id); unique per product when set. */
+  external_id: string | null;
 }
 
 export interface ActivationsTable {
@@ -126,6 +128,22 @@ export interface AdminSessionsTable {
   expires_at: number;
 }
 
+/** An admin API Idempotency-Key: claimed while its request runs, then the answer to replay. */
+export interface IdempotencyKeysTable {
+  /** Who sent the key: "api_key:<id>" or "admin:<id>"; callers never see each other's keys. */
+  caller: string;
+  key: string;
+  /** Hex SHA-256 of method, URL and body. */
+  fingerprint: string;
+  created_at: number;
+  /** null while the first request runs. */
+  status_code: number | null;
+  /** JSON object of the headers to replay. */
+  response_headers: string | null;
+  /** null when the answer held a secret and is not kept. */
+  response_body: string | null;
+}
+
 /** One row, written by /readyz to tell whether the database takes writes. */
 export interface ReadinessProbeTable {
   id: number;
@@ -143,4 +161,5 @@ export interface DB {
   release_artifacts: ReleaseArtifactsTable;
   api_keys: ApiKeysTable;
   readiness_probe: ReadinessProbeTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

@@ -104,9 +104,7 @@ function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyEr
     case "FST_ERR_CTP_INVALID_JSON_BODY":
       return new ShipkeyError("INVALID_JSON", "Request body is not valid JSON");
     case "FST_ERR_VALIDATION":
-      // Admin routes validate with JSON Schema; Fastify's message names the field and the rule
-      // ("body/maxMachines must be integer").
-      return new ShipkeyError("INVALID_FIELD_VALUE", error.message);
+      return new ShipkeyError("INVALID_FIELD_VALUE", validationMessage(error));
   }
   // JSON.parse / secure-json-parse failures (including __proto__ poisoning) arrive as
   // SyntaxErrors that Fastify already marked 400.
@@ -117,6 +115,20 @@ function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyEr
     return new ShipkeyError("BAD_REQUEST", "Bad request");
   }
   return new ShipkeyError("INTERNAL_ERROR", "Internal server error");
+}
+
+/**
+ * Admin routes validate with JSON Schema. Fastify's message names the field and the rule
+ * ("body/maxMachines must be integer", "body must have required property 'name'") except for an
+ * unknown field, which is named here: "body/foo is not allowed".
+ */
+function validationMessage(error: FastifyError): string {
+  const first = error.validation?.[0];
+  const unknown: unknown = first?.params.additionalProperty;
+  if (first?.keyword === "additionalProperties" && typeof unknown === "string") {
+    return `${error.validationContext ?? "body"}${first.instancePath}/${unknown} is not allowed`;
+  }
+  return error.message;
 }
 
 /** Errors Fastify raises before routing, such as a URL with a broken percent-encoding. */

@@ -11,6 +11,23 @@ const failureSchema = {
   },
 } as const;
 
+const writeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Documentation only: http/idempotency.ts reads and checks the header. */
+const idempotencyKeyHeader = {
+  type: "object",
+  properties: {
+    "idempotency-key": {
+      type: "string",
+      minLength: 1,
+      maxLength: 255,
+      description:
+        "Optional. The same key with the same request replays the first success for 24 h " +
+        "(docs/decisions.md)",
+    },
+  },
+} as const;
+
 /**
  * Swagger UI loads only its own files and /openapi.json, and no page may frame it. It sets
  * styles from its scripts, hence 'unsafe-inline' for styles only.
@@ -46,7 +63,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
     },
     // Admin routes say their scope in the description; all of them and publish need a key.
-    transform: ({ schema, url }) => {
+    transform: ({ schema, url, route }) => {
       const transformed = { ...(schema as FastifySchema & Record<string, unknown>) };
       if (url.startsWith("/api/admin") || url === "/api/releases/publish") {
         transformed.security = [{ apiKey: [] }];
@@ -54,6 +71,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       // Admin failures share the public failure shape; document it on every admin route.
       if (url.startsWith("/api/admin") && transformed.response === undefined) {
         transformed.response = { "4xx": failureSchema, "5xx": failureSchema };
+      }
+      const methods = [route.method].flat();
+      if (url.startsWith("/api/admin") && methods.some((m) => writeMethods.has(m))) {
+        transformed.headers = idempotencyKeyHeader;
       }
       if (url.startsWith("/documentation") || url.startsWith("/docs")) transformed.hide = true;
       return { schema: transformed, url };

@@ -6,6 +6,7 @@ import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
 import { registerActor } from "./admin-auth.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import type { RateLimitHooks } from "./rate-limits.js";
+import { registerIdempotency } from "./idempotency.js";
 import { rejectNulInput } from "./request-fields.js";
 import { activateMachineRoute } from "./routes/activate-machine.js";
 import { adminApiKeyRoutes } from "./routes/admin/api-keys.js";
@@ -56,6 +57,7 @@ export function registerRoutes(
     });
     if (limits) admin.addHook("preParsing", limits.perCaller("admin"));
     admin.addHook("preValidation", async (request) => rejectNulInput(request));
+    registerIdempotency(admin, db, faults);
     adminProductRoutes(admin, db);
     adminLicenseRoutes(admin, db);
     adminReleaseRoutes(admin, db);

@@ -5,6 +5,7 @@ import {
   type LicensesTable,
   licenseStatuses,
 } from "../../db/schema.js";
+import { isUniqueViolation } from "../../db/faults.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId, newLicenseKey } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
@@ -26,6 +27,7 @@ export interface LicenseView {
   customerName: string | null;
   customerEmail: string | null;
   note: string | null;
+  externalId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -49,6 +51,8 @@ export interface LicenseSettings {
   customerName?: string | null;
   customerEmail?: string | null;
   note?: string | null;
+  /** The caller's own reference (an order id), unique per product; null or "" clears it. */
+  externalId?: string | null;
 }
 
 export interface CreateLicenseInput extends LicenseSettings {
@@ -101,6 +105,7 @@ export async function createLicense(
     customer_name: emptyToNull(input.customerName) ?? null,
     customer_email: emptyToNull(input.customerEmail) ?? null,
     note: emptyToNull(input.note) ?? null,
+    external_id: emptyToNull(input.externalId) ?? null,
     created_at: now,
     updated_at: now,
   });
@@ -110,13 +115,28 @@ export async function createLicense(
 
 /** Inserts the license unless its key is taken (false then). */
 async function insertLicenseRow(db: Kysely<DB>, row: Insertable<LicensesTable>): Promise<boolean> {
-  const inserted = await db
-    .insertInto("licenses")
-    .values(row)
-    .onConflict((oc) => oc.column("license_key").doNothing())
-    .returning("id")
-    .executeTakeFirst();
+  const inserted = await externalIdUnique(
+    db
+      .insertInto("licenses")
+      .values(row)
+      .onConflict((oc) => oc.column("license_key").doNothing())
+      .returning("id")
+      .executeTakeFirst(),
+  );
   return inserted !== undefined;
+}
+
+/** A write that can only break the (product, external id) unique index: EXTERNAL_ID_TAKEN then. */
+async function externalIdUnique<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    throw new ShipkeyError(
+      "EXTERNAL_ID_TAKEN",
+      "externalId is already used by another license of this product",
+    );
+  }
 }
 
 /** Changes only the settings given; a change is visible to the very next request. */
@@ -128,7 +148,7 @@ export async function updateLicense(
 ): Promise<LicenseView> {
   assertSettings(changes);
   const features = changes.features === undefined ? undefined : JSON.stringify(changes.features);
-  const result = await db
+  const query = db
     .updateTable("licenses")
     .set({
       status: changes.status,
@@ -140,10 +160,11 @@ export async function updateLicense(
       customer_name: emptyToNull(changes.customerName),
       customer_email: emptyToNull(changes.customerEmail),
       note: emptyToNull(changes.note),
+      external_id: emptyToNull(changes.externalId),
       updated_at: now,
     })
-    .where("license_key", "=", licenseKey)
-    .executeTakeFirst();
+    .where("license_key", "=", licenseKey);
+  const result = await externalIdUnique(query.executeTakeFirst());
   if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
   return requireLicenseView(db, licenseKey);
 }
@@ -208,6 +229,7 @@ export interface LicenseFilter {
   expired?: boolean;
   /** Key prefix, or part of the customer's name or email (case-insensitive). */
   q?: string;
+  externalId?: string;
   limit: number;
   cursor?: string;
 }
@@ -224,6 +246,9 @@ export async function listLicenses(
     .limit(filter.limit + 1);
   if (filter.product !== undefined) query = query.where("products.slug", "=", filter.product);
   if (filter.status !== undefined) query = query.where("licenses.status", "=", filter.status);
+  if (filter.externalId !== undefined) {
+    query = query.where("licenses.external_id", "=", filter.externalId);
+  }
   if (filter.expired === true) {
     query = query
       .where("licenses.expires_at", "is not", null)
@@ -240,6 +265,7 @@ export async function listLicenses(
         eb(sql`lower(licenses.license_key)`, "like", sql`${`${escaped}%`} escape '\\'`),
         eb(sql`lower(licenses.customer_name)`, "like", sql`${`%${escaped}%`} escape '\\'`),
         eb(sql`lower(licenses.customer_email)`, "like", sql`${`%${escaped}%`} escape '\\'`),
+        eb(sql`lower(licenses.external_id)`, "like", sql`${`%${escaped}%`} escape '\\'`),
       ]),
     );
   }
@@ -294,6 +320,7 @@ const settingNames = [
   "customerName",
   "customerEmail",
   "note",
+  "externalId",
 ] as const satisfies ReadonlyArray<keyof LicenseSettings & keyof LicenseView>;
 
 /** The settings whose value differs between two views of one license, in a fixed order. */
@@ -317,6 +344,7 @@ function toLicenseView(row: DB["licenses"] & { product_slug: string }): LicenseV
     customerName: row.customer_name,
     customerEmail: row.customer_email,
     note: row.note,
+    externalId: row.external_id,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };
@@ -353,6 +381,10 @@ function assertSettings(settings: LicenseSettings): void {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "customerEmail must be an email address");
   }
   assertMaxLength("editionName", settings.editionName, limits.edition);
+  assertMaxLength("externalId", settings.externalId, limits.identifier);
+  if (settings.externalId && hasControlCharacter(settings.externalId)) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "externalId must not contain control characters");
+  }
   if (settings.features !== undefined) {
     if (settings.features.length > limits.features) {
       throw new ShipkeyError("INVALID_FIELD_VALUE", `at most ${limits.features} features`);
@@ -374,4 +406,8 @@ function assertSettingsText(settings: LicenseSettings): void {
   assertSingleLine("customerEmail", settings.customerEmail);
   for (const feature of settings.features ?? []) assertSingleLine("features", feature);
   assertMultiLine("note", settings.note);
+}
+
+function hasControlCharacter(value: string): boolean {
+  return [...value].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 }

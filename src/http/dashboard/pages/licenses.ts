@@ -39,6 +39,7 @@ const licenseFields = [
   "customerName",
   "customerEmail",
   "note",
+  "externalId",
 ];
 
 const done: Record<string, string> = {
@@ -71,6 +72,7 @@ function settingsFrom(form: Form) {
     customerName: text(form, "customerName") || null,
     customerEmail: text(form, "customerEmail") || null,
     note: text(form, "note") || null,
+    externalId: text(form, "externalId") || null,
   };
 }
 
@@ -96,6 +98,7 @@ function settingsInputs(form: Form, errors: Record<string, string>) {
     <div class="grid-2">
       ${input("customerName", "Customer name")} ${input("customerEmail", "Customer email", "email")}
     </div>
+    ${input("externalId", "External id", "text", "(e.g. an order id; unique per product)")}
     <label
       >Note
       <textarea name="note" rows="3">${text(form, "note")}</textarea
@@ -145,7 +148,7 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
                 type="search"
                 name="q"
                 value="${text(query, "q")}"
-                placeholder="Key prefix, customer name or email"
+                placeholder="Key prefix, customer, external id"
             /></label>
             <label
               >Product
@@ -207,7 +210,7 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
                               <td>
                                 ${l.customerName ?? ""}<br /><span class="muted"
                                   >${l.customerEmail ?? ""}</span
-                                >
+                                >${l.externalId ? html`<br /><span class="muted mono">${l.externalId}</span>` : ""}
                               </td>
                               <td>${when(l.expiresAt)}</td>
                             </tr>`,
@@ -306,6 +309,7 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
       customerName: license.customerName ?? "",
       customerEmail: license.customerEmail ?? "",
       note: license.note ?? "",
+      externalId: license.externalId ?? "",
     };
     const base = `/admin/licenses/${encodeURIComponent(license.licenseKey)}`;
     const statusButton = (status: LicenseStatus, label: string, cls: string, confirm: string) =>
@@ -342,6 +346,8 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
             </dd>
             <dt>Note</dt>
             <dd>${license.note ?? "—"}</dd>
+            <dt>External id</dt>
+            <dd class="mono">${license.externalId ?? "—"}</dd>
           </dl>
           <div class="actions spaced">
             ${statusButton("SUSPENDED", "Suspend", "secondary", "Suspend this license? Its machines stop validating.")}

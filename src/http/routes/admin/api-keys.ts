@@ -19,6 +19,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/api-keys",
     {
       onRequest: write,
+      config: { secretAnswer: true },
       schema: {
         description:
           "An API key may create only keys holding a subset of its scopes and expiring no later " +

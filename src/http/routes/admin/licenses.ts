@@ -28,6 +28,7 @@ interface SettingsBody {
   customerName?: string | null;
   customerEmail?: string | null;
   note?: string | null;
+  externalId?: string | null;
 }
 
 /** The body's settings as the domain takes them; expiresAt ISO text → epoch ms. */
@@ -54,6 +55,7 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       status?: LicenseStatus;
       expired?: "true" | "false";
       q?: string;
+      externalId?: string;
       limit?: string;
       cursor?: string;
     };
@@ -70,6 +72,7 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
             status: { type: "string", enum: ["ACTIVE", "SUSPENDED", "REVOKED"] },
             expired: { type: "string", enum: ["true", "false"] },
             q: { type: "string", maxLength: 255 },
+            externalId: { type: "string", maxLength: 255 },
             ...pageQuery,
           },
         },

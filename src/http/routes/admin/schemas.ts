@@ -32,4 +32,5 @@ export const licenseSettingsProperties = {
   customerName: nullableString(255),
   customerEmail: nullableString(255),
   note: nullableString(4096),
+  externalId: nullableString(255),
 } as const;

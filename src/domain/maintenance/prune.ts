@@ -1,0 +1,83 @@
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { idempotencyWindowMs } from "../idempotency/idempotency-keys.js";
+
+/** Rows deleted per statement: each delete is short, and other writes run between them. */
+export const pruneBatchSize = 1000;
+
+export interface PruneOptions {
+  now?: number;
+  /** How long an ended activation is kept after its deactivation (0: not at all). */
+  activationHistoryMs: number;
+}
+
+export interface PruneCounts {
+  activations: number;
+  sessions: number;
+  idempotencyKeys: number;
+}
+
+/**
+ * Deletes what no one needs any more: ended activations past their retention, expired dashboard
+ * sessions and Idempotency-Key rows past their 24 h window. Active activations are never
+ * touched: they hold slots.
+ */
+export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<PruneCounts> {
+  const now = options.now ?? Date.now();
+  const activationCutoff = now - options.activationHistoryMs;
+  const activations = await inBatches((limit) =>
+    db
+      .deleteFrom("activations")
+      .where("id", "in", (eb) =>
+        eb
+          .selectFrom("activations")
+          .select("id")
+          .where("deactivated_at", "is not", null)
+          .where("deactivated_at", "<=", activationCutoff)
+          .limit(limit),
+      )
+      .executeTakeFirst(),
+  );
+  const sessions = await inBatches((limit) =>
+    db
+      .deleteFrom("admin_sessions")
+      .where("id_hash", "in", (eb) =>
+        eb
+          .selectFrom("admin_sessions")
+          .select("id_hash")
+          .where("expires_at", "<=", now)
+          .limit(limit),
+      )
+      .executeTakeFirst(),
+  );
+  const idempotencyKeys = await inBatches((limit) =>
+    db
+      .deleteFrom("idempotency_keys")
+      .where((eb) =>
+        eb(
+          eb.refTuple("caller", "key"),
+          "in",
+          eb
+            .selectFrom("idempotency_keys")
+            .select(["caller", "key"])
+            .where("created_at", "<=", now - idempotencyWindowMs)
+            .limit(limit)
+            .$asTuple("caller", "key"),
+        ),
+      )
+      .executeTakeFirst(),
+  );
+  return { activations, sessions, idempotencyKeys };
+}
+
+/** Runs a bounded delete until one deletes less than a full batch; the rows deleted. */
+async function inBatches(
+  deleteBatch: (limit: number) => Promise<{ numDeletedRows: bigint }>,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = Number((await deleteBatch(pruneBatchSize)).numDeletedRows);
+    total += deleted;
+    if (deleted < pruneBatchSize) return total;
+  }
+}
