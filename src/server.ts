@@ -45,9 +45,15 @@ async function main(): Promise<void> {
     app.log.info({ signal }, "shutting down: finishing in-flight requests");
     // Past the grace period, requests still running (or clients still sending) lose their
     // connections, and the close completes.
+    // Close hooks (the last-seen flush, a pruning run) get a few seconds more; a database that
+    // hangs cannot keep the process alive past that.
     const grace = setTimeout(() => {
       app.log.warn("shutdown grace period over: closing the remaining connections");
       app.server.closeAllConnections();
+      setTimeout(() => {
+        app.log.error("shutdown still waiting on the database: exiting");
+        process.exit(0);
+      }, closeHooksGraceMs).unref();
     }, config.shutdownGraceMs);
     try {
       await app.close(); // stops accepting, waits for in-flight requests
@@ -116,6 +122,9 @@ async function openAndMigrate(config: Config, log: pino.Logger): Promise<Databas
   }
   return database;
 }
+
+/** After SHUTDOWN_GRACE, how long close hooks may still run before the process exits anyway. */
+const closeHooksGraceMs = 5000;
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 

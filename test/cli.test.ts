@@ -252,7 +252,13 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       "--key",
       "EXT-1-0000000000000",
     );
-    const updated = await json("licenses", "update", "EXT-1-0000000000000", "--external-id", "order-8");
+    const updated = await json(
+      "licenses",
+      "update",
+      "EXT-1-0000000000000",
+      "--external-id",
+      "order-8",
+    );
     expect(updated).toMatchObject({ externalId: "order-8" });
     const taken = await cli(
       "licenses",

@@ -22,15 +22,18 @@ export const defaultRateLimits: RateLimitSettings = {
   // Per client address. A site of a few thousand installs behind one NAT, validating hourly,
   // stays far below it; a burst of re-activations after a fleet redeploy too.
   license: { max: 300, windowMs: 60_000 },
-  // Per client address: requests naming a license key that does not exist. Past it, the
-  // address gets 429 on every license request until the window ends, so a guessed key cannot
-  // be told apart from a wrong one.
+  // Per client address: requests naming a license key or API key that does not exist. Past it,
+  // the address gets 429 on every license, publish and admin API request until the window ends,
+  // so a guessed key cannot be told apart from a wrong one.
   unknownKey: { max: 20, windowMs: 15 * 60_000 },
   // Per API key.
   publish: { max: 60, windowMs: 60_000 },
   // Per API key or signed-in admin.
   admin: { max: 300, windowMs: 60_000 },
 };
+
+/** Addresses remembered as having spent their unknown-key budget, oldest forgotten first. */
+const maxSpentAddresses = 20_000;
 
 /** The policy names of the RateLimit-Policy / RateLimit headers (IETF draft). */
 const policyNames: Record<RateLimitName, string> = {
@@ -43,7 +46,9 @@ const policyNames: Record<RateLimitName, string> = {
 export interface RateLimitHooks {
   /** License endpoints, onRequest: the address's request and unknown-key budgets. */
   perAddress: onRequestAsyncHookHandler;
-  /** License endpoints, onError: a request naming an unknown key spends the address's budget. */
+  /** Publish and the admin API, onRequest (before authentication): the unknown-key budget. */
+  unknownKeyBudget: onRequestAsyncHookHandler;
+  /** onError: a request naming an unknown license key or API key spends the address's budget. */
   countUnknownKey: onErrorAsyncHookHandler;
   /** Publish and the admin API, preParsing (after authentication): the caller's budget. */
   perCaller(name: "publish" | "admin"): preParsingAsyncHookHandler;
@@ -78,7 +83,7 @@ export async function registerRateLimits(
     };
     return app.createRateLimit(options);
   };
-  const address = (request: FastifyRequest) => normalizeIP(request.ip);
+  const address = (request: FastifyRequest) => normalizeIP(request.ip ?? "");
   const caller = (request: FastifyRequest) =>
     request.actor ? `${request.actor.type}:${request.actor.id}` : `address:${address(request)}`;
 
@@ -86,23 +91,50 @@ export async function registerRateLimits(
   const unknownKey = limiter("unknownKey", address);
   const callers = { publish: limiter("publish", caller), admin: limiter("admin", caller) };
 
+  // Addresses whose unknown-key budget is spent, and until when (epoch ms). The count itself is
+  // the limiter's (shared in Redis); this copy spares every request a second lookup. Another
+  // process learns of a spent budget at the address's next unknown key.
+  const spentUntil = new Map<string, number>();
+  const refuseIfGuessing = (request: FastifyRequest, reply: FastifyReply) => {
+    const until = spentUntil.get(address(request));
+    if (until === undefined) return;
+    const seconds = Math.ceil((until - Date.now()) / 1000);
+    if (seconds <= 0) {
+      spentUntil.delete(address(request));
+      return;
+    }
+    const { max, windowMs } = settings.unknownKey;
+    reply
+      .header("ratelimit-policy", `"unknown-key";q=${max};w=${Math.ceil(windowMs / 1000)}`)
+      .header("ratelimit", `"unknown-key";r=0;t=${seconds}`)
+      .header("retry-after", String(seconds));
+    throw new ShipkeyError("RATE_LIMITED", "Too many requests");
+  };
+
   return {
     perAddress: async (request, reply) => {
-      const [requests, guesses] = await Promise.all([
-        license(request),
-        unknownKey(request, { increment: false }),
-      ]);
-      describeLimits(reply, [
-        ["license", requests],
-        ["unknownKey", guesses],
-      ]);
-      refuseWhenSpent(reply, requests, (state) => state.isExceeded);
-      refuseWhenSpent(reply, guesses, (state) => state.remaining === 0);
+      refuseIfGuessing(request, reply);
+      const requests = await license(request);
+      // Only a refusal describes the limit: an app's answers stay as small as the spec's.
+      if (!isSpent(requests, (s) => s.isExceeded)) return;
+      describeLimits(reply, [["license", requests]]);
+      refuseWhenSpent(reply, requests, (s) => s.isExceeded);
     },
+    unknownKeyBudget: async (request, reply) => refuseIfGuessing(request, reply),
     countUnknownKey: async (request, _reply, error) => {
-      if (error instanceof ShipkeyError && error.code === "LICENSE_NOT_FOUND") {
-        await unknownKey(request);
+      if (
+        !(error instanceof ShipkeyError) ||
+        (error.code !== "LICENSE_NOT_FOUND" && error.code !== "INVALID_API_KEY")
+      ) {
+        return;
       }
+      const guesses = await unknownKey(request);
+      if (!isSpent(guesses, (s) => s.remaining === 0)) return;
+      if (spentUntil.size >= maxSpentAddresses) {
+        const oldest = spentUntil.keys().next().value;
+        if (oldest !== undefined) spentUntil.delete(oldest);
+      }
+      spentUntil.set(address(request), Date.now() + Math.max(1000, guesses.ttl));
     },
     perCaller: (name) => async (request, reply, payload) => {
       const state = await callers[name](request);
@@ -127,12 +159,21 @@ function describeLimits(reply: FastifyReply, states: Array<[RateLimitName, Limit
   reply.header("ratelimit", remaining.join(", "));
 }
 
+type CountedState = Extract<LimitState, { isAllowed: false }>;
+
+function isSpent(
+  state: LimitState,
+  spent: (state: CountedState) => boolean,
+): state is CountedState {
+  return !state.isAllowed && spent(state);
+}
+
 function refuseWhenSpent(
   reply: FastifyReply,
   state: LimitState,
-  spent: (state: Extract<LimitState, { isAllowed: false }>) => boolean,
+  spent: (state: CountedState) => boolean,
 ): void {
-  if (state.isAllowed || !spent(state)) return;
+  if (!isSpent(state, spent)) return;
   reply.header("retry-after", String(Math.max(1, state.ttlInSeconds)));
   throw new ShipkeyError("RATE_LIMITED", "Too many requests");
 }

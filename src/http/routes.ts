@@ -44,7 +44,11 @@ export function registerRoutes(
   });
 
   void app.register(async (publish) => {
-    if (limits) publish.addHook("preParsing", limits.perCaller("publish"));
+    if (limits) {
+      publish.addHook("onRequest", limits.unknownKeyBudget);
+      publish.addHook("onError", limits.countUnknownKey);
+      publish.addHook("preParsing", limits.perCaller("publish"));
+    }
     publishReleaseRoute(publish, db);
   });
 
@@ -55,7 +59,11 @@ export function registerRoutes(
       reply.header("cache-control", "no-store").header("x-content-type-options", "nosniff");
       done();
     });
-    if (limits) admin.addHook("preParsing", limits.perCaller("admin"));
+    if (limits) {
+      admin.addHook("onRequest", limits.unknownKeyBudget);
+      admin.addHook("onError", limits.countUnknownKey);
+      admin.addHook("preParsing", limits.perCaller("admin"));
+    }
     admin.addHook("preValidation", async (request) => rejectNulInput(request));
     registerIdempotency(admin, db, faults);
     adminProductRoutes(admin, db);

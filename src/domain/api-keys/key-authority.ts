@@ -25,6 +25,7 @@ export async function keyAuthorityOf(db: Kysely<DB>, actor: Actor): Promise<KeyA
           .selectFrom("api_keys")
           .select(["scopes", "expires_at"])
           .where("id", "=", actor.id)
+          .where("revoked_at", "is", null)
           .executeTakeFirst();
   // A key that cannot be found holds nothing.
   return key

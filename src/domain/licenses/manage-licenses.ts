@@ -382,9 +382,6 @@ function assertSettings(settings: LicenseSettings): void {
   }
   assertMaxLength("editionName", settings.editionName, limits.edition);
   assertMaxLength("externalId", settings.externalId, limits.identifier);
-  if (settings.externalId && hasControlCharacter(settings.externalId)) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "externalId must not contain control characters");
-  }
   if (settings.features !== undefined) {
     if (settings.features.length > limits.features) {
       throw new ShipkeyError("INVALID_FIELD_VALUE", `at most ${limits.features} features`);
@@ -404,10 +401,7 @@ function assertSettingsText(settings: LicenseSettings): void {
   assertSingleLine("editionName", settings.editionName);
   assertSingleLine("customerName", settings.customerName);
   assertSingleLine("customerEmail", settings.customerEmail);
+  assertSingleLine("externalId", settings.externalId);
   for (const feature of settings.features ?? []) assertSingleLine("features", feature);
   assertMultiLine("note", settings.note);
-}
-
-function hasControlCharacter(value: string): boolean {
-  return [...value].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 }

@@ -11,7 +11,7 @@ import { compileOnce } from "../../db/compiled-query.js";
 import { inTransaction } from "../../db/transaction.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
-import { assertMaxLength, assertMultiLine, limits } from "../limits.js";
+import { assertMaxLength, limits } from "../limits.js";
 import type { Product } from "../products/products.js";
 
 /** A publish request that passed the spec's checks (section 7, in order). */
@@ -59,7 +59,6 @@ export function checkPublishLimits(request: PublishRequest): {
     throw new ShipkeyError("INVALID_FIELD_TYPE", "releaseNotes must be a string");
   }
   assertMaxLength("releaseNotes", notes, limits.releaseNotes);
-  assertMultiLine("releaseNotes", notes);
   if (request.releases.length > limits.releasesPerPublish) {
     throw new ShipkeyError(
       "TOO_MANY_RELEASES",

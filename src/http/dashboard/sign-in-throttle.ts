@@ -81,7 +81,8 @@ export class SignInThrottle {
 
   /** Books an attempt, or refuses it when its address's or pair's turn is too far away. */
   begin(ip: string, email: string, now = Date.now()): SignInVerdict {
-    const account = email.trim().toLowerCase();
+    // Bounded: an email longer than any real one (255) cannot grow the table's keys.
+    const account = email.trim().toLowerCase().slice(0, 256);
     const addressKey = `ip:${ip}`;
     const pairKey = `pair:${account}\n${ip}`;
     const address = this.#current(addressKey, now);

@@ -1,3 +1,4 @@
+import { normalizeIP } from "@fastify/rate-limit";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
@@ -51,7 +52,8 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
       const password = typeof request.body?.password === "string" ? request.body.password : "";
       // The form keeps its CSRF token (already checked against the cookie) for the retry.
       const csrf = typeof request.body?._csrf === "string" ? request.body._csrf : "";
-      const verdict = throttle.begin(request.ip, email);
+      // IPv6 clients by their /64, as the rate limits count them.
+      const verdict = throttle.begin(normalizeIP(request.ip ?? ""), email);
       if (!verdict.allowed) {
         const seconds = verdict.retryAfterSeconds;
         return reply
