@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  checkCredentials,
+  verifySignIn,
   countAdmins,
   createAdmin,
   createSession,
@@ -56,8 +56,10 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
       email: " A@example.com",
       password: "a brand new password",
     });
-    expect(await checkCredentials(db(), "a@example.com", password)).toBeNull();
-    expect(await checkCredentials(db(), "a@example.com", "a brand new password")).not.toBeNull();
+    expect((await verifySignIn(db(), "a@example.com", password)).admin).toBeNull();
+    expect(
+      (await verifySignIn(db(), "a@example.com", "a brand new password")).admin,
+    ).not.toBeNull();
     expect(await findSession(db(), aSession.token)).toBeNull();
     expect(await findSession(db(), bSession.token)).not.toBeNull();
   });

@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
-import { checkCredentials, createSession, findSession } from "../src/domain/admins/admins.js";
+import { createSession, findSession, verifySignIn } from "../src/domain/admins/admins.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
 import { postJson, startServer } from "./helpers/server-process.js";
 
@@ -400,7 +400,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       expect(reset.stdout).not.toContain("the new password of one");
       expect(await findSession(check.db, session.token)).toBeNull();
       expect(
-        await checkCredentials(check.db, "one@example.com", "the new password of one"),
+        (await verifySignIn(check.db, "one@example.com", "the new password of one")).admin,
       ).not.toBeNull();
 
       expect(await json("admins", "remove", "--email", "one@example.com")).toMatchObject({

@@ -10,7 +10,7 @@ import { buildApp } from "../src/app.js";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import type { DB } from "../src/db/schema.js";
-import { checkCredentials } from "../src/domain/admins/admins.js";
+import { verifySignIn } from "../src/domain/admins/admins.js";
 import { createTestDatabase, dialects } from "./helpers/database.js";
 
 // Databases made by release 0.1 (schema at 0008, test/fixtures/upgrade/README.md) migrate forward
@@ -97,7 +97,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
   expect((await validate("m-beta")).json()).toMatchObject({ valid: true });
   expect((await validate("m-never")).json()).toMatchObject({ code: "MACHINE_NOT_ACTIVATED" });
   expect(
-    await checkCredentials(database.db, "admin@example.com", "correct horse battery staple"),
+    (await verifySignIn(database.db, "admin@example.com", "correct horse battery staple")).admin,
   ).not.toBeNull();
   return after;
 }

@@ -169,15 +169,6 @@ export async function verifySignIn(
   };
 }
 
-/** The admin for these credentials, or null (verifySignIn without the account's existence). */
-export async function checkCredentials(
-  db: Kysely<DB>,
-  email: string,
-  password: string,
-): Promise<AdminView | null> {
-  return (await verifySignIn(db, email, password)).admin;
-}
-
 export const sessionLifetimeMs = 12 * 60 * 60 * 1000;
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
