@@ -8,6 +8,21 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/**
+ * A failure with a machine-readable code, e.g. the server's answer to `publish`. `error` is what
+ * --json prints (the server's own text); `message` is the one line printed otherwise.
+ */
+export class CommandError extends Error {
+  override name = "CommandError";
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly error: string = message,
+  ) {
+    super(message);
+  }
+}
+
 export type Options = Record<string, string | boolean | undefined>;
 
 export function parseCommandLine(argv: string[]): { positionals: string[]; options: Options } {
@@ -36,6 +51,15 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "external-id": { type: "string" },
         email: { type: "string" },
         "password-stdin": { type: "boolean" },
+        server: { type: "string" },
+        version: { type: "string" },
+        channel: { type: "string" },
+        "notes-file": { type: "string" },
+        "base-url": { type: "string" },
+        platform: { type: "string" },
+        arch: { type: "string" },
+        timeout: { type: "string" },
+        "dry-run": { type: "boolean" },
       },
     });
     return { positionals, options: values };

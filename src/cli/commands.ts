@@ -63,6 +63,10 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   api-keys create --name <name> --scopes <s1,s2> [--expires-at <iso>]
   api-keys list
   api-keys revoke <id>
+  publish --server <url> --product <slug> --version <v> --channel STABLE|BETA|ALPHA
+      --base-url <https url> [--notes-file <path>] [--platform WINDOWS|MACOS|LINUX]
+      [--arch X64|ARM64] [--timeout <seconds>] [--dry-run] <file>...
+      (over HTTP, with the API key in SHIPKEY_API_KEY; no database)
 
 The database is DATABASE_URL (default sqlite:./data/shipkey.db); it is created and migrated
 if needed. --json prints exactly one JSON document on stdout.

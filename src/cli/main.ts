@@ -3,15 +3,21 @@ import { openDatabase } from "../db/database.js";
 import { migrateToLatest } from "../db/migrate.js";
 import { ShipkeyError } from "../errors.js";
 import { escapeControlCharacters } from "../lib/control-characters.js";
-import { parseCommandLine, UsageError } from "./args.js";
-import { commands, usage } from "./commands.js";
+import { CommandError, type Options, parseCommandLine, UsageError } from "./args.js";
+import { type CommandResult, commands, usage } from "./commands.js";
+import { publishCommand } from "./publish.js";
 
 /**
  * `shipkey <group> <action> [options]`. Talks to the database named by DATABASE_URL directly,
  * creating and migrating it if needed, so it works on a fresh database and beside a running server.
+ * `publish` is the exception: it talks to a Shipkey server over HTTP and never opens a database.
  * With --json, stdout carries exactly one JSON document; errors always go to stderr.
  */
-const singleWordCommands = new Set(["migrate", "prune"]);
+const singleWordCommands = new Set(["migrate", "prune", "publish"]);
+
+/** Commands that need no database. */
+const serverCommands: Record<string, (args: string[], options: Options) => Promise<CommandResult>> =
+  { publish: publishCommand };
 
 async function main(argv: string[]): Promise<number> {
   let json = argv.includes("--json");
@@ -25,31 +31,43 @@ async function main(argv: string[]): Promise<number> {
     }
     const single = singleWordCommands.has(group);
     const name = single ? group : `${group} ${action ?? ""}`;
+    const args = single ? [action, ...rest].filter((a) => a !== undefined) : rest;
+    const serverCommand = serverCommands[name];
+    if (serverCommand) {
+      print(await serverCommand(args, options), json);
+      return 0;
+    }
     const command = commands[name];
     if (!command) throw new UsageError(`unknown command "${name.trim()}"`);
-    const args = single ? [action, ...rest].filter((a) => a !== undefined) : rest;
 
     const database = await openDatabase(databaseUrlFrom());
     try {
       await migrateToLatest(database.db);
-      const result = await command.run(database.db, args, options);
-      process.stdout.write(json ? `${JSON.stringify(result.data, null, 2)}\n` : `${result.text}\n`);
+      print(await command.run(database.db, args, options), json);
       return 0;
     } finally {
       await database.close();
     }
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    const code =
-      err instanceof ShipkeyError ? err.code : err instanceof UsageError ? "USAGE" : "ERROR";
+    const error = err instanceof CommandError ? err.error : message;
     process.stderr.write(
       json
-        ? `${JSON.stringify({ error: message, code })}\n`
+        ? `${JSON.stringify({ error, code: codeOf(err) })}\n`
         : `shipkey: ${escapeControlCharacters(message)}\n`,
     );
     if (err instanceof UsageError && !json) process.stderr.write("Run `shipkey help` for usage.\n");
     return err instanceof UsageError ? 2 : 1;
   }
+}
+
+function print(result: CommandResult, json: boolean): void {
+  process.stdout.write(json ? `${JSON.stringify(result.data, null, 2)}\n` : `${result.text}\n`);
+}
+
+function codeOf(err: unknown): string {
+  if (err instanceof ShipkeyError || err instanceof CommandError) return err.code;
+  return err instanceof UsageError ? "USAGE" : "ERROR";
 }
 
 process.exitCode = await main(process.argv.slice(2));
