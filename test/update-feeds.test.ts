@@ -1,14 +1,20 @@
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
+import { promisify } from "node:util";
 import { XMLParser } from "fast-xml-parser";
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import type { Arch, Channel, Platform } from "../src/db/schema.js";
+import { openDatabase } from "../src/db/database.js";
+import { migrateToLatest } from "../src/db/migrate.js";
 import { listAudit } from "../src/domain/audit/audit-log.js";
 import { createProduct } from "../src/domain/products/products.js";
+import { listReleases } from "../src/domain/releases/manage-releases.js";
+import { publishRelease } from "../src/domain/releases/publish-release.js";
 import { adminAccess } from "./helpers/admin-access.js";
 import { describeAdminAuth } from "./helpers/admin-auth-cases.js";
-import { dialects } from "./helpers/database.js";
+import { createTestDatabase, dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
 /** base64 of a real SHA-512 digest, as electron-builder writes it. */
@@ -597,5 +603,51 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
       expect(response.json().code).toBe(code);
       expect(response.json().error).toMatch(/^releases\[0\]\.sha512 /);
     });
+  });
+});
+
+describe.each(dialects)("shipkey releases yank|unyank (%s)", (dialect) => {
+  it("withdraws and restores a version, audited as the CLI's user", async () => {
+    const testDatabase = await createTestDatabase(dialect);
+    const database = await openDatabase(testDatabase.url);
+    try {
+      await migrateToLatest(database.db);
+      const product = await createProduct(database.db, { slug: "cli-feed", name: "CLI Feed" });
+      await publishRelease(database.db, product, {
+        version: "2.0.0",
+        channel: "STABLE",
+        releaseNotes: null,
+        entries: [entry("LINUX", "X64") as Required<Entry> & { downloadUrl: string }],
+      });
+      const cli = async (...args: string[]) => {
+        const { stdout } = await promisify(execFile)(
+          process.execPath,
+          ["bin/shipkey.js", "releases", ...args, "--product", "cli-feed", "--version", "2.0.0"],
+          { env: { ...process.env, DATABASE_URL: testDatabase.url } },
+        );
+        return stdout;
+      };
+      const yanked = JSON.parse(await cli("yank", "--json"));
+      expect(yanked).toEqual({
+        product: "cli-feed",
+        version: "2.0.0",
+        yankedAt: expect.stringMatching(rfc3339),
+      });
+      const [listed] = await listReleases(database.db, "cli-feed");
+      expect(listed?.yankedAt).toBe(yanked.yankedAt);
+      expect(await cli("unyank")).toMatch(/yankedAt\s+-/);
+      expect((await listReleases(database.db, "cli-feed"))[0]?.yankedAt).toBeNull();
+      const actions = (await listAudit(database.db, { limit: 5 })).items.map((e) => [
+        e.action,
+        e.actor.type,
+      ]);
+      expect(actions).toEqual([
+        ["release.unyank", "cli"],
+        ["release.yank", "cli"],
+      ]);
+    } finally {
+      await database.close();
+      await testDatabase.drop();
+    }
   });
 });

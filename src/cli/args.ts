@@ -36,6 +36,7 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "external-id": { type: "string" },
         email: { type: "string" },
         "password-stdin": { type: "boolean" },
+        version: { type: "string" },
       },
     });
     return { positionals, options: values };
