@@ -542,6 +542,47 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
     });
   });
 
+  it("rows written by hand that publish would refuse are skipped, not a 500", async () => {
+    const slug = await newProduct(["1.0.0"]);
+    const product = await f.db
+      .selectFrom("products")
+      .select("id")
+      .where("slug", "=", slug)
+      .executeTakeFirstOrThrow();
+    const now = Date.now();
+    await f.db
+      .insertInto("release_versions")
+      .values({
+        id: `ver_hand_${slug}`,
+        product_id: product.id,
+        version: "2.0",
+        channel: "STABLE",
+        release_notes: null,
+        created_at: now,
+        updated_at: now,
+        yanked_at: null,
+      })
+      .execute();
+    await f.db
+      .insertInto("release_artifacts")
+      .values({
+        id: `art_hand_${slug}`,
+        version_id: `ver_hand_${slug}`,
+        platform: "MACOS",
+        arch: "X64",
+        download_url: "not a url.zip",
+        signature: "s",
+        file_size: null,
+        sha512: null,
+        revision: 1,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    expect((await get(`/api/updates/${slug}/squirrel-mac/x64/0.1.0`)).json().name).toBe("1.0.0");
+    expect(await latestVersion(slug, "stable")).toBe("1.0.0");
+  });
+
   describe("caching: weak ETag and If-None-Match on the documents", () => {
     const documents = (slug: string) => [
       `/api/updates/${slug}/electron/latest.yml`,

@@ -78,6 +78,8 @@ export async function findFeedReleases(
 
   const byVersion = new Map<string, FeedRelease>();
   for (const row of rows) {
+    // Publish stores strict semver only; a row written by hand that is not is never offered.
+    if (semver.parse(row.version) === null) continue;
     const entry: FeedEntry = {
       platform: row.platform,
       arch: row.arch,

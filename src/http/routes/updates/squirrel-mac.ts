@@ -26,7 +26,11 @@ interface Params extends ProductParams {
 
 /** Squirrel.Mac installs only .zip archives. */
 function isZip(entry: FeedEntry): boolean {
-  return new URL(entry.downloadUrl).pathname.toLowerCase().endsWith(".zip");
+  try {
+    return new URL(entry.downloadUrl).pathname.toLowerCase().endsWith(".zip");
+  } catch {
+    return false; // stored by hand, not through publish
+  }
 }
 
 /**
