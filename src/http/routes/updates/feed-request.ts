@@ -26,8 +26,9 @@ const channelNames: Record<string, Channel> = { stable: "STABLE", beta: "BETA", 
 /** `stable`, `beta` or `alpha`, any case; absent means stable. */
 export function parseChannel(raw: string | undefined): Channel {
   if (raw === undefined) return "STABLE";
-  const channel = channelNames[raw.toLowerCase()];
-  if (!channel) throw ShipkeyError.spec("INVALID_CHANNEL");
+  const name = raw.toLowerCase();
+  const channel = Object.hasOwn(channelNames, name) ? channelNames[name] : undefined;
+  if (channel === undefined) throw ShipkeyError.spec("INVALID_CHANNEL");
   return channel;
 }
 
