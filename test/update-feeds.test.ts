@@ -428,6 +428,32 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
     });
   });
 
+  it("the dashboard's releases page yanks and restores a version, and shows it yanked", async () => {
+    const slug = await newProduct(["1.0.0"], ["1.1.0"]);
+    const { cookie, csrf } = await adminAccess(f, `dash-${slug}@example.com`);
+    const form = (action: string) =>
+      f.app.inject({
+        method: "POST",
+        url: `/admin/releases/${slug}/1.1.0/${action}`,
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams({ _csrf: csrf }).toString(),
+      });
+    const page = async () =>
+      (await get(`/admin/releases?product=${slug}`, { cookie })).body.replace(/\s+/g, " ");
+    expect(await page()).toContain("Yank from feeds");
+
+    const yanked = await form("yank");
+    expect(yanked.statusCode).toBe(303);
+    expect(yanked.headers.location).toBe(`/admin/releases?product=${slug}&done=yanked`);
+    expect(await latestVersion(slug, "stable")).toBe("1.0.0");
+    expect(await page()).toMatch(/badge-yanked">yanked</);
+    expect(await page()).toContain("Restore to feeds");
+
+    expect((await form("unyank")).statusCode).toBe(303);
+    expect(await latestVersion(slug, "stable")).toBe("1.1.0");
+    expect(await page()).not.toContain("badge-yanked");
+  });
+
   describeAdminAuth(
     () => f,
     [
