@@ -221,8 +221,6 @@ describe.each(dialects)("shipkey publish against a running server (%s)", (dialec
       channel: "STABLE",
       releaseNotes: "## Fixed\n- crashes\n",
     });
-    // The server stores no sha512 yet: only what it stores is checked here (the digest is
-    // checked in the dry-run test).
     expect(release?.entries).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -231,6 +229,7 @@ describe.each(dialects)("shipkey publish against a running server (%s)", (dialec
           downloadUrl: `${base}App_1.4.0_x64-setup.exe`,
           signature: "dW50cnVzdGVkIGNvbW1lbnQ=",
           fileSize: 300_000,
+          sha512: sha512(windows),
         }),
         expect.objectContaining({
           platform: "LINUX",
@@ -238,6 +237,7 @@ describe.each(dialects)("shipkey publish against a running server (%s)", (dialec
           downloadUrl: `${base}App_1.4.0_amd64.AppImage`,
           signature: null,
           fileSize: 70_000,
+          sha512: sha512(linux),
         }),
         expect.objectContaining({
           platform: "MACOS",
@@ -245,6 +245,7 @@ describe.each(dialects)("shipkey publish against a running server (%s)", (dialec
           downloadUrl: `${base}App%201.4.0-arm64-mac.zip`,
           signature: null,
           fileSize: 1234,
+          sha512: sha512(mac),
         }),
       ]),
     );

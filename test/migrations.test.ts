@@ -197,6 +197,7 @@ const allMigrations = [
   "0008_license_slots",
   "0009_plain_storage",
   "0010_idempotency_and_retention",
+  "0011_update_feeds",
 ];
 
 /**

@@ -30,6 +30,13 @@ describe("OpenAPI document and viewer", () => {
       "/api/admin/products/{slug}/releases/{version}/{platform}/{arch}",
       "/api/admin/api-keys",
       "/api/admin/audit",
+      "/api/admin/products/{slug}/releases/{version}/yank",
+      "/api/admin/products/{slug}/releases/{version}/unyank",
+      "/api/updates/{productSlug}/tauri/{target}/{arch}/{currentVersion}",
+      "/api/updates/{productSlug}/squirrel-mac/{arch}/{currentVersion}",
+      "/api/updates/{productSlug}/electron/{file}",
+      "/api/updates/{productSlug}/sparkle/{platform}/{arch}/appcast.xml",
+      "/api/updates/{productSlug}/latest",
     ]) {
       expect(paths).toContain(path);
     }
@@ -71,6 +78,26 @@ describe("OpenAPI document and viewer", () => {
       doc.paths["/api/admin/licenses/{licenseKey}"].get.responses["4XX"].content["application/json"]
         .schema;
     expect(failure.required).toEqual(["error", "code"]);
+  });
+
+  it("documents the update feeds as public reads with their parameters and answers", async () => {
+    const doc = (await f.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    const tauri =
+      doc.paths["/api/updates/{productSlug}/tauri/{target}/{arch}/{currentVersion}"].get;
+    expect(tauri.security).toBeUndefined();
+    expect(tauri.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      "arch",
+      "bundle",
+      "channel",
+      "currentVersion",
+      "productSlug",
+      "target",
+    ]);
+    expect(Object.keys(tauri.responses).sort()).toEqual(["200", "204", "4XX"]);
+    const latest = doc.paths["/api/updates/{productSlug}/latest"].get;
+    expect(
+      Object.keys(latest.responses["200"].content["application/json"].schema.properties),
+    ).toEqual(["version", "channel", "notes", "pubDate", "url", "signature", "sha512", "fileSize"]);
   });
 
   it("/docs renders the viewer from the service's own assets, with no external URL", async () => {

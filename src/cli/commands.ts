@@ -15,6 +15,7 @@ import {
   removeAdminAudited,
   resetAdminPasswordAudited,
   revokeApiKeyAudited,
+  setReleaseYankedAudited,
   updateLicenseAudited,
 } from "../domain/audit/audited-actions.js";
 import { type LicenseView, showLicense } from "../domain/licenses/manage-licenses.js";
@@ -63,6 +64,8 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   api-keys create --name <name> --scopes <s1,s2> [--expires-at <iso>]
   api-keys list
   api-keys revoke <id>
+  releases yank --product <slug> --version <v>   (every update feed skips it from now on)
+  releases unyank --product <slug> --version <v>
   publish --server <url> --product <slug> --version <v> --channel STABLE|BETA|ALPHA
       --base-url <https url> [--notes-file <path>] [--platform WINDOWS|MACOS|LINUX]
       [--arch X64|ARM64] [--timeout <seconds>] [--dry-run] <file>...
@@ -287,6 +290,8 @@ export const commands: Record<string, Command> = {
       };
     },
   },
+  "releases yank": yankCommand(true),
+  "releases unyank": yankCommand(false),
   "api-keys revoke": {
     run: async (db, args) => {
       const key = await revokeApiKeyAudited(db, cliActor(), oneArgument(args, "API key id"));
@@ -294,6 +299,22 @@ export const commands: Record<string, Command> = {
     },
   },
 };
+
+function yankCommand(yanked: boolean): Command {
+  return {
+    run: async (db, args, options) => {
+      noArguments(args);
+      const release = await setReleaseYankedAudited(
+        db,
+        cliActor(),
+        requiredOption(options, "product"),
+        requiredOption(options, "version"),
+        yanked,
+      );
+      return { data: release, text: describe({ ...release }) };
+    },
+  };
+}
 
 /** With --password-stdin the password is read from stdin; otherwise a strong one is generated. */
 async function passwordFrom(options: Options): Promise<{ password: string; generated: boolean }> {

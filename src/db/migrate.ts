@@ -16,6 +16,7 @@ import * as lastSeenLogFile from "./migrations/0007_last_seen_log_file.js";
 import * as licenseSlots from "./migrations/0008_license_slots.js";
 import * as plainStorage from "./migrations/0009_plain_storage.js";
 import * as idempotencyAndRetention from "./migrations/0010_idempotency_and_retention.js";
+import * as updateFeeds from "./migrations/0011_update_feeds.js";
 import { foldLegacyLastSeenLog } from "./migrations/legacy-last-seen-log.js";
 import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   "0008_license_slots": licenseSlots,
   "0009_plain_storage": plainStorage,
   "0010_idempotency_and_retention": idempotencyAndRetention,
+  "0011_update_feeds": updateFeeds,
 };
 
 export class MigrationError extends Error {

@@ -63,6 +63,8 @@ export interface ReleaseVersionsTable {
   release_notes: string | null;
   created_at: number;
   updated_at: number;
+  /** When an admin withdrew the version; null while the feeds offer it. */
+  yanked_at: number | null;
 }
 
 export interface ReleaseArtifactsTable {
@@ -73,6 +75,8 @@ export interface ReleaseArtifactsTable {
   download_url: string;
   signature: string | null;
   file_size: number | null;
+  /** Base64 of the artifact's SHA-512 digest (electron-builder's form), when published. */
+  sha512: string | null;
   /** 1 when first written, +1 on each replacement: tells "created" from "updated" atomically. */
   revision: number;
   created_at: number;

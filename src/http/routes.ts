@@ -18,6 +18,12 @@ import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
 import { healthRoutes } from "./routes/health.js";
 import { publishReleaseRoute } from "./routes/publish-release.js";
 import { validateLicenseRoute } from "./routes/validate-license.js";
+import { electronFeedRoute } from "./routes/updates/electron.js";
+import { noCache } from "./routes/updates/feed-request.js";
+import { latestFeedRoute } from "./routes/updates/latest.js";
+import { sparkleFeedRoute } from "./routes/updates/sparkle.js";
+import { squirrelMacFeedRoute } from "./routes/updates/squirrel-mac.js";
+import { tauriFeedRoute } from "./routes/updates/tauri.js";
 
 /** The whole HTTP surface, in one place. */
 export function registerRoutes(
@@ -50,6 +56,16 @@ export function registerRoutes(
       publish.addHook("preParsing", limits.perCaller("publish"));
     }
     publishReleaseRoute(publish, db);
+  });
+
+  // The update feeds: public reads, revalidated on every use.
+  void app.register(async (updates) => {
+    updates.addHook("onRequest", noCache);
+    tauriFeedRoute(updates, db);
+    squirrelMacFeedRoute(updates, db);
+    electronFeedRoute(updates, db);
+    sparkleFeedRoute(updates, db);
+    latestFeedRoute(updates, db);
   });
 
   void app.register(async (admin) => {

@@ -23,7 +23,7 @@ import {
   updateLicense,
 } from "../licenses/manage-licenses.js";
 import { createProduct, deleteProduct, renameProduct } from "../products/products.js";
-import { deleteRelease } from "../releases/manage-releases.js";
+import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
 import { type Actor, withAudit } from "./audit-log.js";
 
 /**
@@ -178,6 +178,22 @@ export const deleteReleaseAudited = (
       target: { type: "release", id: `${productSlug}@${version}` },
       ...(entry ? { details: { platform: entry.platform, arch: entry.arch } } : {}),
     }),
+  );
+
+/** Withdraws a version from the feeds (release.yank) or restores it (release.unyank). */
+export const setReleaseYankedAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  productSlug: string,
+  version: string,
+  yanked: boolean,
+) =>
+  withAudit(
+    db,
+    actor,
+    yanked ? "release.yank" : "release.unyank",
+    (trx) => setReleaseYanked(trx, productSlug, version, yanked),
+    () => ({ target: { type: "release", id: `${productSlug}@${version}` } }),
   );
 
 /**

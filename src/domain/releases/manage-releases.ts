@@ -2,7 +2,7 @@ import { inTransaction } from "../../db/transaction.js";
 import type { Kysely } from "kysely";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
-import { toIso } from "../../lib/time.js";
+import { isoOrNull, toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
 
 export interface ReleaseVersionView {
@@ -11,12 +11,15 @@ export interface ReleaseVersionView {
   releaseNotes: string | null;
   createdAt: string;
   updatedAt: string;
+  /** When an admin withdrew the version from the feeds; null while they offer it. */
+  yankedAt: string | null;
   entries: Array<{
     platform: Platform;
     arch: Arch;
     downloadUrl: string;
     signature: string | null;
     fileSize: number | null;
+    sha512: string | null;
     updatedAt: string;
   }>;
 }
@@ -48,6 +51,7 @@ export async function listReleases(
     releaseNotes: v.release_notes,
     createdAt: toIso(v.created_at),
     updatedAt: toIso(v.updated_at),
+    yankedAt: isoOrNull(v.yanked_at),
     entries: artifacts
       .filter((a) => a.version_id === v.id)
       .map((a) => ({
@@ -56,6 +60,7 @@ export async function listReleases(
         downloadUrl: a.download_url,
         signature: a.signature,
         fileSize: a.file_size,
+        sha512: a.sha512,
         updatedAt: toIso(a.updated_at),
       })),
   }));
@@ -96,4 +101,29 @@ export async function deleteRelease(
     await trx.deleteFrom("release_artifacts").where("version_id", "=", row.id).execute();
     await trx.deleteFrom("release_versions").where("id", "=", row.id).execute();
   });
+}
+
+/**
+ * Withdraws a version from every feed (yanked) or restores it. Yanking a yanked version keeps
+ * its first yank time. Returns the version's state after the change.
+ */
+export async function setReleaseYanked(
+  db: Kysely<DB>,
+  productSlug: string,
+  version: string,
+  yanked: boolean,
+  now = Date.now(),
+): Promise<{ product: string; version: string; yankedAt: string | null }> {
+  const product = await requireProduct(db, productSlug);
+  const row = await db
+    .updateTable("release_versions")
+    .set((eb) => ({
+      yanked_at: yanked ? eb.fn.coalesce("yanked_at", eb.val(now)) : null,
+    }))
+    .where("product_id", "=", product.id)
+    .where("version", "=", version)
+    .returning("yanked_at")
+    .executeTakeFirst();
+  if (!row) throw new ShipkeyError("RELEASE_NOT_FOUND", `No version ${version} of ${productSlug}`);
+  return { product: productSlug, version, yankedAt: isoOrNull(row.yanked_at) };
 }

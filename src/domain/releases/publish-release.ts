@@ -27,6 +27,7 @@ export interface PublishRequest {
     downloadUrl: string;
     signature: unknown;
     fileSize: unknown;
+    sha512: unknown;
   }>;
 }
 
@@ -36,6 +37,7 @@ export interface ReleaseEntry {
   downloadUrl: string;
   signature: string | null;
   fileSize: number | null;
+  sha512?: string | null;
 }
 
 export interface PublishResult {
@@ -86,6 +88,7 @@ export function checkPublishLimits(request: PublishRequest): {
         `${at}.fileSize must be a non-negative integer number of bytes`,
       );
     }
+    const sha512 = checkSha512(at, entry.sha512);
     const target = `${entry.platform}/${entry.arch}`;
     if (seen.has(target)) {
       throw new ShipkeyError("DUPLICATE_RELEASE_ENTRY", `${target} appears more than once`);
@@ -97,9 +100,29 @@ export function checkPublishLimits(request: PublishRequest): {
       downloadUrl: entry.downloadUrl,
       signature: signature === undefined || signature === "" ? null : signature,
       fileSize: fileSize ?? null,
+      sha512,
     };
   });
   return { releaseNotes: notes === undefined || notes === "" ? null : notes, entries };
+}
+
+// Base64 (standard alphabet, padded) of exactly 64 bytes: 86 characters, the last of which
+// carries 2 bits (so one of "AQgw"), then "==".
+const sha512Base64 = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
+
+/** The optional `sha512`: base64 of a SHA-512 digest, as electron-builder writes it, or null. */
+function checkSha512(at: string, value: unknown): string | null {
+  if (value === undefined || value === null || value === "") return null;
+  if (typeof value !== "string") {
+    throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.sha512 must be a string`);
+  }
+  if (!sha512Base64.test(value)) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `${at}.sha512 must be the base64 of a 64-byte SHA-512 digest`,
+    );
+  }
+  return value;
 }
 
 /**
@@ -142,6 +165,7 @@ export async function publishRelease(
           download_url: entry.downloadUrl,
           signature: entry.signature,
           file_size: entry.fileSize,
+          sha512: entry.sha512 ?? null,
           now,
         })
       ).rows;
@@ -159,7 +183,7 @@ export async function publishRelease(
 }
 
 const upsertVersion = compileOnce<
-  Omit<ReleaseVersionsTable, "created_at" | "updated_at"> & { now: number },
+  Omit<ReleaseVersionsTable, "created_at" | "updated_at" | "yanked_at"> & { now: number },
   Pick<ReleaseVersionsTable, "id">
 >(["id", "product_id", "version", "channel", "release_notes", "now"], (db, p) =>
   db
@@ -188,7 +212,17 @@ const upsertArtifact = compileOnce<
   Omit<ReleaseArtifactsTable, "revision" | "created_at" | "updated_at"> & { now: number },
   Pick<ReleaseArtifactsTable, "revision">
 >(
-  ["id", "version_id", "platform", "arch", "download_url", "signature", "file_size", "now"],
+  [
+    "id",
+    "version_id",
+    "platform",
+    "arch",
+    "download_url",
+    "signature",
+    "file_size",
+    "sha512",
+    "now",
+  ],
   (db, p) =>
     db
       .insertInto("release_artifacts")
@@ -200,6 +234,7 @@ const upsertArtifact = compileOnce<
         download_url: p.download_url,
         signature: p.signature,
         file_size: p.file_size,
+        sha512: p.sha512,
         revision: 1,
         created_at: p.now,
         updated_at: p.now,
@@ -209,6 +244,7 @@ const upsertArtifact = compileOnce<
           download_url: p.download_url,
           signature: p.signature,
           file_size: p.file_size,
+          sha512: p.sha512,
           revision: eb(eb.ref("release_artifacts.revision"), "+", 1),
           updated_at: p.now,
         })),

@@ -28,7 +28,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .badge { display:inline-block; padding:1px 8px; border-radius:999px; font-size:12px; font-weight:600; }
 .badge-active, .badge-created { background:#dcfce7; color:var(--ok); }
 .badge-suspended, .badge-beta, .badge-alpha { background:#fef0c7; color:var(--warn); }
-.badge-revoked, .badge-expired { background:#fee4e2; color:var(--bad); }
+.badge-revoked, .badge-expired, .badge-yanked { background:#fee4e2; color:var(--bad); }
 .badge-stable { background:#e0e7ff; color:#3730a3; }
 form.stack { display:grid; gap:14px; max-width:560px; }
 .grid-2 { display:grid; grid-template-columns: 1fr 1fr; gap:14px; }

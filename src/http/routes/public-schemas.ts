@@ -52,6 +52,10 @@ export const publishSchema = {
             downloadUrl: { type: "string", format: "uri", maxLength: 2048 },
             signature: { type: "string", maxLength: 8192 },
             fileSize: { type: "integer", minimum: 0 },
+            sha512: {
+              type: "string",
+              description: "Base64 of the artifact's SHA-512 digest (electron-builder's form)",
+            },
           },
         },
       },

@@ -93,9 +93,9 @@ export function parsePublishRequest(rawBody: unknown): PublishRequest {
     const downloadUrl =
       typeof entry.downloadUrl === "string" ? normalizeDownloadUrl(entry.downloadUrl) : null;
     if (downloadUrl === null) throw ShipkeyError.spec("INVALID_DOWNLOAD_URL");
-    const { signature, fileSize } = entry;
+    const { signature, fileSize, sha512 } = entry;
     if (typeof signature === "string") assertNoNul("signature", signature);
-    return { platform, arch, downloadUrl, signature, fileSize };
+    return { platform, arch, downloadUrl, signature, fileSize, sha512 };
   });
 
   const version = normalizeVersion(rawVersion);

@@ -1,7 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import { arches, type DB, platforms } from "../../../db/schema.js";
-import { deleteReleaseAudited } from "../../../domain/audit/audited-actions.js";
+import {
+  deleteReleaseAudited,
+  setReleaseYankedAudited,
+} from "../../../domain/audit/audited-actions.js";
 import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { listProducts } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
@@ -15,9 +18,12 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
     const slug = text(request.query, "product") || products[0]?.slug || "";
     const versions =
       slug && products.some((p) => p.slug === slug) ? await listReleases(db, slug) : [];
-    const flash = { deleted: "Version deleted.", removed: "File removed." }[
-      text(request.query, "done")
-    ];
+    const flash = {
+      deleted: "Version deleted.",
+      removed: "File removed.",
+      yanked: "Version yanked: the update feeds no longer offer it.",
+      unyanked: "Version restored to the update feeds.",
+    }[text(request.query, "done")];
     return sendPage(
       reply,
       layout(
@@ -55,8 +61,20 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
                         html`<section class="panel release" data-version="${v.version}">
                           <div class="actions">
                             <h2>${v.version}</h2>
-                            ${badge(v.channel)}
+                            ${badge(v.channel)} ${v.yankedAt ? badge("yanked") : ""}
                             <span class="muted">updated ${when(v.updatedAt)}</span>
+                            <form
+                              method="post"
+                              action="/admin/releases/${slug}/${encodeURIComponent(v.version)}/${v.yankedAt ? "unyank" : "yank"}"
+                              class="inline"
+                            >
+                              ${csrfField(context.csrfToken)}<button
+                                type="submit"
+                                class="secondary"
+                              >
+                                ${v.yankedAt ? "Restore to feeds" : "Yank from feeds"}
+                              </button>
+                            </form>
                             <form
                               method="post"
                               action="/admin/releases/${slug}/${encodeURIComponent(v.version)}/delete"
@@ -138,6 +156,20 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
       );
     },
   );
+
+  for (const action of ["yank", "unyank"] as const) {
+    app.post<{ Params: { slug: string; version: string } }>(
+      `/admin/releases/:slug/:version/${action}`,
+      async (request, reply) => {
+        const { slug, version } = request.params;
+        await setReleaseYankedAudited(db, adminActor(request), slug, version, action === "yank");
+        return reply.redirect(
+          `/admin/releases?product=${encodeURIComponent(slug)}&done=${action}ed`,
+          303,
+        );
+      },
+    );
+  }
 
   app.post<{ Params: { slug: string; version: string } }>(
     "/admin/releases/:slug/:version/delete",

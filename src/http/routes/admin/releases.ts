@@ -2,7 +2,10 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { Arch, DB, Platform } from "../../../db/schema.js";
 import { arches, platforms } from "../../../db/schema.js";
-import { deleteReleaseAudited } from "../../../domain/audit/audited-actions.js";
+import {
+  deleteReleaseAudited,
+  setReleaseYankedAudited,
+} from "../../../domain/audit/audited-actions.js";
 import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
 import { slugParam } from "./schemas.js";
@@ -37,6 +40,17 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       return { deleted: true, product: slug, version };
     },
   );
+
+  for (const action of ["yank", "unyank"] as const) {
+    app.post<{ Params: { slug: string; version: string } }>(
+      `/api/admin/products/:slug/releases/:version/${action}`,
+      { onRequest: write, schema: { params: versionParams } },
+      async (request) => {
+        const { slug, version } = request.params;
+        return setReleaseYankedAudited(db, actorOf(request), slug, version, action === "yank");
+      },
+    );
+  }
 
   app.delete<{ Params: { slug: string; version: string; platform: Platform; arch: Arch } }>(
     "/api/admin/products/:slug/releases/:version/:platform/:arch",

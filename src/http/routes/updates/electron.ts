@@ -1,0 +1,99 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import { Document, isScalar, Scalar } from "yaml";
+import type { Channel, DB, Platform } from "../../../db/schema.js";
+import { findLatestRelease, type FeedRelease } from "../../../domain/releases/update-feed.js";
+import { ShipkeyError } from "../../../errors.js";
+import { documentationOnly } from "../public-schemas.js";
+import { feedFailure, type ProductParams, productSlugParam, sendDocument } from "./feed-request.js";
+
+const fileChannels: Record<string, Channel> = { latest: "STABLE", beta: "BETA", alpha: "ALPHA" };
+const filePlatforms: Record<string, Platform> = {
+  "": "WINDOWS",
+  "-mac": "MACOS",
+  "-linux": "LINUX",
+};
+const fileName = /^(latest|beta|alpha)(-mac|-linux)?\.yml$/;
+
+interface Params extends ProductParams {
+  file: string;
+}
+
+/**
+ * electron-updater's `generic` provider: `{ch}.yml`, `{ch}-mac.yml`, `{ch}-linux.yml`, as
+ * electron-builder writes them. Only entries with a sha512 are listed (electron-updater refuses a
+ * file without one); a product with none is a 404, which electron-updater reports as no update.
+ */
+export function electronFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
+  app.get<{ Params: Params }>(
+    "/api/updates/:productSlug/electron/:file",
+    { schema: electronSchema, validatorCompiler: documentationOnly },
+    async (request, reply) => {
+      const { productSlug, file } = request.params;
+      const match = fileName.exec(file);
+      const channel = match && fileChannels[match[1] ?? ""];
+      const platform = match && filePlatforms[match[2] ?? ""];
+      if (!channel || !platform) {
+        throw new ShipkeyError("ROUTE_NOT_FOUND", `No feed file ${file}`);
+      }
+      const release = await findLatestRelease(db, {
+        productSlug,
+        platform,
+        channel,
+        accepts: (entry) => entry.sha512 !== null,
+      });
+      if (!release) {
+        throw new ShipkeyError("RELEASE_NOT_FOUND", `No release of ${productSlug} for ${file}`);
+      }
+      return sendDocument(request, reply, "application/yaml; charset=utf-8", updateInfo(release));
+    },
+  );
+}
+
+/** electron-builder's UpdateInfo, fields in the order it writes them. */
+function updateInfo(release: FeedRelease): string {
+  const files = release.entries.map((entry) => ({
+    url: entry.downloadUrl,
+    sha512: entry.sha512,
+    ...(entry.fileSize === null ? {} : { size: entry.fileSize }),
+  }));
+  const first = files[0];
+  const doc = new Document({
+    version: release.version,
+    files,
+    path: first?.url,
+    sha512: first?.sha512,
+    releaseDate: new Date(release.publishedAt).toISOString(),
+    ...(release.notes === null ? {} : { releaseNotes: release.notes }),
+  });
+  // Quoted, as electron-builder writes it: js-yaml (electron-updater's parser) would otherwise
+  // read the timestamp as a Date.
+  const releaseDate = doc.get("releaseDate", true);
+  if (isScalar(releaseDate)) releaseDate.type = Scalar.QUOTE_SINGLE;
+  return doc.toString({ lineWidth: 0 });
+}
+
+const electronSchema = {
+  summary: "electron-updater (electron-builder's generic provider)",
+  description:
+    "electron-builder: publish: {provider: generic, url: 'https://<server>/api/updates/<product>/electron'}",
+  params: {
+    type: "object",
+    required: ["productSlug", "file"],
+    properties: {
+      ...productSlugParam,
+      file: {
+        type: "string",
+        pattern: fileName.source,
+        description: "{latest|beta|alpha}.yml (Windows), …-mac.yml, …-linux.yml",
+      },
+    },
+  },
+  response: {
+    200: {
+      description: "UpdateInfo as YAML (application/yaml); weak ETag, If-None-Match gives 304",
+      type: "string",
+    },
+    "4xx": feedFailure,
+  },
+};

@@ -1,0 +1,101 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import { arches, type DB, platforms } from "../../../db/schema.js";
+import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
+import { ShipkeyError } from "../../../errors.js";
+import { documentationOnly } from "../public-schemas.js";
+import {
+  channelQuery,
+  feedFailure,
+  fromFeedName,
+  parseChannel,
+  type ProductParams,
+  productSlugParam,
+  queryParam,
+} from "./feed-request.js";
+
+const byName = <T extends string>(values: readonly T[]) =>
+  Object.fromEntries(values.map((v) => [v, v])) as Record<string, T>;
+const platformNames = byName(platforms);
+const archNames = byName(arches);
+
+/**
+ * The newest release for a platform and arch, for any client. With currentVersion, 204 when
+ * nothing is newer; without it, 404 when the product has no release there at all.
+ */
+export function latestFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
+  app.get<{ Params: ProductParams }>(
+    "/api/updates/:productSlug/latest",
+    { schema: latestSchema, validatorCompiler: documentationOnly },
+    async (request, reply) => {
+      const { productSlug } = request.params;
+      const platform = queryParam(request.query, "platform");
+      const arch = queryParam(request.query, "arch");
+      if (platform === undefined || arch === undefined) {
+        throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
+      }
+      const channel = parseChannel(queryParam(request.query, "channel"));
+      const rawCurrent = queryParam(request.query, "currentVersion");
+      const currentVersion = rawCurrent === undefined ? undefined : parseCurrentVersion(rawCurrent);
+      const release = await findLatestRelease(db, {
+        productSlug,
+        platform: fromFeedName(platformNames, platform),
+        arch: fromFeedName(archNames, arch),
+        channel,
+        currentVersion,
+      });
+      const entry = release?.entries[0];
+      if (!release || !entry) {
+        if (currentVersion !== undefined) return reply.code(204).send();
+        throw new ShipkeyError(
+          "RELEASE_NOT_FOUND",
+          `No ${platform}/${arch} release of ${productSlug}`,
+        );
+      }
+      return {
+        version: release.version,
+        channel: release.channel,
+        notes: release.notes,
+        pubDate: new Date(release.publishedAt).toISOString(),
+        url: entry.downloadUrl,
+        signature: entry.signature,
+        sha512: entry.sha512,
+        fileSize: entry.fileSize,
+      };
+    },
+  );
+}
+
+const nullable = (type: string) => ({ type: [type, "null"] });
+
+const latestSchema = {
+  summary: "The newest release (generic JSON)",
+  params: { type: "object", required: ["productSlug"], properties: { ...productSlugParam } },
+  querystring: {
+    type: "object",
+    required: ["platform", "arch"],
+    properties: {
+      platform: { type: "string", enum: platforms },
+      arch: { type: "string", enum: arches },
+      ...channelQuery,
+      currentVersion: { type: "string", description: "Semver; with it, 204 when nothing is newer" },
+    },
+  },
+  response: {
+    200: {
+      type: "object",
+      properties: {
+        version: { type: "string" },
+        channel: { type: "string", enum: ["STABLE", "BETA", "ALPHA"] },
+        notes: nullable("string"),
+        pubDate: { type: "string", format: "date-time" },
+        url: { type: "string" },
+        signature: nullable("string"),
+        sha512: nullable("string"),
+        fileSize: nullable("integer"),
+      },
+    },
+    204: { type: "null", description: "Nothing newer than currentVersion" },
+    "4xx": feedFailure,
+  },
+};

@@ -1,0 +1,135 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { Arch, DB, Platform } from "../../../db/schema.js";
+import { type FeedRelease, findFeedReleases } from "../../../domain/releases/update-feed.js";
+import { documentationOnly } from "../public-schemas.js";
+import {
+  channelQuery,
+  feedFailure,
+  fromFeedName,
+  parseChannel,
+  type ProductParams,
+  productSlugParam,
+  queryParam,
+  sendDocument,
+} from "./feed-request.js";
+
+const platforms: Record<string, Platform> = { macos: "MACOS", windows: "WINDOWS" };
+const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
+/** An appcast lists the newest versions only. */
+const maxItems = 20;
+
+interface Params extends ProductParams {
+  platform: string;
+  arch: string;
+}
+
+/**
+ * Sparkle 2 (macOS) and WinSparkle: an RSS 2.0 appcast, newest first. BETA and ALPHA items carry
+ * sparkle:channel (Sparkle offers them only to clients that allow the channel); STABLE ones do
+ * not. Every value is XML-escaped.
+ */
+export function sparkleFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
+  app.get<{ Params: Params }>(
+    "/api/updates/:productSlug/sparkle/:platform/:arch/appcast.xml",
+    { schema: sparkleSchema, validatorCompiler: documentationOnly },
+    async (request, reply) => {
+      const { productSlug } = request.params;
+      const channel = parseChannel(queryParam(request.query, "channel"));
+      const platform = fromFeedName(platforms, request.params.platform);
+      const arch = fromFeedName(arches, request.params.arch);
+      const { product, releases } = await findFeedReleases(db, {
+        productSlug,
+        platform,
+        arch,
+        channel,
+      });
+      const os = request.params.platform;
+      const body = appcast(product.name, os, releases.slice(0, maxItems));
+      return sendDocument(request, reply, "application/xml; charset=utf-8", body);
+    },
+  );
+}
+
+function appcast(title: string, os: string, releases: FeedRelease[]): string {
+  return [
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<rss version="2.0" xmlns:sparkle="http://www.andymatuschak.org/xml-namespaces/sparkle">',
+    "  <channel>",
+    `    <title>${xml(title)}</title>`,
+    ...releases.map((release) => item(release, os)),
+    "  </channel>",
+    "</rss>",
+    "",
+  ].join("\n");
+}
+
+function item(release: FeedRelease, os: string): string {
+  const entry = release.entries[0];
+  const enclosure = entry
+    ? [
+        `url="${xml(entry.downloadUrl)}"`,
+        ...(entry.fileSize === null ? [] : [`length="${entry.fileSize}"`]),
+        'type="application/octet-stream"',
+        `sparkle:os="${xml(os)}"`,
+        ...(entry.signature === null ? [] : [`sparkle:edSignature="${xml(entry.signature)}"`]),
+      ].join(" ")
+    : "";
+  const lines = [
+    "    <item>",
+    `      <title>${xml(release.version)}</title>`,
+    `      <pubDate>${new Date(release.publishedAt).toUTCString()}</pubDate>`,
+    `      <sparkle:version>${xml(release.version)}</sparkle:version>`,
+    `      <sparkle:shortVersionString>${xml(release.version)}</sparkle:shortVersionString>`,
+    ...(release.channel === "STABLE"
+      ? []
+      : [`      <sparkle:channel>${release.channel.toLowerCase()}</sparkle:channel>`]),
+    ...(release.notes === null ? [] : [`      <description>${xml(release.notes)}</description>`]),
+    `      <enclosure ${enclosure} />`,
+    "    </item>",
+  ];
+  return lines.join("\n");
+}
+
+const xmlEntities: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&apos;",
+};
+
+/**
+ * Escapes text for XML content and attributes. Characters XML 1.0 cannot carry at all (C0
+ * controls other than tab and line breaks) are dropped, so the document always parses.
+ */
+export function xml(text: string): string {
+  return (
+    text
+      // eslint-disable-next-line no-control-regex -- removing what XML cannot hold is the point
+      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "")
+      .replace(/[&<>"']/g, (c) => xmlEntities[c] ?? c)
+  );
+}
+
+const sparkleSchema = {
+  summary: "Sparkle 2 / WinSparkle appcast",
+  description: "SUFeedURL: https://<server>/api/updates/<product>/sparkle/macos/<arch>/appcast.xml",
+  params: {
+    type: "object",
+    required: ["productSlug", "platform", "arch"],
+    properties: {
+      ...productSlugParam,
+      platform: { type: "string", enum: ["macos", "windows"] },
+      arch: { type: "string", enum: ["x64", "arm64"] },
+    },
+  },
+  querystring: { type: "object", properties: { ...channelQuery } },
+  response: {
+    200: {
+      description: "RSS 2.0 appcast (application/xml); weak ETag, If-None-Match gives 304",
+      type: "string",
+    },
+    "4xx": feedFailure,
+  },
+};

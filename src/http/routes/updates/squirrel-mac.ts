@@ -1,0 +1,95 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { Arch, DB } from "../../../db/schema.js";
+import {
+  type FeedEntry,
+  findLatestRelease,
+  parseCurrentVersion,
+} from "../../../domain/releases/update-feed.js";
+import { documentationOnly } from "../public-schemas.js";
+import {
+  channelQuery,
+  feedFailure,
+  fromFeedName,
+  parseChannel,
+  type ProductParams,
+  productSlugParam,
+  queryParam,
+} from "./feed-request.js";
+
+const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
+
+interface Params extends ProductParams {
+  arch: string;
+  currentVersion: string;
+}
+
+/** Squirrel.Mac installs only .zip archives. */
+function isZip(entry: FeedEntry): boolean {
+  try {
+    return new URL(entry.downloadUrl).pathname.toLowerCase().endsWith(".zip");
+  } catch {
+    return false; // stored by hand, not through publish
+  }
+}
+
+/**
+ * Electron's autoUpdater on macOS (Squirrel.Mac): 204 when nothing newer exists, else the JSON
+ * Squirrel reads. Squirrel installs whatever a 200 points to, so only a strictly newer version
+ * is ever answered.
+ */
+export function squirrelMacFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
+  app.get<{ Params: Params }>(
+    "/api/updates/:productSlug/squirrel-mac/:arch/:currentVersion",
+    { schema: squirrelSchema, validatorCompiler: documentationOnly },
+    async (request, reply) => {
+      const { productSlug, arch, currentVersion } = request.params;
+      const channel = parseChannel(queryParam(request.query, "channel"));
+      const release = await findLatestRelease(db, {
+        productSlug,
+        platform: "MACOS",
+        arch: fromFeedName(arches, arch),
+        channel,
+        currentVersion: parseCurrentVersion(currentVersion),
+        accepts: isZip,
+      });
+      const entry = release?.entries[0];
+      if (!release || !entry) return reply.code(204).send();
+      return {
+        url: entry.downloadUrl,
+        name: release.version,
+        notes: release.notes,
+        pub_date: new Date(release.publishedAt).toISOString(),
+      };
+    },
+  );
+}
+
+const squirrelSchema = {
+  summary: "Electron autoUpdater on macOS (Squirrel.Mac)",
+  description:
+    "autoUpdater.setFeedURL({url: 'https://<server>/api/updates/<product>/squirrel-mac/<arch>/<version>'})",
+  params: {
+    type: "object",
+    required: ["productSlug", "arch", "currentVersion"],
+    properties: {
+      ...productSlugParam,
+      arch: { type: "string", enum: ["x64", "arm64"] },
+      currentVersion: { type: "string", description: "Semver; a leading v is accepted" },
+    },
+  },
+  querystring: { type: "object", properties: { ...channelQuery } },
+  response: {
+    200: {
+      type: "object",
+      properties: {
+        url: { type: "string" },
+        name: { type: "string" },
+        notes: { type: ["string", "null"] },
+        pub_date: { type: "string", format: "date-time" },
+      },
+    },
+    204: { type: "null", description: "No newer release" },
+    "4xx": feedFailure,
+  },
+};
