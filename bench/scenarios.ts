@@ -15,6 +15,7 @@ export const scenarioNames = [
   "publish",
   "validate-1000",
   "validate-2",
+  "update-check",
 ] as const;
 /** `baseline`: the validate request, sent to the bare node:http server. */
 export type ScenarioName = (typeof scenarioNames)[number] | "baseline";
@@ -122,5 +123,13 @@ export function requestsFor(name: ScenarioName, shape: DatasetShape, apiKey: str
       ];
     case "publish":
       return [setup((c) => publishRequest(apiKey, c)), setup((c) => publishRequest(apiKey, c))];
+    case "update-check":
+      // A Tauri app on an older version asks for an update: the seed's release is offered.
+      return [
+        {
+          method: "GET",
+          path: `/api/updates/${benchProducts[0]}/tauri/windows/x86_64/0.9.0`,
+        } as Request,
+      ];
   }
 }

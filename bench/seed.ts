@@ -2,7 +2,8 @@ import { CompiledQuery, type Kysely, sql } from "kysely";
 import type { Dialect } from "../src/db/database.js";
 import type { DB } from "../src/db/schema.js";
 import { createApiKey } from "../src/domain/api-keys/api-keys.js";
-import { createProduct } from "../src/domain/products/products.js";
+import { createProduct, requireProduct } from "../src/domain/products/products.js";
+import { publishRelease } from "../src/domain/releases/publish-release.js";
 import {
   benchProducts,
   type DatasetShape,
@@ -22,6 +23,17 @@ const licenseColumns = `id license_key product_id status expires_at edition edit
 );
 const activationColumns = `id license_id machine_id machine_name platform activated_at last_seen_at
   deactivated_at`.split(/\s+/);
+
+/** The signed Windows entry of the seeded release 1.0.0, which the update-check scenario gets. */
+const seededEntry = {
+  platform: "WINDOWS",
+  arch: "X64",
+  downloadUrl:
+    "https://github.com/example-org/example-app/releases/download/v1.0.0/app_x64-setup.msi",
+  signature: `untrusted comment: signature from tauri secret key\n${"RUQ".repeat(40)}`,
+  fileSize: 52_000_000,
+} as const;
+
 /** Rows per statement stay under SQLite's 32,766 bound parameters. */
 const paramsPerStatement = 16_000;
 const licensesPerTransaction = 50_000;
@@ -118,6 +130,12 @@ export async function seed(
   // Hint bits now, not during the first measured turns. No ANALYZE: the service gathers the
   // statistics it needs at start, as it must on a database that autovacuum has not visited.
   if (dialect === "postgres") await sql`vacuum`.execute(db);
+  await publishRelease(db, await requireProduct(db, benchProducts[0]), {
+    version: "1.0.0",
+    channel: "STABLE",
+    releaseNotes: "## 1.0.0\n- First release\n",
+    entries: [seededEntry],
+  });
   const key = await createApiKey(db, { name: "bench", scopes: ["releases:write"] });
   return key.key;
 }

@@ -48,6 +48,7 @@ function expectClean({ stdout, report }: { stdout: string; report: Report }, dat
     "publish",
     "validate-1000",
     "validate-2",
+    "update-check",
   ]);
   for (const scenario of report.scenarios) {
     expect({ scenario: scenario.scenario, errors: scenario.errors }).toEqual({
