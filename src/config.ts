@@ -50,14 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const host = env.HOST === undefined || env.HOST === "" ? "0.0.0.0" : env.HOST;
   const databaseUrl = databaseUrlFrom(env);
-  const logLevel = (
-    env.LOG_LEVEL === undefined || env.LOG_LEVEL === "" ? "info" : env.LOG_LEVEL
-  ) as LogLevel;
-  if (!logLevels.includes(logLevel)) {
-    throw new ConfigError(
-      `LOG_LEVEL must be one of ${logLevels.join(", ")}, got "${env.LOG_LEVEL}"`,
-    );
-  }
+  const logLevel = oneOf(env, "LOG_LEVEL", logLevels, "info");
   return {
     port,
     host,

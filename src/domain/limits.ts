@@ -42,7 +42,7 @@ export function assertSingleLine(field: string, value: string | null | undefined
   }
 }
 
-/** A note (license note, release notes): tabs and line breaks, but no other control character. */
+/** A note (a license's note): tabs and line breaks, but no other control character. */
 export function assertMultiLine(field: string, value: string | null | undefined): void {
   if (value !== null && value !== undefined && hasControlCharacterBesidesLineBreaks(value)) {
     throw new ShipkeyError(

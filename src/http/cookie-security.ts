@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import type { CookieSecure } from "../config.js";
 
 /**
  * Whether a cookie set in answer to this request carries Secure (COOKIE_SECURE): "auto" when
@@ -11,7 +12,7 @@ export function secureCookie(request: FastifyRequest): boolean {
 
 /** The start-up warning for a configuration under which session cookies travel without Secure. */
 export function insecureCookieWarning(
-  mode: "auto" | "always" | "never",
+  mode: CookieSecure,
   trustProxy: boolean | string[],
 ): string | null {
   if (mode === "never") {

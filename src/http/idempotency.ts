@@ -25,7 +25,8 @@ declare module "fastify" {
   }
 }
 
-const writeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+/** The methods whose requests take an Idempotency-Key (also documented in openapi.ts). */
+export const writeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** The answer's headers a replay repeats (besides its status and body). */
 const replayedHeaders = ["content-type", "location"] as const;
 

@@ -1,6 +1,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifySchema } from "fastify";
+import { writeMethods } from "./idempotency.js";
 
 const failureSchema = {
   type: "object",
@@ -10,8 +11,6 @@ const failureSchema = {
     code: { type: "string", description: "Stable code; see docs/decisions.md" },
   },
 } as const;
-
-const writeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Documentation only: http/idempotency.ts reads and checks the header. */
 const idempotencyKeyHeader = {

@@ -55,7 +55,6 @@ export interface RateLimitHooks {
 }
 
 type Limiter = ReturnType<FastifyInstance["createRateLimit"]>;
-type LimitState = Awaited<ReturnType<Limiter>>;
 
 /**
  * Registers @fastify/rate-limit with counts in this process, or in Redis when one is given
@@ -96,19 +95,22 @@ export async function registerRateLimits(
   // process learns of a spent budget at the address's next unknown key.
   const spentUntil = new Map<string, number>();
   const refuseIfGuessing = (request: FastifyRequest, reply: FastifyReply) => {
-    const until = spentUntil.get(address(request));
+    const client = address(request);
+    const until = spentUntil.get(client);
     if (until === undefined) return;
     const seconds = Math.ceil((until - Date.now()) / 1000);
     if (seconds <= 0) {
-      spentUntil.delete(address(request));
+      spentUntil.delete(client);
       return;
     }
     const { max, windowMs } = settings.unknownKey;
-    reply
-      .header("ratelimit-policy", `"unknown-key";q=${max};w=${Math.ceil(windowMs / 1000)}`)
-      .header("ratelimit", `"unknown-key";r=0;t=${seconds}`)
-      .header("retry-after", String(seconds));
-    throw new ShipkeyError("RATE_LIMITED", "Too many requests");
+    describeLimit(reply, "unknownKey", {
+      max,
+      timeWindow: windowMs,
+      remaining: 0,
+      ttlInSeconds: seconds,
+    });
+    throw tooManyRequests(reply, seconds);
   };
 
   return {
@@ -116,9 +118,9 @@ export async function registerRateLimits(
       refuseIfGuessing(request, reply);
       const requests = await license(request);
       // Only a refusal describes the limit: an app's answers stay as small as the spec's.
-      if (!isSpent(requests, (s) => s.isExceeded)) return;
-      describeLimits(reply, [["license", requests]]);
-      refuseWhenSpent(reply, requests, (s) => s.isExceeded);
+      if (requests.isAllowed || !requests.isExceeded) return;
+      describeLimit(reply, "license", requests);
+      throw tooManyRequests(reply, requests.ttlInSeconds);
     },
     unknownKeyBudget: async (request, reply) => refuseIfGuessing(request, reply),
     countUnknownKey: async (request, _reply, error) => {
@@ -129,7 +131,7 @@ export async function registerRateLimits(
         return;
       }
       const guesses = await unknownKey(request);
-      if (!isSpent(guesses, (s) => s.remaining === 0)) return;
+      if (guesses.isAllowed || guesses.remaining > 0) return;
       if (spentUntil.size >= maxSpentAddresses) {
         const oldest = spentUntil.keys().next().value;
         if (oldest !== undefined) spentUntil.delete(oldest);
@@ -138,44 +140,32 @@ export async function registerRateLimits(
     },
     perCaller: (name) => async (request, reply, payload) => {
       const state = await callers[name](request);
-      describeLimits(reply, [[name, state]]);
-      refuseWhenSpent(reply, state, (s) => s.isExceeded);
+      if (state.isAllowed) return payload;
+      describeLimit(reply, name, state);
+      if (state.isExceeded) throw tooManyRequests(reply, state.ttlInSeconds);
       return payload;
     },
   };
 }
 
 /** `RateLimit-Policy: "license";q=300;w=60` and `RateLimit: "license";r=299;t=60`. */
-function describeLimits(reply: FastifyReply, states: Array<[RateLimitName, LimitState]>): void {
-  const policies: string[] = [];
-  const remaining: string[] = [];
-  for (const [name, state] of states) {
-    if (state.isAllowed) continue;
-    const policy = `"${policyNames[name]}"`;
-    policies.push(`${policy};q=${state.max};w=${Math.ceil(state.timeWindow / 1000)}`);
-    remaining.push(`${policy};r=${state.remaining};t=${state.ttlInSeconds}`);
-  }
-  reply.header("ratelimit-policy", policies.join(", "));
-  reply.header("ratelimit", remaining.join(", "));
-}
-
-type CountedState = Extract<LimitState, { isAllowed: false }>;
-
-function isSpent(
-  state: LimitState,
-  spent: (state: CountedState) => boolean,
-): state is CountedState {
-  return !state.isAllowed && spent(state);
-}
-
-function refuseWhenSpent(
+function describeLimit(
   reply: FastifyReply,
-  state: LimitState,
-  spent: (state: CountedState) => boolean,
+  name: RateLimitName,
+  state: { max: number; timeWindow: number; remaining: number; ttlInSeconds: number },
 ): void {
-  if (!isSpent(state, spent)) return;
-  reply.header("retry-after", String(Math.max(1, state.ttlInSeconds)));
-  throw new ShipkeyError("RATE_LIMITED", "Too many requests");
+  const policy = `"${policyNames[name]}"`;
+  reply.header(
+    "ratelimit-policy",
+    `${policy};q=${state.max};w=${Math.ceil(state.timeWindow / 1000)}`,
+  );
+  reply.header("ratelimit", `${policy};r=${state.remaining};t=${state.ttlInSeconds}`);
+}
+
+/** The refusal, with the seconds to wait in Retry-After. */
+function tooManyRequests(reply: FastifyReply, seconds: number): ShipkeyError {
+  reply.header("retry-after", String(Math.max(1, seconds)));
+  return new ShipkeyError("RATE_LIMITED", "Too many requests");
 }
 
 /**

@@ -17,6 +17,8 @@
  * Kept in memory: each process throttles the attempts it sees.
  */
 
+import { normalizeEmail } from "../../domain/admins/admins.js";
+
 const windowMs = 15 * 60 * 1000;
 const maxSpacingMs = 8000;
 
@@ -82,7 +84,7 @@ export class SignInThrottle {
   /** Books an attempt, or refuses it when its address's or pair's turn is too far away. */
   begin(ip: string, email: string, now = Date.now()): SignInVerdict {
     // Bounded: an email longer than any real one (255) cannot grow the table's keys.
-    const account = email.trim().toLowerCase().slice(0, 256);
+    const account = normalizeEmail(email).slice(0, 256);
     const addressKey = `ip:${ip}`;
     const pairKey = `pair:${account}\n${ip}`;
     const address = this.#current(addressKey, now);

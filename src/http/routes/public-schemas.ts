@@ -5,7 +5,8 @@
  * (`documentationOnly`). Responses are serialized with them, so every field a failure may carry
  * is listed.
  */
-const failure = (flag?: "success" | "valid") => ({
+/** A failure body; with `flag`, the license endpoints' `success`/`valid: false` too. */
+export const failure = (flag?: "success" | "valid") => ({
   type: "object",
   required: ["error", "code"],
   properties: {

@@ -4,8 +4,8 @@ import { Document, isScalar, Scalar } from "yaml";
 import type { Channel, DB, Platform } from "../../../db/schema.js";
 import { findLatestRelease, type FeedRelease } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
-import { documentationOnly } from "../public-schemas.js";
-import { feedFailure, type ProductParams, productSlugParam, sendDocument } from "./feed-request.js";
+import { documentationOnly, failure } from "../public-schemas.js";
+import { type ProductParams, productSlugParam, sendDocument } from "./feed-request.js";
 
 const fileChannels: Record<string, Channel> = { latest: "STABLE", beta: "BETA", alpha: "ALPHA" };
 const filePlatforms: Record<string, Platform> = {
@@ -94,6 +94,6 @@ const electronSchema = {
       description: "UpdateInfo as YAML (application/yaml); weak ETag, If-None-Match gives 304",
       type: "string",
     },
-    "4xx": feedFailure,
+    "4xx": failure(),
   },
 };

@@ -67,13 +67,6 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
   return header.split(",").some((tag) => tag.trim() === "*" || opaque(tag) === opaque(etag));
 }
 
-/** Documentation of a feed's failure answers, for the OpenAPI document. */
-export const feedFailure = {
-  type: "object",
-  required: ["error", "code"],
-  properties: { error: { type: "string" }, code: { type: "string" } },
-} as const;
-
 export const productSlugParam = {
   productSlug: { type: "string", description: "The product's slug" },
 } as const;

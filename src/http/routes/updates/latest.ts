@@ -3,10 +3,9 @@ import type { Kysely } from "kysely";
 import { arches, type DB, platforms } from "../../../db/schema.js";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
-import { documentationOnly } from "../public-schemas.js";
+import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
-  feedFailure,
   fromFeedName,
   parseChannel,
   type ProductParams,
@@ -96,6 +95,6 @@ const latestSchema = {
       },
     },
     204: { type: "null", description: "Nothing newer than currentVersion" },
-    "4xx": feedFailure,
+    "4xx": failure(),
   },
 };

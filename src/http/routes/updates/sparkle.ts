@@ -2,10 +2,9 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { Arch, DB, Platform } from "../../../db/schema.js";
 import { type FeedRelease, findFeedReleases } from "../../../domain/releases/update-feed.js";
-import { documentationOnly } from "../public-schemas.js";
+import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
-  feedFailure,
   fromFeedName,
   parseChannel,
   type ProductParams,
@@ -130,6 +129,6 @@ const sparkleSchema = {
       description: "RSS 2.0 appcast (application/xml); weak ETag, If-None-Match gives 304",
       type: "string",
     },
-    "4xx": feedFailure,
+    "4xx": failure(),
   },
 };

@@ -6,10 +6,9 @@ import {
   findLatestRelease,
   parseCurrentVersion,
 } from "../../../domain/releases/update-feed.js";
-import { documentationOnly } from "../public-schemas.js";
+import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
-  feedFailure,
   fromFeedName,
   parseChannel,
   type ProductParams,
@@ -90,6 +89,6 @@ const squirrelSchema = {
       },
     },
     204: { type: "null", description: "No newer release" },
-    "4xx": feedFailure,
+    "4xx": failure(),
   },
 };

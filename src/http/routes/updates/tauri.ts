@@ -3,10 +3,9 @@ import type { Kysely } from "kysely";
 import type { Arch, DB, Platform } from "../../../db/schema.js";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { requireProduct } from "../../../domain/products/products.js";
-import { documentationOnly } from "../public-schemas.js";
+import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
-  feedFailure,
   fromFeedName,
   parseChannel,
   type ProductParams,
@@ -100,6 +99,6 @@ const tauriSchema = {
       },
     },
     204: { type: "null", description: "No newer release" },
-    "4xx": feedFailure,
+    "4xx": failure(),
   },
 };
