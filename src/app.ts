@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { Database } from "./db/database.js";
 import { LastSeenBuffer } from "./domain/licenses/last-seen.js";
+import { UsageCounts } from "./domain/releases/usage-counts.js";
 import { ShipkeyError } from "./errors.js";
 import { DatabaseFaults } from "./http/database-faults.js";
 import {
@@ -20,12 +21,17 @@ declare module "fastify" {
   interface FastifyInstance {
     /** Validate's buffered last-seen writes, flushed every second and on close. */
     lastSeen: LastSeenBuffer;
+    /** Download and update-check counts, flushed with last-seen. */
+    usageCounts: UsageCounts;
     /** COOKIE_SECURE, read by the session cookies (http/cookie-security.ts). */
     cookieSecure: CookieSecure;
   }
 }
 
-/** How often buffered last-seen times are written (docs/decisions.md: what a crash can lose). */
+/**
+ * How often buffered last-seen times and usage counts are written (docs/decisions.md: what a
+ * crash can lose).
+ */
 export const lastSeenFlushMs = 1000;
 
 export interface AppOptions {
@@ -124,20 +130,31 @@ export async function buildApp({
       ),
   });
   app.decorate("lastSeen", lastSeen);
-  const flushLastSeen = () =>
-    lastSeen.flush(database.db).catch((err: unknown) => {
-      if (!faults.reportIfUnavailable(err, "writing last-seen times"))
-        app.log.error({ err }, "writing last-seen times failed; will retry");
+  let droppedCountsLogged = 0;
+  const usageCounts = new UsageCounts(() => {
+    if (Date.now() - droppedCountsLogged < 10_000) return;
+    droppedCountsLogged = Date.now();
+    app.log.warn("too many distinct usage counters waiting: new ones dropped until the next flush");
+  });
+  app.decorate("usageCounts", usageCounts);
+  const flush = (buffer: LastSeenBuffer | UsageCounts, what: string) =>
+    buffer.flush(database.db).catch((err: unknown) => {
+      if (!faults.reportIfUnavailable(err, `writing ${what}`))
+        app.log.error({ err }, `writing ${what} failed; will retry`);
     });
-  const timer = setInterval(() => void flushLastSeen(), lastSeenFlushMs);
+  const flushBuffers = () =>
+    Promise.all([flush(lastSeen, "last-seen times"), flush(usageCounts, "usage counts")]);
+  const timer = setInterval(() => void flushBuffers(), lastSeenFlushMs);
   timer.unref();
   // Runs after in-flight requests finished and before the caller closes the database.
   app.addHook("onClose", async () => {
     clearInterval(timer);
     // Joins a flush in progress (it writes only what it started with), then writes the rest;
     // bounded, in case the database keeps failing.
-    await flushLastSeen();
-    for (let attempt = 0; attempt < 3 && lastSeen.size > 0; attempt++) await flushLastSeen();
+    await flushBuffers();
+    for (let attempt = 0; attempt < 3 && lastSeen.size + usageCounts.size > 0; attempt++) {
+      await flushBuffers();
+    }
   });
 
   if (pruning) schedulePruning(app, database.db, faults, pruning);
@@ -151,7 +168,7 @@ export async function buildApp({
   if (redis) app.addHook("onClose", async () => void (await redis.quit().catch(() => "")));
   const limits = rateLimits === "off" ? null : await registerRateLimits(app, rateLimits, redis);
   await app.register(async (instance) =>
-    registerRoutes(instance, database.db, { lastSeen, faults, limits }),
+    registerRoutes(instance, database.db, { lastSeen, counts: usageCounts, faults, limits }),
   );
   return app;
 }

@@ -90,10 +90,15 @@ describe("OpenAPI document and viewer", () => {
       "bundle",
       "channel",
       "currentVersion",
+      "licenseKey",
+      "machineId",
       "productSlug",
       "target",
     ]);
     expect(Object.keys(tauri.responses).sort()).toEqual(["200", "204", "4XX"]);
+    const download = doc.paths["/api/downloads/{productSlug}/{version}/{platform}/{arch}"].get;
+    expect(download.security).toBeUndefined();
+    expect(Object.keys(download.responses).sort()).toEqual(["302", "4XX"]);
     const latest = doc.paths["/api/updates/{productSlug}/latest"].get;
     expect(
       Object.keys(latest.responses["200"].content["application/json"].schema.properties),

@@ -1,3 +1,5 @@
+import type { Generated } from "kysely";
+
 /**
  * Table types as Kysely sees them. Timestamps are integer epoch milliseconds on both dialects
  * (portable, exact to the millisecond, cheap to compare); JSON-valued columns are TEXT.
@@ -19,6 +21,10 @@ export interface ProductsTable {
   slug: string;
   name: string;
   created_at: number;
+  /** 1: the feeds and downloads answer only machines activated on a usable license. */
+  updates_require_license: Generated<number>;
+  /** 1: the feeds hand out the counted /api/downloads redirect instead of the stored URL. */
+  download_redirects: Generated<number>;
 }
 
 export interface LicensesTable {
@@ -154,6 +160,25 @@ export interface ReadinessProbeTable {
   checked_at: number;
 }
 
+/** Downloads through the redirect, per version, platform and UTC day (YYYY-MM-DD). */
+export interface DownloadCountsTable {
+  version_id: string;
+  platform: Platform;
+  day: string;
+  /** bigint: PostgreSQL returns it as a string; read it with Number(). */
+  count: number;
+}
+
+/** Feed requests per product, current version ("" unknown), platform, channel and UTC day. */
+export interface UpdateChecksTable {
+  product_id: string;
+  day: string;
+  current_version: string;
+  platform: Platform;
+  channel: Channel;
+  count: number;
+}
+
 export interface DB {
   admins: AdminsTable;
   admin_sessions: AdminSessionsTable;
@@ -166,4 +191,6 @@ export interface DB {
   api_keys: ApiKeysTable;
   readiness_probe: ReadinessProbeTable;
   idempotency_keys: IdempotencyKeysTable;
+  download_counts: DownloadCountsTable;
+  update_checks: UpdateChecksTable;
 }

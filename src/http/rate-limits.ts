@@ -126,7 +126,9 @@ export async function registerRateLimits(
     countUnknownKey: async (request, _reply, error) => {
       if (
         !(error instanceof ShipkeyError) ||
-        (error.code !== "LICENSE_NOT_FOUND" && error.code !== "INVALID_API_KEY")
+        (error.code !== "LICENSE_NOT_FOUND" &&
+          error.code !== "UPDATES_LICENSE_NOT_FOUND" &&
+          error.code !== "INVALID_API_KEY")
       ) {
         return;
       }

@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
+import type { UsageCounts } from "../domain/releases/usage-counts.js";
 import { registerActor } from "./admin-auth.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import type { RateLimitHooks } from "./rate-limits.js";
@@ -19,6 +20,7 @@ import { healthRoutes } from "./routes/health.js";
 import { publishReleaseRoute } from "./routes/publish-release.js";
 import { validateLicenseRoute } from "./routes/validate-license.js";
 import { electronFeedRoute } from "./routes/updates/electron.js";
+import { downloadRoutes } from "./routes/updates/downloads.js";
 import { noCache } from "./routes/updates/feed-request.js";
 import { latestFeedRoute } from "./routes/updates/latest.js";
 import { sparkleFeedRoute } from "./routes/updates/sparkle.js";
@@ -31,9 +33,15 @@ export function registerRoutes(
   db: Kysely<DB>,
   {
     lastSeen,
+    counts,
     faults,
     limits,
-  }: { lastSeen: LastSeenRecorder; faults: DatabaseFaults; limits: RateLimitHooks | null },
+  }: {
+    lastSeen: LastSeenRecorder;
+    counts: UsageCounts;
+    faults: DatabaseFaults;
+    limits: RateLimitHooks | null;
+  },
 ): void {
   registerActor(app);
   healthRoutes(app, db, faults);
@@ -58,14 +66,21 @@ export function registerRoutes(
     publishReleaseRoute(publish, db);
   });
 
-  // The update feeds: public reads, revalidated on every use.
+  // The update feeds and downloads: public reads (unless the product wants a license),
+  // revalidated on every use. A guessed license key spends the unknown-key budget.
   void app.register(async (updates) => {
     updates.addHook("onRequest", noCache);
-    tauriFeedRoute(updates, db);
-    squirrelMacFeedRoute(updates, db);
-    electronFeedRoute(updates, db);
-    sparkleFeedRoute(updates, db);
-    latestFeedRoute(updates, db);
+    if (limits) {
+      updates.addHook("onRequest", limits.unknownKeyBudget);
+      updates.addHook("onError", limits.countUnknownKey);
+    }
+    const deps = { db, counts };
+    tauriFeedRoute(updates, deps);
+    squirrelMacFeedRoute(updates, deps);
+    electronFeedRoute(updates, deps);
+    sparkleFeedRoute(updates, deps);
+    latestFeedRoute(updates, deps);
+    downloadRoutes(updates, deps);
   });
 
   void app.register(async (admin) => {

@@ -22,7 +22,13 @@ import {
   type LicenseSettings,
   updateLicense,
 } from "../licenses/manage-licenses.js";
-import { createProduct, deleteProduct, renameProduct } from "../products/products.js";
+import {
+  createProduct,
+  deleteProduct,
+  renameProduct,
+  setUpdateDelivery,
+  type UpdateDelivery,
+} from "../products/products.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
 import { type Actor, withAudit } from "./audit-log.js";
 
@@ -45,6 +51,26 @@ export const createProductAudited = (
 
 export const renameProductAudited = (db: Kysely<DB>, actor: Actor, slug: string, name: string) =>
   withAudit(db, actor, "product.rename", (trx) => renameProduct(trx, slug, name), productEntry);
+
+export const setUpdateDeliveryAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  settings: UpdateDelivery,
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.update_delivery",
+    (trx) => setUpdateDelivery(trx, slug, settings),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: {
+        updatesRequireLicense: product.updatesRequireLicense,
+        downloadRedirects: product.downloadRedirects,
+      },
+    }),
+  );
 
 export const deleteProductAudited = (db: Kysely<DB>, actor: Actor, slug: string) =>
   withAudit(

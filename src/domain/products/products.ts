@@ -1,6 +1,6 @@
 import { inTransaction } from "../../db/transaction.js";
 import { compileOnce } from "../../db/compiled-query.js";
-import type { Kysely } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
@@ -12,7 +12,13 @@ export interface Product {
   slug: string;
   name: string;
   createdAt: string;
+  /** The feeds and downloads answer only machines activated on a usable license. */
+  updatesRequireLicense: boolean;
+  /** The feeds hand out the counted download redirect instead of the stored URL. */
+  downloadRedirects: boolean;
 }
+
+type ProductRow = Selectable<DB["products"]>;
 
 // Slugs appear in URLs and CI configs: lowercase letters, digits and inner dashes.
 const slugPattern = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
@@ -32,7 +38,14 @@ export async function createProduct(
     );
   }
   if (input.name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
-  const row = { id: newId("prod"), slug: input.slug, name: input.name, created_at: now };
+  const row: ProductRow = {
+    id: newId("prod"),
+    slug: input.slug,
+    name: input.name,
+    created_at: now,
+    updates_require_license: 0,
+    download_redirects: 0,
+  };
   const inserted = await db
     .insertInto("products")
     .values(row)
@@ -58,12 +71,22 @@ export async function findProductBySlug(db: Kysely<DB>, slug: string): Promise<P
 
 // Columns listed, not `*`: on PostgreSQL this is a named prepared statement, and one whose result
 // shape changes under it (a column added by a newer process) fails instead of adapting.
-const findProductRow = compileOnce<{ slug: string }, DB["products"]>(["slug"], (db, p) =>
-  db.selectFrom("products").select(["id", "slug", "name", "created_at"]).where("slug", "=", p.slug),
+const findProductRow = compileOnce<{ slug: string }, ProductRow>(["slug"], (db, p) =>
+  db
+    .selectFrom("products")
+    .select(["id", "slug", "name", "created_at", "updates_require_license", "download_redirects"])
+    .where("slug", "=", p.slug),
 );
 
-function toProduct(row: DB["products"]): Product {
-  return { id: row.id, slug: row.slug, name: row.name, createdAt: toIso(row.created_at) };
+function toProduct(row: ProductRow): Product {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    createdAt: toIso(row.created_at),
+    updatesRequireLicense: row.updates_require_license === 1,
+    downloadRedirects: row.download_redirects === 1,
+  };
 }
 
 export async function requireProduct(db: Kysely<DB>, slug: string): Promise<Product> {
@@ -79,6 +102,31 @@ export async function renameProduct(db: Kysely<DB>, slug: string, name: string):
   const result = await db
     .updateTable("products")
     .set({ name })
+    .where("slug", "=", slug)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
+  return requireProduct(db, slug);
+}
+
+/** How a product's updates are delivered (docs/decisions.md: licensed updates, downloads). */
+export interface UpdateDelivery {
+  updatesRequireLicense?: boolean;
+  downloadRedirects?: boolean;
+}
+
+export async function setUpdateDelivery(
+  db: Kysely<DB>,
+  slug: string,
+  settings: UpdateDelivery,
+): Promise<Product> {
+  const flag = (on: boolean | undefined) => (on === undefined ? undefined : on ? 1 : 0);
+  const changes = {
+    updates_require_license: flag(settings.updatesRequireLicense),
+    download_redirects: flag(settings.downloadRedirects),
+  };
+  const result = await db
+    .updateTable("products")
+    .set(changes)
     .where("slug", "=", slug)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");

@@ -2,7 +2,8 @@ import type { Kysely } from "kysely";
 import semver from "semver";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
-import { requireProduct } from "../products/products.js";
+import type { Product } from "../products/products.js";
+import { mayReceive, type PublishedUpTo } from "./update-access.js";
 import { normalizeVersion } from "./version.js";
 
 /** One platform/arch entry of a version, as the feeds hand it out. */
@@ -26,7 +27,9 @@ export interface FeedRelease {
 }
 
 export interface FeedQuery {
-  productSlug: string;
+  product: Product;
+  /** From checkUpdateAccess: on an expired license, only what was published up to its expiry. */
+  publishedUpTo: PublishedUpTo;
   platform: Platform;
   /** Absent: every arch of the platform (electron-updater's files list). */
   arch?: Arch;
@@ -46,14 +49,10 @@ const channelsFor: Record<Channel, Channel[]> = {
 
 /**
  * The releases a feed offers, newest first: of the client's channel or a more stable one, not
- * yanked, with at least one entry the updater accepts, and above `currentVersion` when given.
- * Throws PRODUCT_NOT_FOUND for an unknown product.
+ * yanked, within what the client's license may receive, with at least one entry the updater
+ * accepts, and above `currentVersion` when given.
  */
-export async function findFeedReleases(
-  db: Kysely<DB>,
-  query: FeedQuery,
-): Promise<{ product: { slug: string; name: string }; releases: FeedRelease[] }> {
-  const product = await requireProduct(db, query.productSlug);
+export async function findFeedReleases(db: Kysely<DB>, query: FeedQuery): Promise<FeedRelease[]> {
   let select = db
     .selectFrom("release_versions as v")
     .innerJoin("release_artifacts as a", "a.version_id", "v.id")
@@ -69,11 +68,14 @@ export async function findFeedReleases(
       "a.sha512",
       "a.file_size",
     ])
-    .where("v.product_id", "=", product.id)
+    .where("v.product_id", "=", query.product.id)
     .where("v.yanked_at", "is", null)
     .where("v.channel", "in", channelsFor[query.channel])
     .where("a.platform", "=", query.platform);
   if (query.arch) select = select.where("a.arch", "=", query.arch);
+  if (query.publishedUpTo !== null) {
+    select = select.where("v.created_at", "<=", query.publishedUpTo);
+  }
   const rows = await select.execute();
 
   const byVersion = new Map<string, FeedRelease>();
@@ -105,7 +107,7 @@ export async function findFeedReleases(
   }
   const releases = [...byVersion.values()].sort((a, b) => newestFirst(a.version, b.version));
   for (const release of releases) release.entries.sort(byArch);
-  return { product: { slug: product.slug, name: product.name }, releases };
+  return releases;
 }
 
 /** The newest release a feed offers, or null. */
@@ -113,7 +115,7 @@ export async function findLatestRelease(
   db: Kysely<DB>,
   query: FeedQuery,
 ): Promise<FeedRelease | null> {
-  return (await findFeedReleases(db, query)).releases[0] ?? null;
+  return (await findFeedReleases(db, query))[0] ?? null;
 }
 
 /**
@@ -144,4 +146,50 @@ export function parseCurrentVersion(raw: string, name = "currentVersion"): strin
     throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be a semantic version`);
   }
   return version;
+}
+
+/** A build a client may download: its version's id (for the counts) and the stored URL. */
+export interface Download {
+  versionId: string;
+  downloadUrl: string;
+}
+
+/**
+ * The stored URL of a version's build for a platform and arch. A yanked version, or one the
+ * client's expired license may not receive, is refused like the feeds would not offer it: 404
+ * RELEASE_NOT_FOUND, 403 UPDATES_LICENSE_REFUSED.
+ */
+export async function findDownload(
+  db: Kysely<DB>,
+  query: {
+    product: Product;
+    publishedUpTo: PublishedUpTo;
+    version: string;
+    platform: Platform;
+    arch: Arch;
+  },
+): Promise<Download> {
+  const row = await db
+    .selectFrom("release_versions as v")
+    .innerJoin("release_artifacts as a", "a.version_id", "v.id")
+    .select(["v.id", "v.created_at", "a.download_url"])
+    .where("v.product_id", "=", query.product.id)
+    .where("v.version", "=", query.version)
+    .where("v.yanked_at", "is", null)
+    .where("a.platform", "=", query.platform)
+    .where("a.arch", "=", query.arch)
+    .executeTakeFirst();
+  if (!row) {
+    throw new ShipkeyError(
+      "RELEASE_NOT_FOUND",
+      `No ${query.platform}/${query.arch} build of ${query.product.slug} ${query.version}`,
+    );
+  }
+  if (!mayReceive(Number(row.created_at), query.publishedUpTo)) {
+    throw new ShipkeyError(
+      "UPDATES_LICENSE_REFUSED",
+      "The license expired before this version was published",
+    );
+  }
+  return { versionId: row.id, downloadUrl: row.download_url };
 }

@@ -5,8 +5,13 @@ import {
   createProductAudited,
   deleteProductAudited,
   renameProductAudited,
+  setUpdateDeliveryAudited,
 } from "../../../domain/audit/audited-actions.js";
-import { listProducts, requireProduct } from "../../../domain/products/products.js";
+import {
+  listProducts,
+  requireProduct,
+  type UpdateDelivery,
+} from "../../../domain/products/products.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
 import { slugParam } from "./schemas.js";
 
@@ -46,7 +51,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     async (request) => requireProduct(db, request.params.slug),
   );
 
-  app.patch<{ Params: { slug: string }; Body: { name: string } }>(
+  app.patch<{ Params: { slug: string }; Body: { name?: string } & UpdateDelivery }>(
     "/api/admin/products/:slug",
     {
       onRequest: write,
@@ -54,14 +59,33 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
         params: slugParam,
         body: {
           type: "object",
-          required: ["name"],
+          minProperties: 1,
           additionalProperties: false,
-          properties: { name: { type: "string", minLength: 1, maxLength: 255 } },
+          properties: {
+            name: { type: "string", minLength: 1, maxLength: 255 },
+            updatesRequireLicense: {
+              type: "boolean",
+              description: "Feeds and downloads answer only machines activated on a usable license",
+            },
+            downloadRedirects: {
+              type: "boolean",
+              description: "Feeds hand out the counted /api/downloads redirect",
+            },
+          },
         },
       },
     },
     async (request) => {
-      return renameProductAudited(db, actorOf(request), request.params.slug, request.body.name);
+      const { name, ...delivery } = request.body;
+      const { slug } = request.params;
+      const actor = actorOf(request);
+      let product = await (name === undefined
+        ? requireProduct(db, slug)
+        : renameProductAudited(db, actor, slug, name));
+      if (Object.keys(delivery).length > 0) {
+        product = await setUpdateDeliveryAudited(db, actor, slug, delivery);
+      }
+      return product;
     },
   );
 

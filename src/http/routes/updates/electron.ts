@@ -1,11 +1,18 @@
 import type { FastifyInstance } from "fastify";
-import type { Kysely } from "kysely";
 import { Document, isScalar, Scalar } from "yaml";
-import type { Channel, DB, Platform } from "../../../db/schema.js";
+import type { Channel, Platform } from "../../../db/schema.js";
 import { findLatestRelease, type FeedRelease } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
 import { documentationOnly, failure } from "../public-schemas.js";
-import { type ProductParams, productSlugParam, sendDocument } from "./feed-request.js";
+import {
+  type FeedDeps,
+  licenseQuery,
+  type OpenFeed,
+  openFeed,
+  type ProductParams,
+  productSlugParam,
+  sendDocument,
+} from "./feed-request.js";
 
 const fileChannels: Record<string, Channel> = { latest: "STABLE", beta: "BETA", alpha: "ALPHA" };
 const filePlatforms: Record<string, Platform> = {
@@ -24,7 +31,7 @@ interface Params extends ProductParams {
  * electron-builder writes them. Only entries with a sha512 are listed (electron-updater refuses a
  * file without one); a product with none is a 404, which electron-updater reports as no update.
  */
-export function electronFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
+export function electronFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
   app.get<{ Params: Params }>(
     "/api/updates/:productSlug/electron/:file",
     { schema: electronSchema, validatorCompiler: documentationOnly },
@@ -36,8 +43,9 @@ export function electronFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
       if (!channel || !platform) {
         throw new ShipkeyError("ROUTE_NOT_FOUND", `No feed file ${file}`);
       }
-      const release = await findLatestRelease(db, {
-        productSlug,
+      const feed = await openFeed(request, deps, { productSlug, platform, channel });
+      const release = await findLatestRelease(deps.db, {
+        ...feed,
         platform,
         channel,
         accepts: (entry) => entry.sha512 !== null,
@@ -45,15 +53,20 @@ export function electronFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
       if (!release) {
         throw new ShipkeyError("RELEASE_NOT_FOUND", `No release of ${productSlug} for ${file}`);
       }
-      return sendDocument(request, reply, "application/yaml; charset=utf-8", updateInfo(release));
+      return sendDocument(
+        request,
+        reply,
+        "application/yaml; charset=utf-8",
+        updateInfo(release, feed),
+      );
     },
   );
 }
 
 /** electron-builder's UpdateInfo, fields in the order it writes them. */
-function updateInfo(release: FeedRelease): string {
+function updateInfo(release: FeedRelease, feed: OpenFeed): string {
   const files = release.entries.map((entry) => ({
-    url: entry.downloadUrl,
+    url: feed.urlOf(release, entry),
     sha512: entry.sha512,
     ...(entry.fileSize === null ? {} : { size: entry.fileSize }),
   }));
@@ -89,6 +102,7 @@ const electronSchema = {
       },
     },
   },
+  querystring: { type: "object", properties: { ...licenseQuery } },
   response: {
     200: {
       description: "UpdateInfo as YAML (application/yaml); weak ETag, If-None-Match gives 304",

@@ -1,7 +1,122 @@
 import { createHash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Channel } from "../../../db/schema.js";
+import type { Kysely } from "kysely";
+import type { Channel, DB, Platform } from "../../../db/schema.js";
+import { type Product, requireProduct } from "../../../domain/products/products.js";
+import {
+  checkUpdateAccess,
+  type PublishedUpTo,
+  type UpdateCredentials,
+} from "../../../domain/releases/update-access.js";
+import type { FeedEntry, FeedRelease } from "../../../domain/releases/update-feed.js";
+import type { UsageCounts } from "../../../domain/releases/usage-counts.js";
 import { ShipkeyError } from "../../../errors.js";
+
+/** What the feed and download routes are given. */
+export interface FeedDeps {
+  db: Kysely<DB>;
+  counts: UsageCounts;
+}
+
+/** A product's feed, opened for one request: the client may read it. */
+export interface OpenFeed {
+  product: Product;
+  publishedUpTo: PublishedUpTo;
+  /** The URL a feed hands out for an entry: the stored one, or the counted redirect. */
+  urlOf(release: FeedRelease, entry: FeedEntry): string;
+}
+
+/** A client let in to a product's feeds and downloads (update-access.ts: licensed updates). */
+export interface Admitted {
+  product: Product;
+  publishedUpTo: PublishedUpTo;
+  credentials: ReturnType<typeof updateCredentials>;
+}
+
+/** Reads the product and lets the client in, or throws 404 / 401 / 403. */
+export async function admit(
+  request: FastifyRequest,
+  db: Kysely<DB>,
+  productSlug: string,
+  now: number,
+): Promise<Admitted> {
+  const product = await requireProduct(db, productSlug);
+  const credentials = updateCredentials(request);
+  const publishedUpTo = await checkUpdateAccess(db, product, credentials?.given ?? null, now);
+  return { product, publishedUpTo, credentials };
+}
+
+/**
+ * Lets the client in to a feed and counts the check. `currentVersion` is the client's version
+ * when the feed carries one.
+ */
+export async function openFeed(
+  request: FastifyRequest,
+  { db, counts }: FeedDeps,
+  check: { productSlug: string; platform: Platform; channel: Channel; currentVersion?: string },
+): Promise<OpenFeed> {
+  const now = Date.now();
+  const { product, publishedUpTo, credentials } = await admit(request, db, check.productSlug, now);
+  counts.countCheck(product.id, check.currentVersion ?? "", check.platform, check.channel, now);
+  return {
+    product,
+    publishedUpTo,
+    urlOf: (release, entry) => {
+      if (!product.downloadRedirects) return entry.downloadUrl;
+      const path = downloadPath(product.slug, release.version, entry);
+      // Credentials that came in the query (Sparkle) go on in it; headers are sent again.
+      const query = credentials?.inQuery ? `?${new URLSearchParams({ ...credentials.given })}` : "";
+      return `${request.protocol}://${request.host}${path}${query}`;
+    },
+  };
+}
+
+/**
+ * /api/downloads/{slug}/{version}/{platform}/{arch}/{file name of the stored URL}: the last
+ * segment is ignored by the route, but updaters name the downloaded file after it (an .exe must
+ * stay an .exe).
+ */
+export function downloadPath(slug: string, version: string, entry: FeedEntry): string {
+  const segments = [slug, version, entry.platform, entry.arch].map(encodeURIComponent);
+  const file = storedFileName(entry.downloadUrl);
+  return `/api/downloads/${segments.join("/")}${file ? `/${file}` : ""}`;
+}
+
+function storedFileName(url: string): string {
+  try {
+    return new URL(url).pathname.split("/").pop() ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * A license key and machine id, from `Authorization: License <key>` and `Shipkey-Machine`, or
+ * from the `licenseKey` and `machineId` query parameters (Sparkle cannot always set headers).
+ * Neither: null. One without the other: 401.
+ */
+export function updateCredentials(
+  request: FastifyRequest,
+): { given: UpdateCredentials; inQuery: boolean } | null {
+  const authorization = request.headers.authorization;
+  const scheme = /^License +(\S+)$/i.exec(authorization ?? "");
+  const headerMachine = request.headers["shipkey-machine"];
+  const queryKey = queryParam(request.query, "licenseKey");
+  const licenseKey = scheme?.[1] ?? queryKey;
+  const machineId =
+    (typeof headerMachine === "string" && headerMachine !== "" ? headerMachine : undefined) ??
+    queryParam(request.query, "machineId");
+  if (licenseKey === undefined && machineId === undefined) return null;
+  if (licenseKey === undefined || machineId === undefined) {
+    throw new ShipkeyError(
+      "UPDATES_LICENSE_REQUIRED",
+      licenseKey === undefined
+        ? "A machine id was sent without a license key"
+        : "A license key was sent without a machine id (Shipkey-Machine or machineId)",
+    );
+  }
+  return { given: { licenseKey, machineId }, inQuery: scheme === null && queryKey !== undefined };
+}
 
 /** Path parameters every feed has. */
 export interface ProductParams {
@@ -75,5 +190,18 @@ export const channelQuery = {
   channel: {
     type: "string",
     description: "stable (default), beta or alpha, any case; beta also gets stable, alpha both",
+  },
+} as const;
+
+/** Licensed updates (a product setting): the query form of the credentials. */
+export const licenseQuery = {
+  licenseKey: {
+    type: "string",
+    description:
+      "When the product requires a license for updates and headers cannot be set: the license key (else Authorization: License <key>)",
+  },
+  machineId: {
+    type: "string",
+    description: "With licenseKey: the activated machine (else the Shipkey-Machine header)",
   },
 } as const;

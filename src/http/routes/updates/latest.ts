@@ -1,12 +1,14 @@
 import type { FastifyInstance } from "fastify";
-import type { Kysely } from "kysely";
-import { arches, type DB, platforms } from "../../../db/schema.js";
+import { arches, platforms } from "../../../db/schema.js";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
 import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
+  type FeedDeps,
   fromFeedName,
+  licenseQuery,
+  openFeed,
   parseChannel,
   type ProductParams,
   productSlugParam,
@@ -22,7 +24,7 @@ const archNames = byName(arches);
  * The newest release for a platform and arch, for any client. With currentVersion, 204 when
  * nothing is newer; without it, 404 when the product has no release there at all.
  */
-export function latestFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
+export function latestFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
   app.get<{ Params: ProductParams }>(
     "/api/updates/:productSlug/latest",
     { schema: latestSchema, validatorCompiler: documentationOnly },
@@ -36,10 +38,18 @@ export function latestFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
       const channel = parseChannel(queryParam(request.query, "channel"));
       const rawCurrent = queryParam(request.query, "currentVersion");
       const currentVersion = rawCurrent === undefined ? undefined : parseCurrentVersion(rawCurrent);
-      const release = await findLatestRelease(db, {
+      const storedPlatform = fromFeedName(platformNames, platform);
+      const storedArch = fromFeedName(archNames, arch);
+      const feed = await openFeed(request, deps, {
         productSlug,
-        platform: fromFeedName(platformNames, platform),
-        arch: fromFeedName(archNames, arch),
+        platform: storedPlatform,
+        channel,
+        currentVersion,
+      });
+      const release = await findLatestRelease(deps.db, {
+        ...feed,
+        platform: storedPlatform,
+        arch: storedArch,
         channel,
         currentVersion,
       });
@@ -56,7 +66,7 @@ export function latestFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
         channel: release.channel,
         notes: release.notes,
         pubDate: new Date(release.publishedAt).toISOString(),
-        url: entry.downloadUrl,
+        url: feed.urlOf(release, entry),
         signature: entry.signature,
         sha512: entry.sha512,
         fileSize: entry.fileSize,
@@ -78,6 +88,7 @@ const latestSchema = {
       arch: { type: "string", enum: arches },
       ...channelQuery,
       currentVersion: { type: "string", description: "Semver; with it, 204 when nothing is newer" },
+      ...licenseQuery,
     },
   },
   response: {

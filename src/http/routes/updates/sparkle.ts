@@ -1,11 +1,18 @@
 import type { FastifyInstance } from "fastify";
-import type { Kysely } from "kysely";
-import type { Arch, DB, Platform } from "../../../db/schema.js";
-import { type FeedRelease, findFeedReleases } from "../../../domain/releases/update-feed.js";
+import type { Arch, Platform } from "../../../db/schema.js";
+import {
+  type FeedRelease,
+  findFeedReleases,
+  parseCurrentVersion,
+} from "../../../domain/releases/update-feed.js";
 import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
+  type FeedDeps,
   fromFeedName,
+  licenseQuery,
+  type OpenFeed,
+  openFeed,
   parseChannel,
   type ProductParams,
   productSlugParam,
@@ -28,7 +35,7 @@ interface Params extends ProductParams {
  * sparkle:channel (Sparkle offers them only to clients that allow the channel); STABLE ones do
  * not. Every value is XML-escaped.
  */
-export function sparkleFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
+export function sparkleFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
   app.get<{ Params: Params }>(
     "/api/updates/:productSlug/sparkle/:platform/:arch/appcast.xml",
     { schema: sparkleSchema, validatorCompiler: documentationOnly },
@@ -37,37 +44,52 @@ export function sparkleFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
       const channel = parseChannel(queryParam(request.query, "channel"));
       const platform = fromFeedName(platforms, request.params.platform);
       const arch = fromFeedName(arches, request.params.arch);
-      const { product, releases } = await findFeedReleases(db, {
+      const feed = await openFeed(request, deps, {
         productSlug,
         platform,
-        arch,
         channel,
+        currentVersion: sparkleClientVersion(request.headers["user-agent"]),
       });
+      const releases = await findFeedReleases(deps.db, { ...feed, platform, arch, channel });
       const os = request.params.platform;
-      const body = appcast(product.name, os, releases.slice(0, maxItems));
+      const body = appcast(feed, os, releases.slice(0, maxItems));
       return sendDocument(request, reply, "application/xml; charset=utf-8", body);
     },
   );
 }
 
-function appcast(title: string, os: string, releases: FeedRelease[]): string {
+/**
+ * Sparkle's User-Agent is "<app name>/<CFBundleShortVersionString> Sparkle/<version>": the
+ * client's version for the update-check counts, when it is semver.
+ */
+function sparkleClientVersion(userAgent: string | undefined): string | undefined {
+  const version = /\/(\S+) Sparkle\//.exec(userAgent ?? "")?.[1];
+  if (version === undefined) return undefined;
+  try {
+    return parseCurrentVersion(version);
+  } catch {
+    return undefined;
+  }
+}
+
+function appcast(feed: OpenFeed, os: string, releases: FeedRelease[]): string {
   return [
     '<?xml version="1.0" encoding="utf-8"?>',
     '<rss version="2.0" xmlns:sparkle="http://www.andymatuschak.org/xml-namespaces/sparkle">',
     "  <channel>",
-    `    <title>${xml(title)}</title>`,
-    ...releases.map((release) => item(release, os)),
+    `    <title>${xml(feed.product.name)}</title>`,
+    ...releases.map((release) => item(release, os, feed)),
     "  </channel>",
     "</rss>",
     "",
   ].join("\n");
 }
 
-function item(release: FeedRelease, os: string): string {
+function item(release: FeedRelease, os: string, feed: OpenFeed): string {
   const entry = release.entries[0];
   const enclosure = entry
     ? [
-        `url="${xml(entry.downloadUrl)}"`,
+        `url="${xml(feed.urlOf(release, entry))}"`,
         ...(entry.fileSize === null ? [] : [`length="${entry.fileSize}"`]),
         'type="application/octet-stream"',
         `sparkle:os="${xml(os)}"`,
@@ -123,7 +145,7 @@ const sparkleSchema = {
       arch: { type: "string", enum: ["x64", "arm64"] },
     },
   },
-  querystring: { type: "object", properties: { ...channelQuery } },
+  querystring: { type: "object", properties: { ...channelQuery, ...licenseQuery } },
   response: {
     200: {
       description: "RSS 2.0 appcast (application/xml); weak ETag, If-None-Match gives 304",

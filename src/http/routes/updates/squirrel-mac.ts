@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { Kysely } from "kysely";
-import type { Arch, DB } from "../../../db/schema.js";
+import type { Arch } from "../../../db/schema.js";
 import {
   type FeedEntry,
   findLatestRelease,
@@ -9,7 +8,10 @@ import {
 import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
+  type FeedDeps,
   fromFeedName,
+  licenseQuery,
+  openFeed,
   parseChannel,
   type ProductParams,
   productSlugParam,
@@ -37,25 +39,29 @@ function isZip(entry: FeedEntry): boolean {
  * Squirrel reads. Squirrel installs whatever a 200 points to, so only a strictly newer version
  * is ever answered.
  */
-export function squirrelMacFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
+export function squirrelMacFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
   app.get<{ Params: Params }>(
     "/api/updates/:productSlug/squirrel-mac/:arch/:currentVersion",
     { schema: squirrelSchema, validatorCompiler: documentationOnly },
     async (request, reply) => {
       const { productSlug, arch, currentVersion } = request.params;
       const channel = parseChannel(queryParam(request.query, "channel"));
-      const release = await findLatestRelease(db, {
-        productSlug,
+      const storedArch = fromFeedName(arches, arch);
+      const current = parseCurrentVersion(currentVersion);
+      const check = { productSlug, platform: "MACOS", channel, currentVersion: current } as const;
+      const feed = await openFeed(request, deps, check);
+      const release = await findLatestRelease(deps.db, {
+        ...feed,
         platform: "MACOS",
-        arch: fromFeedName(arches, arch),
+        arch: storedArch,
         channel,
-        currentVersion: parseCurrentVersion(currentVersion),
+        currentVersion: current,
         accepts: isZip,
       });
       const entry = release?.entries[0];
       if (!release || !entry) return reply.code(204).send();
       return {
-        url: entry.downloadUrl,
+        url: feed.urlOf(release, entry),
         name: release.version,
         notes: release.notes,
         pub_date: new Date(release.publishedAt).toISOString(),
@@ -77,7 +83,7 @@ const squirrelSchema = {
       currentVersion: { type: "string", description: "Semver; a leading v is accepted" },
     },
   },
-  querystring: { type: "object", properties: { ...channelQuery } },
+  querystring: { type: "object", properties: { ...channelQuery, ...licenseQuery } },
   response: {
     200: {
       type: "object",

@@ -1,12 +1,13 @@
 import type { FastifyInstance } from "fastify";
-import type { Kysely } from "kysely";
-import type { Arch, DB, Platform } from "../../../db/schema.js";
+import type { Arch, Platform } from "../../../db/schema.js";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
-import { requireProduct } from "../../../domain/products/products.js";
 import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
+  type FeedDeps,
   fromFeedName,
+  licenseQuery,
+  openFeed,
   parseChannel,
   type ProductParams,
   productSlugParam,
@@ -29,7 +30,7 @@ interface Params extends ProductParams {
  * of the plugin's RemoteRelease. Only entries with a signature are offered (the plugin refuses
  * an update without one).
  */
-export function tauriFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
+export function tauriFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
   app.get<{ Params: Params }>(
     "/api/updates/:productSlug/tauri/:target/:arch/:currentVersion",
     {
@@ -44,12 +45,15 @@ export function tauriFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
       const unserved = unservedArches.has(arch);
       const storedArch = unserved ? undefined : fromFeedName(arches, arch);
       const current = parseCurrentVersion(currentVersion);
-      if (storedArch === undefined) {
-        await requireProduct(db, productSlug);
-        return reply.code(204).send();
-      }
-      const release = await findLatestRelease(db, {
+      const feed = await openFeed(request, deps, {
         productSlug,
+        platform,
+        channel,
+        currentVersion: current,
+      });
+      if (storedArch === undefined) return reply.code(204).send();
+      const release = await findLatestRelease(deps.db, {
+        ...feed,
         platform,
         arch: storedArch,
         channel,
@@ -62,7 +66,7 @@ export function tauriFeedRoute(app: FastifyInstance, db: Kysely<DB>): void {
         version: release.version,
         notes: release.notes,
         pub_date: new Date(release.publishedAt).toISOString(),
-        url: entry.downloadUrl,
+        url: feed.urlOf(release, entry),
         signature: entry.signature,
       };
     },
@@ -85,7 +89,11 @@ const tauriSchema = {
   },
   querystring: {
     type: "object",
-    properties: { ...channelQuery, bundle: { type: "string", description: "Accepted, unused" } },
+    properties: {
+      ...channelQuery,
+      bundle: { type: "string", description: "Accepted, unused" },
+      ...licenseQuery,
+    },
   },
   response: {
     200: {
