@@ -379,6 +379,59 @@ describe.each(dialects)("licensed updates and downloads (%s)", (dialect) => {
     });
   });
 
+  describe("the usage report (admin API)", () => {
+    it("sums downloads per version and platform and checks per client version over the window", async () => {
+      const slug = await newProduct({}, ["1.0.0", "1.1.0", "1.10.0"]);
+      const productId = (
+        await f.db
+          .selectFrom("products")
+          .select("id")
+          .where("slug", "=", slug)
+          .executeTakeFirstOrThrow()
+      ).id;
+      for (const version of ["1.10.0", "1.1.0", "1.1.0"]) {
+        await get(`/api/downloads/${slug}/${version}/WINDOWS/X64`);
+      }
+      await get(`/api/updates/${slug}/tauri/windows/x86_64/1.0.0`);
+      await get(`/api/updates/${slug}/tauri/windows/x86_64/1.0.0`);
+      await get(`/api/updates/${slug}/electron/latest.yml`);
+      await f.app.usageCounts.flush(f.db);
+      // A count from 40 days ago falls outside the default window and inside a 60-day one.
+      const old = new Date(Date.now() - 40 * 86_400_000).toISOString().slice(0, 10);
+      await f.db
+        .insertInto("update_checks")
+        .values({
+          product_id: productId,
+          day: old,
+          current_version: "1.0.0",
+          platform: "MACOS",
+          channel: "STABLE",
+          count: 9,
+        })
+        .execute();
+      const report = await admin("GET", `/api/admin/products/${slug}/usage`);
+      expect(report.statusCode, report.body).toBe(200);
+      expect(report.json()).toMatchObject({
+        product: slug,
+        downloads: [
+          { version: "1.10.0", platform: "WINDOWS", count: 1 },
+          { version: "1.1.0", platform: "WINDOWS", count: 2 },
+        ],
+        updateChecks: [
+          { currentVersion: "1.0.0", platform: "WINDOWS", channel: "STABLE", count: 2 },
+          { currentVersion: null, platform: "WINDOWS", channel: "STABLE", count: 1 },
+        ],
+      });
+      const wider = await admin("GET", `/api/admin/products/${slug}/usage?days=60`);
+      expect(wider.json().updateChecks[0]).toMatchObject({ platform: "MACOS", count: 9 });
+      for (const days of ["0", "367", "x", "1.5"]) {
+        const response = await admin("GET", `/api/admin/products/${slug}/usage?days=${days}`);
+        expect(response.statusCode, days).toBe(400);
+      }
+      expect((await admin("GET", "/api/admin/products/nope/usage")).statusCode).toBe(404);
+    });
+  });
+
   describe("feeds handing out the download redirect", () => {
     it("every feed's URL is the redirect, named after the stored file, and it resolves", async () => {
       const slug = await newProduct({ downloadRedirects: true });

@@ -7,6 +7,7 @@ import {
   setReleaseYankedAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { listReleases } from "../../../domain/releases/manage-releases.js";
+import { usageReport } from "../../../domain/releases/usage-report.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
 import { slugParam } from "./schemas.js";
 
@@ -29,6 +30,27 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/products/:slug/releases",
     { onRequest: read, schema: { params: slugParam } },
     async (request) => ({ items: await listReleases(db, request.params.slug) }),
+  );
+
+  app.get<{ Params: { slug: string }; Querystring: { days?: string } }>(
+    "/api/admin/products/:slug/usage",
+    {
+      onRequest: read,
+      schema: {
+        description:
+          "Downloads (through /api/downloads) per version and platform, and update checks per client version, platform and channel, summed over the last `days` UTC days (1 to 366, default 30). Counts are written once a second.",
+        params: slugParam,
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: { days: { type: "string", pattern: "^[1-9][0-9]{0,2}$" } },
+        },
+      },
+    },
+    async (request) => {
+      const { days } = request.query;
+      return usageReport(db, request.params.slug, days === undefined ? 30 : Number(days));
+    },
   );
 
   app.delete<{ Params: { slug: string; version: string } }>(

@@ -1,0 +1,82 @@
+import type { Kysely } from "kysely";
+import type { Channel, DB, Platform } from "../../db/schema.js";
+import { ShipkeyError } from "../../errors.js";
+import { requireProduct } from "../products/products.js";
+import { newestFirst } from "./update-feed.js";
+import { dayOf } from "./usage-counts.js";
+
+export interface UsageReport {
+  product: string;
+  /** The first UTC day counted (YYYY-MM-DD); the window ends today. */
+  since: string;
+  /** Downloads through the redirect, per version and platform, newest version first. */
+  downloads: Array<{ version: string; platform: Platform; count: number }>;
+  /** Update checks per client version (null: unknown), platform and channel, most first. */
+  updateChecks: Array<{
+    currentVersion: string | null;
+    platform: Platform;
+    channel: Channel;
+    count: number;
+  }>;
+}
+
+export const maxReportDays = 366;
+
+/** What the counts say about a product over the last `days` UTC days, today included. */
+export async function usageReport(
+  db: Kysely<DB>,
+  slug: string,
+  days: number,
+  now = Date.now(),
+): Promise<UsageReport> {
+  if (!Number.isSafeInteger(days) || days < 1 || days > maxReportDays) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `days must be an integer from 1 to ${maxReportDays}`,
+    );
+  }
+  const product = await requireProduct(db, slug);
+  const since = dayOf(now - (days - 1) * 86_400_000);
+  const downloads = await db
+    .selectFrom("download_counts as d")
+    .innerJoin("release_versions as v", "v.id", "d.version_id")
+    .select(["v.version", "d.platform", (eb) => eb.fn.sum<number>("d.count").as("count")])
+    .where("v.product_id", "=", product.id)
+    .where("d.day", ">=", since)
+    .groupBy(["v.version", "d.platform"])
+    .execute();
+  const checks = await db
+    .selectFrom("update_checks")
+    .select([
+      "current_version",
+      "platform",
+      "channel",
+      (eb) => eb.fn.sum<number>("count").as("count"),
+    ])
+    .where("product_id", "=", product.id)
+    .where("day", ">=", since)
+    .groupBy(["current_version", "platform", "channel"])
+    .execute();
+  return {
+    product: product.slug,
+    since,
+    downloads: downloads
+      .map((row) => ({ version: row.version, platform: row.platform, count: Number(row.count) }))
+      .sort((a, b) => newestFirst(a.version, b.version) || a.platform.localeCompare(b.platform)),
+    updateChecks: checks
+      .map((row) => ({
+        currentVersion: row.current_version === "" ? null : row.current_version,
+        platform: row.platform,
+        channel: row.channel,
+        count: Number(row.count),
+      }))
+      .sort((a, b) => b.count - a.count || byVersion(a.currentVersion, b.currentVersion)),
+  };
+}
+
+function byVersion(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return newestFirst(a, b);
+}
