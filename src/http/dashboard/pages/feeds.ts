@@ -67,7 +67,7 @@ export function clientConfigs(origin: string, slug: string): ClientConfig[] {
       where: "electron-builder.yml",
       text: `publish:\n  provider: generic\n  url: ${urls.electron}\n`,
       channels:
-        'electron-updater reads latest.yml (Windows), latest-mac.yml and latest-linux.yml, which Shipkey builds from the published releases (entries with a sha512); set autoUpdater.channel = "beta" (or "alpha") to read beta*.yml.',
+        'electron-updater reads latest.yml (Windows), latest-mac.yml and latest-linux.yml (latest-linux-arm64.yml on ARM64 Linux), which Shipkey builds from the published releases (entries with a sha512); set autoUpdater.channel = "beta" (or "alpha") to read beta*.yml.',
     },
     {
       id: "squirrel-mac",
@@ -113,6 +113,7 @@ function feedList(urls: FeedUrls): Html {
         `${urls.electron}/latest.yml`,
         `${urls.electron}/latest-mac.yml`,
         `${urls.electron}/latest-linux.yml`,
+        `${urls.electron}/latest-linux-arm64.yml`,
       ],
     ],
     ["Sparkle 2 (macOS)", [urls.sparkleMac.x64, urls.sparkleMac.arm64]],
