@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { createAdmin } from "../src/domain/admins/admins.js";
-import { createProduct } from "../src/domain/products/products.js";
+import { createProduct, requireProduct } from "../src/domain/products/products.js";
+import { publishRelease } from "../src/domain/releases/publish-release.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/database.js";
 import { postJson, type ServerProcess, startServer } from "./helpers/server-process.js";
 
@@ -129,10 +130,70 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     expect(await release.locator("td.yes").count()).toBe(2);
     await shot("releases");
 
+    // The notes are Markdown; the feeds section is collapsed once a release exists.
+    expect(await textOf(release.locator(".notes h2"))).toBe("New");
+    expect(await textOf(release.locator(".notes li"))).toBe("Sync");
+    expect(await page.locator("#feeds").getAttribute("open")).toBeNull();
+
     page.once("dialog", (dialog) => void dialog.accept());
     await release.getByRole("button", { name: "Remove MACOS ARM64 of 2.3.0" }).click();
     expect(await textOf(page.getByRole("status"))).toBe("File removed.");
     expect(await page.locator('[data-version="2.3.0"] td.yes').count()).toBe(1);
+  });
+
+  it("renders hostile release notes inertly and copies a feed configuration, with no CSP violation", async () => {
+    const violations: string[] = [];
+    const onConsole = (message: { text(): string }) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    };
+    page.on("console", onConsole);
+    let dialogs = 0;
+    const onDialog = () => void (dialogs += 1);
+    page.on("dialog", onDialog);
+    const database = await openDatabase(testDatabase.url);
+    try {
+      await publishRelease(database.db, await requireProduct(database.db, "desktop-app"), {
+        version: "2.4.0",
+        channel: "STABLE",
+        releaseNotes:
+          '<script>alert(1)</script> <img src=x onerror="alert(2)"> [x](javascript:alert(3))\n\n| a | b |\n|:-:|--:|\n| 1 | 2 |',
+        entries: [
+          {
+            platform: "LINUX",
+            arch: "X64",
+            downloadUrl: "https://dl.example.com/app.AppImage",
+            signature: null,
+            fileSize: null,
+          },
+        ],
+      });
+    } finally {
+      await database.close();
+    }
+    await page.goto(`${base}/admin/releases?product=desktop-app`);
+    const release = page.locator('[data-version="2.4.0"]');
+    expect(await textOf(release.locator(".notes p"))).toContain("<script>alert(1)</script>");
+    expect(await release.locator(".notes script, .notes img, .notes a").count()).toBe(0);
+    expect(await release.locator(".notes td.align-right").count()).toBe(1);
+    // Newest first: 2.4.0 above 2.3.0.
+    const versions = await page
+      .locator("section.release")
+      .evaluateAll((sections) => sections.map((s) => s.getAttribute("data-version")));
+    expect(versions).toEqual(["2.4.0", "2.3.0"]);
+
+    await page.locator("#feeds summary").click();
+    const tauri = page.locator('[data-client="tauri"]');
+    await tauri.getByRole("button", { name: "Copy" }).click();
+    expect(await textOf(tauri.getByRole("button"))).toMatch(/^(Copied|Press Ctrl\+C)$/);
+    const config = JSON.parse((await tauri.locator("code").textContent()) ?? "");
+    expect(config.plugins.updater.endpoints).toEqual([
+      `${base}/api/updates/desktop-app/tauri/{{target}}/{{arch}}/{{current_version}}`,
+    ]);
+    await shot("releases-feeds");
+    page.off("console", onConsole);
+    page.off("dialog", onDialog);
+    expect(dialogs).toBe(0);
+    expect(violations).toEqual([]);
   });
 
   it("creates a license, sees a machine activated over the API with its last-seen, deactivates it, and validate then fails", async () => {

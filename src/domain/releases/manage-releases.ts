@@ -1,9 +1,11 @@
 import { inTransaction } from "../../db/transaction.js";
 import type { Kysely } from "kysely";
+import semver from "semver";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
+import { newestFirst } from "./update-feed.js";
 
 export interface ReleaseVersionView {
   version: string;
@@ -24,7 +26,11 @@ export interface ReleaseVersionView {
   }>;
 }
 
-/** A product's releases, grouped by version, most recently published first. */
+/**
+ * A product's releases, grouped by version, newest first by semver precedence (prerelease
+ * included), the order the update feeds use; a stored version that is not strict semver (written
+ * by hand, never by publish) comes last.
+ */
 export async function listReleases(
   db: Kysely<DB>,
   productSlug: string,
@@ -34,9 +40,8 @@ export async function listReleases(
     .selectFrom("release_versions")
     .selectAll()
     .where("product_id", "=", product.id)
-    .orderBy("updated_at", "desc")
-    .orderBy("version", "desc")
     .execute();
+  versions.sort((a, b) => bySemverNewestFirst(a.version, b.version));
   const artifacts = await db
     .selectFrom("release_artifacts")
     .innerJoin("release_versions", "release_versions.id", "release_artifacts.version_id")
@@ -126,4 +131,12 @@ export async function setReleaseYanked(
     .executeTakeFirst();
   if (!row) throw new ShipkeyError("RELEASE_NOT_FOUND", `No version ${version} of ${productSlug}`);
   return { product: productSlug, version, yankedAt: isoOrNull(row.yanked_at) };
+}
+
+function bySemverNewestFirst(a: string, b: string): number {
+  const aValid = semver.valid(a) !== null;
+  const bValid = semver.valid(b) !== null;
+  if (aValid && bValid) return newestFirst(a, b);
+  if (aValid !== bValid) return aValid ? -1 : 1;
+  return a < b ? 1 : a > b ? -1 : 0;
 }

@@ -59,7 +59,19 @@ dl.facts dd { margin:0; }
 fieldset { border:1px solid var(--line); border-radius:6px; padding:10px 14px; display:grid; gap:6px; }
 legend { font-weight:600; font-size:14px; padding:0 4px; }
 label.check { display:flex; gap:8px; align-items:center; font-weight:400; }
-pre.notes { white-space:pre-wrap; background:#fafbfc; border:1px solid var(--line); border-radius:6px; padding:10px; font-size:13px; }
+.notes { background:#fafbfc; border:1px solid var(--line); border-radius:6px; padding:4px 14px; margin:12px 0; font-size:14px; overflow-wrap:anywhere; }
+.notes h1, .notes h2, .notes h3, .notes h4 { font-size:15px; margin:12px 0 6px; }
+.notes p, .notes ul, .notes ol, .notes pre, .notes blockquote, .notes table { margin:8px 0; }
+.notes pre { background:#f2f4f7; padding:8px; border-radius:4px; overflow-x:auto; }
+.notes blockquote { border-left:3px solid var(--line); padding-left:10px; color:var(--muted); }
+.notes table { width:auto; }
+.align-center { text-align:center; } .align-right { text-align:right; } .align-left { text-align:left; }
+.feeds summary { cursor:pointer; }
+.feeds summary h2 { display:inline; margin:0; }
+.feed-urls code.url { display:block; overflow-wrap:anywhere; }
+.client-config h3 { font-size:15px; margin:18px 0 0; }
+pre.snippet { background:#111827; color:#f9fafb; padding:12px; border-radius:6px; overflow-x:auto; font-size:13px; margin:8px 0 4px; }
+p.hint { color:var(--muted); font-size:13px; margin:0 0 8px; }
 .release h2 { margin:0; }
 .login { min-height:100vh; display:grid; place-items:center; }
 .login .panel { width:min(400px, 92vw); }

@@ -5,134 +5,41 @@ import {
   deleteReleaseAudited,
   setReleaseYankedAudited,
 } from "../../../domain/audit/audited-actions.js";
-import { listReleases } from "../../../domain/releases/manage-releases.js";
-import { listProducts } from "../../../domain/products/products.js";
+import { listReleases, type ReleaseVersionView } from "../../../domain/releases/manage-releases.js";
+import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
-import { badge, csrfField, html, layout, when } from "../html.js";
+import { requestOrigin } from "../../public-origin.js";
+import { badge, csrfField, type Html, html, layout, type PageContext, when } from "../html.js";
+import { renderNotes } from "../markdown.js";
 import { adminActor, contextOf, type Form, sendPage, text } from "../page-kit.js";
+import { feedsSection } from "./feeds.js";
+
+const done: Record<string, string> = {
+  deleted: "Version deleted.",
+  removed: "File removed.",
+  yanked: "Version yanked: the update feeds no longer offer it.",
+  unyanked: "Version restored to the update feeds.",
+};
 
 export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.get<{ Querystring: Form }>("/admin/releases", async (request, reply) => {
-    const context = contextOf(request);
     const products = await listProducts(db);
     const slug = text(request.query, "product") || products[0]?.slug || "";
-    const versions =
-      slug && products.some((p) => p.slug === slug) ? await listReleases(db, slug) : [];
-    const flash = {
-      deleted: "Version deleted.",
-      removed: "File removed.",
-      yanked: "Version yanked: the update feeds no longer offer it.",
-      unyanked: "Version restored to the update feeds.",
-    }[text(request.query, "done")];
+    const product = products.find((p) => p.slug === slug);
+    const versions = product ? await listReleases(db, product.slug) : [];
+    const content =
+      products.length === 0
+        ? noProducts()
+        : html`${productPicker(products, slug)}
+          ${product ? releasesOf(product, versions, requestOrigin(request), contextOf(request)) : ""}`;
     return sendPage(
       reply,
       layout(
         "Releases",
         "releases",
-        context,
-        products.length === 0
-          ? html`<div class="empty">
-              No products yet. <a href="/admin/products">Create one</a>, then publish from CI.
-            </div>`
-          : html`<form method="get" class="toolbar">
-                <label
-                  >Product
-                  <select name="product">
-                    ${products.map(
-                      (p) =>
-                        html`<option value="${p.slug}" ${p.slug === slug ? html`selected` : ""}>
-                          ${p.name}
-                        </option>`,
-                    )}
-                  </select></label
-                ><button type="submit" class="secondary">Show</button>
-              </form>
-              ${
-                versions.length === 0
-                  ? html`<div class="empty">
-                      <p>No releases for this product yet.</p>
-                      <p>
-                        Publish from CI with <code>POST /api/releases/publish</code> and an API key
-                        holding <code>releases:write</code>.
-                      </p>
-                    </div>`
-                  : versions.map(
-                      (v) =>
-                        html`<section class="panel release" data-version="${v.version}">
-                          <div class="actions">
-                            <h2>${v.version}</h2>
-                            ${badge(v.channel)} ${v.yankedAt ? badge("yanked") : ""}
-                            <span class="muted">updated ${when(v.updatedAt)}</span>
-                            <form
-                              method="post"
-                              action="/admin/releases/${slug}/${encodeURIComponent(v.version)}/${v.yankedAt ? "unyank" : "yank"}"
-                              class="inline"
-                            >
-                              ${csrfField(context.csrfToken)}<button
-                                type="submit"
-                                class="secondary"
-                              >
-                                ${v.yankedAt ? "Restore to feeds" : "Yank from feeds"}
-                              </button>
-                            </form>
-                            <form
-                              method="post"
-                              action="/admin/releases/${slug}/${encodeURIComponent(v.version)}/delete"
-                              class="inline"
-                              data-confirm="Delete version ${v.version} and all its files?"
-                            >
-                              ${csrfField(context.csrfToken)}<button type="submit" class="danger">
-                                Delete version
-                              </button>
-                            </form>
-                          </div>
-                          ${v.releaseNotes ? html`<pre class="notes">${v.releaseNotes}</pre>` : ""}
-                          <table class="matrix">
-                            <thead>
-                              <tr>
-                                <th>Platform</th>
-                                ${arches.map((a) => html`<th>${a}</th>`)}
-                              </tr>
-                            </thead>
-                            <tbody>
-                              ${platforms.map(
-                                (p) =>
-                                  html`<tr>
-                                    <th scope="row">${p}</th>
-                                    ${arches.map((a) => {
-                                      const entry = v.entries.find(
-                                        (e) => e.platform === p && e.arch === a,
-                                      );
-                                      return entry
-                                        ? html`<td class="yes">
-                                            <a href="${entry.downloadUrl}" rel="noreferrer"
-                                              >✓ download</a
-                                            >${entry.fileSize !== null ? html`<br /><span class="muted">${(entry.fileSize / 1048576).toFixed(1)} MiB</span>` : ""}
-                                            <form
-                                              method="post"
-                                              action="/admin/releases/${slug}/${encodeURIComponent(v.version)}/${p}/${a}/delete"
-                                              data-confirm="Remove the ${p} ${a} file of ${v.version}?"
-                                            >
-                                              ${csrfField(context.csrfToken)}
-                                              <button
-                                                type="submit"
-                                                class="danger small"
-                                                aria-label="Remove ${p} ${a} of ${v.version}"
-                                              >
-                                                Remove
-                                              </button>
-                                            </form>
-                                          </td>`
-                                        : html`<td class="no">—</td>`;
-                                    })}
-                                  </tr>`,
-                              )}
-                            </tbody>
-                          </table>
-                        </section>`,
-                    )
-              }`,
-        flash,
+        contextOf(request),
+        content,
+        done[text(request.query, "done")],
       ),
     );
   });
@@ -182,4 +89,115 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
       );
     },
   );
+}
+
+function noProducts(): Html {
+  return html`<div class="empty">
+    No products yet. <a href="/admin/products">Create one</a>, then publish from CI.
+  </div>`;
+}
+
+function productPicker(products: Product[], slug: string): Html {
+  return html`<form method="get" class="toolbar">
+    <label
+      >Product
+      <select name="product">
+        ${products.map(
+          (p) =>
+            html`<option value="${p.slug}" ${p.slug === slug ? html`selected` : ""}>
+              ${p.name}
+            </option>`,
+        )}
+      </select></label
+    ><button type="submit" class="secondary">Show</button>
+  </form>`;
+}
+
+/**
+ * One product's releases page: its feeds (open while nothing is published yet), then its
+ * versions, newest first by semver. Usage sections (downloads, versions in use) go between.
+ */
+function releasesOf(
+  product: Product,
+  versions: ReleaseVersionView[],
+  origin: string | null,
+  context: PageContext,
+): Html {
+  return html`${feedsSection(origin, product, versions.length === 0)}
+  ${
+    versions.length === 0
+      ? html`<div class="empty">
+          <p>No releases for this product yet.</p>
+          <p>
+            Publish from CI with <code>shipkey publish</code> or
+            <code>POST /api/releases/publish</code> and an API key holding
+            <code>releases:write</code>.
+          </p>
+        </div>`
+      : versions.map((v) => versionPanel(product.slug, v, context.csrfToken))
+  }`;
+}
+
+function versionPanel(slug: string, v: ReleaseVersionView, csrfToken: string): Html {
+  const versionPath = `/admin/releases/${encodeURIComponent(slug)}/${encodeURIComponent(v.version)}`;
+  return html`<section class="panel release" data-version="${v.version}">
+    <div class="actions">
+      <h2>${v.version}</h2>
+      ${badge(v.channel)} ${v.yankedAt ? badge("yanked") : ""}
+      <span class="muted">published ${when(v.createdAt)}</span>
+      <form method="post" action="${versionPath}/${v.yankedAt ? "unyank" : "yank"}" class="inline">
+        ${csrfField(csrfToken)}<button type="submit" class="secondary">
+          ${v.yankedAt ? "Restore to feeds" : "Yank from feeds"}
+        </button>
+      </form>
+      <form
+        method="post"
+        action="${versionPath}/delete"
+        class="inline"
+        data-confirm="Delete version ${v.version} and all its files?"
+      >
+        ${csrfField(csrfToken)}<button type="submit" class="danger">Delete version</button>
+      </form>
+    </div>
+    ${v.releaseNotes ? html`<div class="notes">${renderNotes(v.releaseNotes)}</div>` : ""}
+    <table class="matrix">
+      <thead>
+        <tr>
+          <th>Platform</th>
+          ${arches.map((a) => html`<th>${a}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${platforms.map(
+          (p) =>
+            html`<tr>
+              <th scope="row">${p}</th>
+              ${arches.map((a) => {
+                const entry = v.entries.find((e) => e.platform === p && e.arch === a);
+                return entry
+                  ? html`<td class="yes">
+                      <a href="${entry.downloadUrl}" rel="noreferrer">✓ download</a
+                      >${entry.fileSize !== null ? html`<br /><span class="muted">${(entry.fileSize / 1048576).toFixed(1)} MiB</span>` : ""}
+                      <form
+                        method="post"
+                        action="${versionPath}/${p}/${a}/delete"
+                        data-confirm="Remove the ${p} ${a} file of ${v.version}?"
+                      >
+                        ${csrfField(csrfToken)}
+                        <button
+                          type="submit"
+                          class="danger small"
+                          aria-label="Remove ${p} ${a} of ${v.version}"
+                        >
+                          Remove
+                        </button>
+                      </form>
+                    </td>`
+                  : html`<td class="no">—</td>`;
+              })}
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { Document, isScalar, Scalar } from "yaml";
-import type { Channel, Platform } from "../../../db/schema.js";
+import type { Arch, Channel, Platform } from "../../../db/schema.js";
 import { findLatestRelease, type FeedRelease } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
 import { documentationOnly, failure } from "../public-schemas.js";
@@ -15,20 +15,28 @@ import {
 } from "./feed-request.js";
 
 const fileChannels: Record<string, Channel> = { latest: "STABLE", beta: "BETA", alpha: "ALPHA" };
-const filePlatforms: Record<string, Platform> = {
-  "": "WINDOWS",
-  "-mac": "MACOS",
-  "-linux": "LINUX",
+/**
+ * The file's platform suffix, as electron-updater asks for it: none on Windows and `-mac` (every
+ * arch in one file; the updater picks its own), and on Linux one file per arch, as
+ * electron-builder writes them: `-linux` is x64, `-linux-arm64` ARM64 (electron-updater appends
+ * `-{process.arch}` on Linux for any arch but x64, and its AppImage updater would otherwise fall
+ * back to the first file listed, whatever its arch).
+ */
+const fileTargets: Record<string, { platform: Platform; arch?: Arch }> = {
+  "": { platform: "WINDOWS" },
+  "-mac": { platform: "MACOS" },
+  "-linux": { platform: "LINUX", arch: "X64" },
+  "-linux-arm64": { platform: "LINUX", arch: "ARM64" },
 };
-const fileName = /^(latest|beta|alpha)(-mac|-linux)?\.yml$/;
+const fileName = /^(latest|beta|alpha)(-mac|-linux|-linux-arm64)?\.yml$/;
 
 interface Params extends ProductParams {
   file: string;
 }
 
 /**
- * electron-updater's `generic` provider: `{ch}.yml`, `{ch}-mac.yml`, `{ch}-linux.yml`, as
- * electron-builder writes them. Only entries with a sha512 are listed (electron-updater refuses a
+ * electron-updater's `generic` provider: `{ch}.yml`, `{ch}-mac.yml`, `{ch}-linux.yml` and
+ * `{ch}-linux-arm64.yml`, as electron-builder writes them. Only entries with a sha512 are listed (electron-updater refuses a
  * file without one); a product with none is a 404, which electron-updater reports as no update.
  */
 export function electronFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
@@ -39,14 +47,15 @@ export function electronFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
       const { productSlug, file } = request.params;
       const match = fileName.exec(file);
       const channel = match && fileChannels[match[1] ?? ""];
-      const platform = match && filePlatforms[match[2] ?? ""];
-      if (!channel || !platform) {
+      const target = match && fileTargets[match[2] ?? ""];
+      if (!channel || !target) {
         throw new ShipkeyError("ROUTE_NOT_FOUND", `No feed file ${file}`);
       }
+      const { platform } = target;
       const feed = await openFeed(request, deps, { productSlug, platform, channel });
       const release = await findLatestRelease(deps.db, {
         ...feed,
-        platform,
+        ...target,
         channel,
         accepts: (entry) => entry.sha512 !== null,
       });
@@ -98,7 +107,8 @@ const electronSchema = {
       file: {
         type: "string",
         pattern: fileName.source,
-        description: "{latest|beta|alpha}.yml (Windows), …-mac.yml, …-linux.yml",
+        description:
+          "{latest|beta|alpha}.yml (Windows), …-mac.yml, …-linux.yml (x64), …-linux-arm64.yml",
       },
     },
   },

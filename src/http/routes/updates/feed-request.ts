@@ -11,6 +11,7 @@ import {
 import type { FeedEntry, FeedRelease } from "../../../domain/releases/update-feed.js";
 import type { UsageCounts } from "../../../domain/releases/usage-counts.js";
 import { ShipkeyError } from "../../../errors.js";
+import { requestOrigin } from "../../public-origin.js";
 
 /** What the feed and download routes are given. */
 export interface FeedDeps {
@@ -66,7 +67,8 @@ export async function openFeed(
       const path = downloadPath(product.slug, release.version, entry);
       // Credentials that came in the query (Sparkle) go on in it; headers are sent again.
       const query = credentials?.inQuery ? `?${new URLSearchParams({ ...credentials.given })}` : "";
-      return `${request.protocol}://${request.host}${path}${query}`;
+      // A Host that is not a plain host name gets a relative URL, never one built from its text.
+      return `${requestOrigin(request) ?? ""}${path}${query}`;
     },
   };
 }

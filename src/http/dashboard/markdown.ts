@@ -1,0 +1,46 @@
+import MarkdownIt from "markdown-it";
+import { type Html, raw } from "./html.js";
+
+/** The only link targets release notes may have; anything else stays plain text. */
+const allowedLink = /^(https?:\/\/|mailto:)/i;
+
+/** The rel every link in release notes carries: notes are written by whoever can publish. */
+export const notesLinkRel = "noopener noreferrer nofollow";
+
+/**
+ * Release notes as Markdown (CommonMark + GFM tables and strikethrough), safe to place in a
+ * dashboard page:
+ * - raw HTML is escaped, never passed through (`html: false`);
+ * - links only to http(s) and mailto (a `javascript:`, `data:` or relative link stays text), each
+ *   with `rel="noopener noreferrer nofollow"`;
+ * - bare URLs with a scheme become links, bare domains do not (file names such as `app.zip` are
+ *   not links);
+ * - no images (the CSP would block remote ones anyway) and no style attributes (table alignment
+ *   becomes a class), so the page's CSP needs no exception.
+ */
+const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
+md.linkify.set({ fuzzyLink: false, fuzzyIP: false });
+md.disable("image");
+md.validateLink = (url) => allowedLink.test(url.trim());
+
+md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+  tokens[idx]?.attrSet("rel", notesLinkRel);
+  return self.renderToken(tokens, idx, options);
+};
+
+for (const rule of ["th_open", "td_open"] as const) {
+  md.renderer.rules[rule] = (tokens, idx, options, _env, self) => {
+    const token = tokens[idx];
+    const align = /^text-align:(left|center|right)$/.exec(String(token?.attrGet("style") ?? ""));
+    if (token) {
+      token.attrs = (token.attrs ?? []).filter(([name]) => name !== "style");
+      if (align) token.attrSet("class", `align-${align[1]}`);
+    }
+    return self.renderToken(tokens, idx, options);
+  };
+}
+
+/** Release notes rendered as sanitised HTML (see above). */
+export function renderNotes(markdown: string): Html {
+  return raw(md.render(markdown));
+}
