@@ -13,10 +13,12 @@ import { createFixture, type Fixture } from "./helpers/fixture.js";
 describe.each(dialects)("licensed updates and downloads (%s)", (dialect) => {
   let f: Fixture;
   let apiKey: string;
+  let cookie: string;
+  let csrf: string;
   let products = 0;
   beforeAll(async () => {
     f = await createFixture(dialect);
-    ({ apiKey } = await adminAccess(f, `admin-${dialect}@example.com`));
+    ({ apiKey, cookie, csrf } = await adminAccess(f, `admin-${dialect}@example.com`));
   });
   afterAll(async () => {
     await f.close();
@@ -467,6 +469,46 @@ describe.each(dialects)("licensed updates and downloads (%s)", (dialect) => {
         licensed(credentials),
       );
       expect(viaHeaders.json().url).not.toContain("licenseKey");
+    });
+  });
+
+  describe("the dashboard's releases page", () => {
+    const page = async (slug: string) =>
+      (await get(`/admin/releases?product=${slug}`, { cookie })).body;
+
+    it("shows downloads per version and platform and the versions in use", async () => {
+      const slug = await newProduct({});
+      await get(`/api/downloads/${slug}/1.1.0/LINUX/X64`);
+      await get(`/api/downloads/${slug}/1.1.0/LINUX/ARM64`);
+      await get(`/api/downloads/${slug}/1.1.0/MACOS/X64`);
+      await get(`/api/updates/${slug}/tauri/linux/x86_64/1.0.0`);
+      await f.app.usageCounts.flush(f.db);
+      const html = await page(slug);
+      const panel = (version: string) =>
+        html.split(`data-version="${version}"`)[1]?.split("</section>")[0] ?? "";
+      expect(panel("1.1.0")).toContain("3 downloads in 30 days");
+      expect(panel("1.1.0")).toMatch(/<th scope="row">LINUX<\/th>[\s\S]*?<td>2<\/td>/);
+      expect(panel("1.0.0")).toContain("0 downloads in 30 days");
+      const inUse = html.split('id="versions-in-use"')[1]?.split("</section>")[0] ?? "";
+      expect(inUse).toMatch(/<td>1\.0\.0<\/td>\s*<td>LINUX<\/td>\s*<td>STABLE<\/td>\s*<td>1<\/td>/);
+    });
+
+    it("sets update delivery from its form (CSRF-checked, audited)", async () => {
+      const slug = await newProduct({});
+      const post = (fields: Record<string, string>, token = csrf) =>
+        f.app.inject({
+          method: "POST",
+          url: `/admin/releases/${slug}/delivery`,
+          headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+          payload: new URLSearchParams({ _csrf: token, ...fields }).toString(),
+        });
+      expect((await post({ updatesRequireLicense: "on" }, "wrong")).statusCode).toBe(403);
+      const saved = await post({ updatesRequireLicense: "on", downloadRedirects: "on" });
+      expect(saved.statusCode).toBe(303);
+      expect((await get(endpoints(slug).tauri)).statusCode).toBe(401);
+      expect(await page(slug)).toMatch(/name="updatesRequireLicense" checked/);
+      await post({});
+      expect((await get(endpoints(slug).tauri)).statusCode).toBe(200);
     });
   });
 

@@ -4,7 +4,9 @@ import { arches, type DB, platforms } from "../../../db/schema.js";
 import {
   deleteReleaseAudited,
   setReleaseYankedAudited,
+  setUpdateDeliveryAudited,
 } from "../../../domain/audit/audited-actions.js";
+import { type UsageReport, usageReport } from "../../../domain/releases/usage-report.js";
 import { listReleases, type ReleaseVersionView } from "../../../domain/releases/manage-releases.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
@@ -19,7 +21,11 @@ const done: Record<string, string> = {
   removed: "File removed.",
   yanked: "Version yanked: the update feeds no longer offer it.",
   unyanked: "Version restored to the update feeds.",
+  delivery: "Update delivery saved.",
 };
+
+/** The window of the usage tables. */
+const usageDays = 30;
 
 export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.get<{ Querystring: Form }>("/admin/releases", async (request, reply) => {
@@ -27,11 +33,16 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
     const slug = text(request.query, "product") || products[0]?.slug || "";
     const product = products.find((p) => p.slug === slug);
     const versions = product ? await listReleases(db, product.slug) : [];
+    const usage = product ? await usageReport(db, product.slug, usageDays) : null;
     const content =
       products.length === 0
         ? noProducts()
         : html`${productPicker(products, slug)}
-          ${product ? releasesOf(product, versions, requestOrigin(request), contextOf(request)) : ""}`;
+          ${
+            product && usage
+              ? releasesOf(product, versions, usage, requestOrigin(request), contextOf(request))
+              : ""
+          }`;
     return sendPage(
       reply,
       layout(
@@ -78,6 +89,21 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
     );
   }
 
+  app.post<{ Params: { slug: string }; Body: Form }>(
+    "/admin/releases/:slug/delivery",
+    async (request, reply) => {
+      const { slug } = request.params;
+      await setUpdateDeliveryAudited(db, adminActor(request), slug, {
+        updatesRequireLicense: text(request.body, "updatesRequireLicense") === "on",
+        downloadRedirects: text(request.body, "downloadRedirects") === "on",
+      });
+      return reply.redirect(
+        `/admin/releases?product=${encodeURIComponent(slug)}&done=delivery`,
+        303,
+      );
+    },
+  );
+
   app.post<{ Params: { slug: string; version: string } }>(
     "/admin/releases/:slug/:version/delete",
     async (request, reply) => {
@@ -114,16 +140,23 @@ function productPicker(products: Product[], slug: string): Html {
 }
 
 /**
- * One product's releases page: its feeds (open while nothing is published yet), then its
- * versions, newest first by semver. Usage sections (downloads, versions in use) go between.
+ * One product's releases page: its feeds (open while nothing is published yet), how updates are
+ * delivered, the versions in use, then its versions, newest first by semver, with their
+ * downloads.
  */
 function releasesOf(
   product: Product,
   versions: ReleaseVersionView[],
+  usage: UsageReport,
   origin: string | null,
   context: PageContext,
 ): Html {
+  const downloads = (version: string, platform: string) =>
+    usage.downloads
+      .filter((d) => d.version === version && (platform === "" || d.platform === platform))
+      .reduce((sum, d) => sum + d.count, 0);
   return html`${feedsSection(origin, product, versions.length === 0)}
+  ${deliveryPanel(product, context.csrfToken)} ${versionsInUse(usage)}
   ${
     versions.length === 0
       ? html`<div class="empty">
@@ -134,17 +167,85 @@ function releasesOf(
             <code>releases:write</code>.
           </p>
         </div>`
-      : versions.map((v) => versionPanel(product.slug, v, context.csrfToken))
+      : versions.map((v) => versionPanel(product.slug, v, context.csrfToken, downloads))
   }`;
 }
 
-function versionPanel(slug: string, v: ReleaseVersionView, csrfToken: string): Html {
+function deliveryPanel(product: Product, csrfToken: string): Html {
+  const path = `/admin/releases/${encodeURIComponent(product.slug)}/delivery`;
+  const box = (name: string, on: boolean, label: string, hint: string) =>
+    html`<label class="check"
+      ><input type="checkbox" name="${name}" ${on ? html`checked` : ""} /> ${label}
+      <span class="muted">${hint}</span></label
+    >`;
+  return html`<section class="panel" id="delivery">
+    <h2>Update delivery</h2>
+    <form method="post" action="${path}">
+      ${csrfField(csrfToken)}
+      ${box(
+        "updatesRequireLicense",
+        product.updatesRequireLicense,
+        "Require a license for updates",
+        "Feeds and downloads answer only machines activated on a usable license (Authorization: License <key> and Shipkey-Machine headers, or licenseKey and machineId parameters). An expired license keeps the versions published before it expired.",
+      )}
+      ${box(
+        "downloadRedirects",
+        product.downloadRedirects,
+        "Hand out counted download links",
+        "Feeds give /api/downloads/… URLs, which redirect to the stored file and count downloads.",
+      )}
+      <button type="submit">Save</button>
+    </form>
+  </section>`;
+}
+
+function versionsInUse(usage: UsageReport): Html {
+  const rows = usage.updateChecks.slice(0, 20);
+  return html`<section class="panel" id="versions-in-use">
+    <h2>Versions in use <span class="muted">update checks since ${usage.since}</span></h2>
+    ${
+      rows.length === 0
+        ? html`<p class="muted">No update checks yet.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th>Version</th>
+                <th>Platform</th>
+                <th>Channel</th>
+                <th>Checks</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows.map(
+                (row) =>
+                  html`<tr>
+                    <td>${row.currentVersion ?? html`<span class="muted">unknown</span>`}</td>
+                    <td>${row.platform}</td>
+                    <td>${row.channel}</td>
+                    <td>${row.count}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
+}
+
+function versionPanel(
+  slug: string,
+  v: ReleaseVersionView,
+  csrfToken: string,
+  downloads: (version: string, platform: string) => number,
+): Html {
   const versionPath = `/admin/releases/${encodeURIComponent(slug)}/${encodeURIComponent(v.version)}`;
   return html`<section class="panel release" data-version="${v.version}">
     <div class="actions">
       <h2>${v.version}</h2>
       ${badge(v.channel)} ${v.yankedAt ? badge("yanked") : ""}
       <span class="muted">published ${when(v.createdAt)}</span>
+      <span class="muted downloads"
+        >${downloads(v.version, "")} downloads in ${usageDays} days</span
+      >
       <form method="post" action="${versionPath}/${v.yankedAt ? "unyank" : "yank"}" class="inline">
         ${csrfField(csrfToken)}<button type="submit" class="secondary">
           ${v.yankedAt ? "Restore to feeds" : "Yank from feeds"}
@@ -165,6 +266,7 @@ function versionPanel(slug: string, v: ReleaseVersionView, csrfToken: string): H
         <tr>
           <th>Platform</th>
           ${arches.map((a) => html`<th>${a}</th>`)}
+          <th>Downloads</th>
         </tr>
       </thead>
       <tbody>
@@ -195,6 +297,7 @@ function versionPanel(slug: string, v: ReleaseVersionView, csrfToken: string): H
                     </td>`
                   : html`<td class="no">—</td>`;
               })}
+              <td>${downloads(v.version, p)}</td>
             </tr>`,
         )}
       </tbody>
