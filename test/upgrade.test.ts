@@ -83,6 +83,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0009_plain_storage", "Success"],
     ["0010_idempotency_and_retention", "Success"],
     ["0011_update_feeds", "Success"],
+    ["0012_tauri_public_key", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(before);

@@ -19,6 +19,8 @@ export interface ProductsTable {
   slug: string;
   name: string;
   created_at: number;
+  /** The Tauri updater's minisign public key (tauri.conf.json's form); null when unset. */
+  tauri_public_key: string | null;
 }
 
 export interface LicensesTable {

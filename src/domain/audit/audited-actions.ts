@@ -22,7 +22,14 @@ import {
   type LicenseSettings,
   updateLicense,
 } from "../licenses/manage-licenses.js";
-import { createProduct, deleteProduct, renameProduct } from "../products/products.js";
+import { inTransaction } from "../../db/transaction.js";
+import {
+  createProduct,
+  deleteProduct,
+  renameProduct,
+  requireProduct,
+  setTauriPublicKey,
+} from "../products/products.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
 import { type Actor, withAudit } from "./audit-log.js";
 
@@ -45,6 +52,42 @@ export const createProductAudited = (
 
 export const renameProductAudited = (db: Kysely<DB>, actor: Actor, slug: string, name: string) =>
   withAudit(db, actor, "product.rename", (trx) => renameProduct(trx, slug, name), productEntry);
+
+/** Sets (product.tauri_key_set) or clears (product.tauri_key_clear) the product's Tauri key. */
+export const setTauriPublicKeyAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  tauriPublicKey: string | null,
+) =>
+  withAudit(
+    db,
+    actor,
+    tauriPublicKey === null ? "product.tauri_key_clear" : "product.tauri_key_set",
+    (trx) => setTauriPublicKey(trx, slug, tauriPublicKey),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: { tauriKeyId: product.tauriKeyId },
+    }),
+  );
+
+/**
+ * The given settings of a product (the admin API's PATCH, the CLI's products update), each
+ * audited as its own action, all in one transaction: every change or none.
+ */
+export const updateProductAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  changes: { name?: string; tauriPublicKey?: string | null },
+) =>
+  inTransaction(db, async (trx) => {
+    if (changes.tauriPublicKey !== undefined) {
+      await setTauriPublicKeyAudited(trx, actor, slug, changes.tauriPublicKey);
+    }
+    if (changes.name !== undefined) await renameProductAudited(trx, actor, slug, changes.name);
+    return requireProduct(trx, slug);
+  });
 
 export const deleteProductAudited = (db: Kysely<DB>, actor: Actor, slug: string) =>
   withAudit(

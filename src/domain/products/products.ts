@@ -6,12 +6,17 @@ import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 import { assertMaxLength, assertSingleLine, limits } from "../limits.js";
+import { checkTauriPublicKey, readTauriPublicKey } from "./tauri-public-key.js";
 
 export interface Product {
   id: string;
   slug: string;
   name: string;
   createdAt: string;
+  /** The Tauri updater's public key (tauri.conf.json's form); publish checks signatures with it. */
+  tauriPublicKey: string | null;
+  /** Its minisign key id (16 hex digits), as `tauri signer generate` prints it. */
+  tauriKeyId: string | null;
 }
 
 // Slugs appear in URLs and CI configs: lowercase letters, digits and inner dashes.
@@ -32,7 +37,13 @@ export async function createProduct(
     );
   }
   if (input.name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
-  const row = { id: newId("prod"), slug: input.slug, name: input.name, created_at: now };
+  const row = {
+    id: newId("prod"),
+    slug: input.slug,
+    name: input.name,
+    created_at: now,
+    tauri_public_key: null,
+  };
   const inserted = await db
     .insertInto("products")
     .values(row)
@@ -59,11 +70,22 @@ export async function findProductBySlug(db: Kysely<DB>, slug: string): Promise<P
 // Columns listed, not `*`: on PostgreSQL this is a named prepared statement, and one whose result
 // shape changes under it (a column added by a newer process) fails instead of adapting.
 const findProductRow = compileOnce<{ slug: string }, DB["products"]>(["slug"], (db, p) =>
-  db.selectFrom("products").select(["id", "slug", "name", "created_at"]).where("slug", "=", p.slug),
+  db
+    .selectFrom("products")
+    .select(["id", "slug", "name", "created_at", "tauri_public_key"])
+    .where("slug", "=", p.slug),
 );
 
 function toProduct(row: DB["products"]): Product {
-  return { id: row.id, slug: row.slug, name: row.name, createdAt: toIso(row.created_at) };
+  const key = row.tauri_public_key;
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    createdAt: toIso(row.created_at),
+    tauriPublicKey: key,
+    tauriKeyId: key === null ? null : (readTauriPublicKey(key)?.keyId ?? null),
+  };
 }
 
 export async function requireProduct(db: Kysely<DB>, slug: string): Promise<Product> {
@@ -79,6 +101,25 @@ export async function renameProduct(db: Kysely<DB>, slug: string, name: string):
   const result = await db
     .updateTable("products")
     .set({ name })
+    .where("slug", "=", slug)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
+  return requireProduct(db, slug);
+}
+
+/**
+ * Sets the product's Tauri public key (checked first: 400 naming tauriPublicKey), or clears it
+ * with null. While set, publish refuses signatures not made by it.
+ */
+export async function setTauriPublicKey(
+  db: Kysely<DB>,
+  slug: string,
+  tauriPublicKey: string | null,
+): Promise<Product> {
+  const stored = tauriPublicKey === null ? null : checkTauriPublicKey(tauriPublicKey).stored;
+  const result = await db
+    .updateTable("products")
+    .set({ tauri_public_key: stored })
     .where("slug", "=", slug)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");

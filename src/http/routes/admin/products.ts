@@ -4,19 +4,37 @@ import type { DB } from "../../../db/schema.js";
 import {
   createProductAudited,
   deleteProductAudited,
-  renameProductAudited,
+  updateProductAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { listProducts, requireProduct } from "../../../domain/products/products.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
-import { slugParam } from "./schemas.js";
+import { failure } from "../public-schemas.js";
+import { productSchema, slugParam } from "./schemas.js";
+
+const productResponse = (status: 200 | 201) => ({
+  [status]: productSchema,
+  "4xx": failure(),
+  "5xx": failure(),
+});
 
 export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
   const read = requireScope(db, "products:read");
   const write = requireScope(db, "products:write");
 
-  app.get("/api/admin/products", { onRequest: read }, async () => ({
-    items: await listProducts(db),
-  }));
+  app.get(
+    "/api/admin/products",
+    {
+      onRequest: read,
+      schema: {
+        response: {
+          200: { type: "object", properties: { items: { type: "array", items: productSchema } } },
+          "4xx": failure(),
+          "5xx": failure(),
+        },
+      },
+    },
+    async () => ({ items: await listProducts(db) }),
+  );
 
   app.post<{ Body: { slug: string; name: string } }>(
     "/api/admin/products",
@@ -32,6 +50,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
             name: { type: "string", minLength: 1, maxLength: 255 },
           },
         },
+        response: productResponse(201),
       },
     },
     async (request, reply) => {
@@ -42,11 +61,14 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.get<{ Params: { slug: string } }>(
     "/api/admin/products/:slug",
-    { onRequest: read, schema: { params: slugParam } },
+    { onRequest: read, schema: { params: slugParam, response: productResponse(200) } },
     async (request) => requireProduct(db, request.params.slug),
   );
 
-  app.patch<{ Params: { slug: string }; Body: { name: string } }>(
+  app.patch<{
+    Params: { slug: string };
+    Body: { name?: string; tauriPublicKey?: string | null };
+  }>(
     "/api/admin/products/:slug",
     {
       onRequest: write,
@@ -54,15 +76,25 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
         params: slugParam,
         body: {
           type: "object",
-          required: ["name"],
+          description: "At least one of name and tauriPublicKey; each given one is changed",
+          minProperties: 1,
           additionalProperties: false,
-          properties: { name: { type: "string", minLength: 1, maxLength: 255 } },
+          properties: {
+            name: { type: "string", minLength: 1, maxLength: 255 },
+            tauriPublicKey: {
+              type: ["string", "null"],
+              maxLength: 1024,
+              description:
+                "tauri.conf.json's plugins.updater.pubkey (base64 of the minisign public key " +
+                "file); null clears it",
+            },
+          },
         },
+        response: productResponse(200),
       },
     },
-    async (request) => {
-      return renameProductAudited(db, actorOf(request), request.params.slug, request.body.name);
-    },
+    async (request) =>
+      updateProductAudited(db, actorOf(request), request.params.slug, request.body),
   );
 
   app.delete<{ Params: { slug: string } }>(
