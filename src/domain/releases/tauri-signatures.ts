@@ -38,11 +38,11 @@ export function checkTauriSignatures(tauriPublicKey: string | null, entries: Rel
 /** Why `signature` is not a minisign signature by `key`, or null when it is. */
 export function signatureProblem(signature: string, key: MinisignPublicKey): string | null {
   if (!isBase64(signature)) {
-    if (looksLikePath(signature)) {
-      return "signature is not base64 (it looks like a file path: send the contents of the .sig file)";
-    }
     if (signature.startsWith("untrusted comment:")) {
       return "signature is not base64 (send the .sig file's contents as they are, not decoded)";
+    }
+    if (looksLikePath(signature)) {
+      return "signature is not base64 (it looks like a file path: send the contents of the .sig file)";
     }
     return "signature is not base64";
   }
