@@ -51,6 +51,7 @@ async function snapshot(db: Kysely<DB>): Promise<Snapshot> {
         if (copy.external_id === null) delete copy.external_id;
         if (copy.sha512 === null) delete copy.sha512;
         if (copy.yanked_at === null) delete copy.yanked_at;
+        if (copy.tauri_public_key === null) delete copy.tauri_public_key;
         return copy;
       })
       .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
