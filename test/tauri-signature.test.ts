@@ -380,6 +380,23 @@ describe.each(dialects)("Tauri signature check at publish (%s)", (dialect) => {
     });
   });
 
+  it("the OpenAPI document describes tauriPublicKey on PATCH and tauriKeyId on reads", async () => {
+    const doc = (await f.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    const product = doc.paths["/api/admin/products/{slug}"];
+    const body = product.patch.requestBody.content["application/json"].schema;
+    expect(body.minProperties).toBe(1);
+    expect(body.properties.tauriPublicKey).toMatchObject({ type: ["string", "null"] });
+    const read = product.get.responses["200"].content["application/json"].schema;
+    expect(Object.keys(read.properties)).toEqual(
+      expect.arrayContaining(["tauriPublicKey", "tauriKeyId"]),
+    );
+    expect(product.get.responses["4XX"]).toBeDefined();
+    const publish = doc.paths["/api/releases/publish"].post.requestBody.content["application/json"];
+    expect(publish.schema.properties.releases.items.properties.signature.description).toContain(
+      "TAURI_SIGNATURE_INVALID",
+    );
+  });
+
   describe("dashboard", () => {
     const form = (url: string, fields: Record<string, string>) =>
       f.app.inject({
