@@ -198,6 +198,8 @@ const allMigrations = [
   "0009_plain_storage",
   "0010_idempotency_and_retention",
   "0011_update_feeds",
+  "0012_tauri_public_key",
+  "0014_update_access_and_counts",
 ];
 
 /**

@@ -60,6 +60,7 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         arch: { type: "string" },
         timeout: { type: "string" },
         "dry-run": { type: "boolean" },
+        "tauri-public-key": { type: "string" },
       },
     });
     return { positionals, options: values };

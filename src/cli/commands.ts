@@ -17,6 +17,7 @@ import {
   revokeApiKeyAudited,
   setReleaseYankedAudited,
   updateLicenseAudited,
+  updateProductAudited,
 } from "../domain/audit/audited-actions.js";
 import { type LicenseView, showLicense } from "../domain/licenses/manage-licenses.js";
 import { prune } from "../domain/maintenance/prune.js";
@@ -49,6 +50,8 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   prune   (deletes what the server prunes hourly; honours ACTIVATION_HISTORY_DAYS)
   products create --slug <slug> --name <name>
   products list
+  products update <slug> [--name <name>] [--tauri-public-key <key>|none]
+      (the key from tauri.conf.json; while set, publish refuses signatures not made by it)
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
       [--edition-name <n>] [--features a,b,c] [--customer-name <n>] [--customer-email <e>]
@@ -152,6 +155,21 @@ export const commands: Record<string, Command> = {
       const product = await createProductAudited(db, cliActor(), {
         slug: requiredOption(options, "slug"),
         name: requiredOption(options, "name"),
+      });
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+  "products update": {
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const name = stringOption(options, "name");
+      const key = stringOption(options, "tauri-public-key");
+      if (name === undefined && key === undefined) {
+        throw new UsageError("products update needs --name or --tauri-public-key");
+      }
+      const product = await updateProductAudited(db, cliActor(), slug, {
+        name,
+        tauriPublicKey: key === "none" ? null : key,
       });
       return { data: product, text: describe({ ...product }) };
     },

@@ -18,6 +18,7 @@ import * as plainStorage from "./migrations/0009_plain_storage.js";
 import * as idempotencyAndRetention from "./migrations/0010_idempotency_and_retention.js";
 import * as updateFeeds from "./migrations/0011_update_feeds.js";
 import * as updateAccessAndCounts from "./migrations/0014_update_access_and_counts.js";
+import * as tauriPublicKey from "./migrations/0012_tauri_public_key.js";
 import { foldLegacyLastSeenLog } from "./migrations/legacy-last-seen-log.js";
 import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   "0010_idempotency_and_retention": idempotencyAndRetention,
   "0011_update_feeds": updateFeeds,
   "0014_update_access_and_counts": updateAccessAndCounts,
+  "0012_tauri_public_key": tauriPublicKey,
 };
 
 export class MigrationError extends Error {

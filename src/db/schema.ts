@@ -25,6 +25,8 @@ export interface ProductsTable {
   updates_require_license: Generated<number>;
   /** 1: the feeds hand out the counted /api/downloads redirect instead of the stored URL. */
   download_redirects: Generated<number>;
+  /** The Tauri updater's minisign public key (tauri.conf.json's form); null when unset. */
+  tauri_public_key: string | null;
 }
 
 export interface LicensesTable {

@@ -15,6 +15,7 @@ export const limits = {
   features: 100,
   downloadUrl: 2048,
   signature: 8 * 1024,
+  tauriPublicKey: 1024,
   releaseNotes: 64 * 1024,
   note: 4096,
   releasesPerPublish: 50,

@@ -22,12 +22,15 @@ import {
   type LicenseSettings,
   updateLicense,
 } from "../licenses/manage-licenses.js";
+import { inTransaction } from "../../db/transaction.js";
 import {
   createProduct,
   deleteProduct,
   renameProduct,
   setUpdateDelivery,
   type UpdateDelivery,
+  requireProduct,
+  setTauriPublicKey,
 } from "../products/products.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
 import { type Actor, withAudit } from "./audit-log.js";
@@ -71,6 +74,46 @@ export const setUpdateDeliveryAudited = (
       },
     }),
   );
+
+/** Sets (product.tauri_key_set) or clears (product.tauri_key_clear) the product's Tauri key. */
+export const setTauriPublicKeyAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  tauriPublicKey: string | null,
+) =>
+  withAudit(
+    db,
+    actor,
+    tauriPublicKey === null ? "product.tauri_key_clear" : "product.tauri_key_set",
+    (trx) => setTauriPublicKey(trx, slug, tauriPublicKey),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: { tauriKeyId: product.tauriKeyId },
+    }),
+  );
+
+/**
+ * The given settings of a product (the admin API's PATCH, the CLI's products update), each
+ * audited as its own action, all in one transaction: every change or none.
+ */
+export const updateProductAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  changes: { name?: string; tauriPublicKey?: string | null } & UpdateDelivery,
+) =>
+  inTransaction(db, async (trx) => {
+    const { name, tauriPublicKey, ...delivery } = changes;
+    if (tauriPublicKey !== undefined) {
+      await setTauriPublicKeyAudited(trx, actor, slug, tauriPublicKey);
+    }
+    if (delivery.updatesRequireLicense !== undefined || delivery.downloadRedirects !== undefined) {
+      await setUpdateDeliveryAudited(trx, actor, slug, delivery);
+    }
+    if (name !== undefined) await renameProductAudited(trx, actor, slug, name);
+    return requireProduct(trx, slug);
+  });
 
 export const deleteProductAudited = (db: Kysely<DB>, actor: Actor, slug: string) =>
   withAudit(

@@ -6,6 +6,7 @@ import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 import { assertMaxLength, assertSingleLine, limits } from "../limits.js";
+import { checkTauriPublicKey, readTauriPublicKey } from "./tauri-public-key.js";
 
 export interface Product {
   id: string;
@@ -16,6 +17,10 @@ export interface Product {
   updatesRequireLicense: boolean;
   /** The feeds hand out the counted download redirect instead of the stored URL. */
   downloadRedirects: boolean;
+  /** The Tauri updater's public key (tauri.conf.json's form); publish checks signatures with it. */
+  tauriPublicKey: string | null;
+  /** Its minisign key id (16 hex digits), as `tauri signer generate` prints it. */
+  tauriKeyId: string | null;
 }
 
 type ProductRow = Selectable<DB["products"]>;
@@ -45,6 +50,7 @@ export async function createProduct(
     created_at: now,
     updates_require_license: 0,
     download_redirects: 0,
+    tauri_public_key: null,
   };
   const inserted = await db
     .insertInto("products")
@@ -74,11 +80,20 @@ export async function findProductBySlug(db: Kysely<DB>, slug: string): Promise<P
 const findProductRow = compileOnce<{ slug: string }, ProductRow>(["slug"], (db, p) =>
   db
     .selectFrom("products")
-    .select(["id", "slug", "name", "created_at", "updates_require_license", "download_redirects"])
+    .select([
+      "id",
+      "slug",
+      "name",
+      "created_at",
+      "updates_require_license",
+      "download_redirects",
+      "tauri_public_key",
+    ])
     .where("slug", "=", p.slug),
 );
 
 function toProduct(row: ProductRow): Product {
+  const key = row.tauri_public_key;
   return {
     id: row.id,
     slug: row.slug,
@@ -86,6 +101,8 @@ function toProduct(row: ProductRow): Product {
     createdAt: toIso(row.created_at),
     updatesRequireLicense: row.updates_require_license === 1,
     downloadRedirects: row.download_redirects === 1,
+    tauriPublicKey: key,
+    tauriKeyId: key === null ? null : (readTauriPublicKey(key)?.keyId ?? null),
   };
 }
 
@@ -127,6 +144,25 @@ export async function setUpdateDelivery(
   const result = await db
     .updateTable("products")
     .set(changes)
+    .where("slug", "=", slug)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
+  return requireProduct(db, slug);
+}
+
+/**
+ * Sets the product's Tauri public key (checked first: 400 naming tauriPublicKey), or clears it
+ * with null. While set, publish refuses signatures not made by it.
+ */
+export async function setTauriPublicKey(
+  db: Kysely<DB>,
+  slug: string,
+  tauriPublicKey: string | null,
+): Promise<Product> {
+  const stored = tauriPublicKey === null ? null : checkTauriPublicKey(tauriPublicKey).stored;
+  const result = await db
+    .updateTable("products")
+    .set({ tauri_public_key: stored })
     .where("slug", "=", slug)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");

@@ -13,6 +13,7 @@ import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { assertMaxLength, limits } from "../limits.js";
 import type { Product } from "../products/products.js";
+import { checkTauriSignatures } from "./tauri-signatures.js";
 
 /** A publish request that passed the spec's checks (section 7, in order). */
 export interface PublishRequest {
@@ -126,7 +127,8 @@ function checkSha512(at: string, value: unknown): string | null {
 }
 
 /**
- * Writes every entry or none, in one transaction. The version row is upserted first, so
+ * Checks the signatures against the product's Tauri key, if it has one, then writes every entry
+ * or none, in one transaction. The version row is upserted first, so
  * concurrent publishes of one version queue on its row and never deadlock on the entries.
  * Each entry's `revision` tells, atomically, whether this upsert created or replaced it.
  */
@@ -141,6 +143,7 @@ export async function publishRelease(
   },
   now = Date.now(),
 ): Promise<PublishResult> {
+  checkTauriSignatures(product.tauriPublicKey, request.entries);
   const releases = await inTransaction(db, async (trx) => {
     const [version] = (
       await upsertVersion(trx, {

@@ -51,7 +51,13 @@ export const publishSchema = {
             platform: { type: "string", enum: ["WINDOWS", "MACOS", "LINUX"] },
             arch: { type: "string", enum: ["X64", "ARM64"] },
             downloadUrl: { type: "string", format: "uri", maxLength: 2048 },
-            signature: { type: "string", maxLength: 8192 },
+            signature: {
+              type: "string",
+              maxLength: 8192,
+              description:
+                "While the product has a Tauri public key: the .sig file's contents (base64 " +
+                "minisign signature) by that key, else 400 TAURI_SIGNATURE_INVALID",
+            },
             fileSize: { type: "integer", minimum: 0 },
             sha512: {
               type: "string",

@@ -5,8 +5,9 @@ import {
   createProductAudited,
   deleteProductAudited,
   renameProductAudited,
+  setTauriPublicKeyAudited,
 } from "../../../domain/audit/audited-actions.js";
-import { listProducts } from "../../../domain/products/products.js";
+import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
 import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
@@ -15,6 +16,8 @@ const done: Record<string, string> = {
   created: "Product created.",
   deleted: "Product deleted.",
   renamed: "Product renamed.",
+  "tauri-key-set": "Tauri public key set: publish now refuses signatures not made by it.",
+  "tauri-key-cleared": "Tauri public key cleared: publish no longer checks signatures.",
 };
 
 export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
@@ -45,6 +48,7 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
                       <th>Name</th>
                       <th>Slug</th>
                       <th>Created</th>
+                      <th>Tauri key</th>
                       <th></th>
                     </tr>
                   </thead>
@@ -70,6 +74,7 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
                           </td>
                           <td class="mono">${p.slug}</td>
                           <td>${when(p.createdAt)}</td>
+                          <td>${tauriKeyCell(p, context.csrfToken)}</td>
                           <td class="actions">
                             <a href="/admin/releases?product=${p.slug}">Releases</a>
                             <a href="/admin/licenses?product=${p.slug}">Licenses</a>
@@ -157,6 +162,35 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
     },
   );
 
+  app.post<{ Params: { slug: string }; Body: Form }>(
+    "/admin/products/:slug/tauri-key",
+    async (request, reply) => {
+      try {
+        await setTauriPublicKeyAudited(
+          db,
+          adminActor(request),
+          request.params.slug,
+          text(request.body, "tauriPublicKey"),
+        );
+        return reply.redirect("/admin/products?done=tauri-key-set", 303);
+      } catch (err) {
+        return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 400);
+      }
+    },
+  );
+
+  app.post<{ Params: { slug: string } }>(
+    "/admin/products/:slug/tauri-key/clear",
+    async (request, reply) => {
+      try {
+        await setTauriPublicKeyAudited(db, adminActor(request), request.params.slug, null);
+        return reply.redirect("/admin/products?done=tauri-key-cleared", 303);
+      } catch (err) {
+        return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 404);
+      }
+    },
+  );
+
   app.post<{ Params: { slug: string } }>("/admin/products/:slug/delete", async (request, reply) => {
     try {
       await deleteProductAudited(db, adminActor(request), request.params.slug);
@@ -165,4 +199,39 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
       return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 409);
     }
   });
+}
+
+/** The product's Tauri key id (or "not set"), with a form to set it and a button to clear it. */
+function tauriKeyCell(product: Product, csrfToken: string) {
+  const set = product.tauriPublicKey !== null;
+  return html`${
+      set
+        ? html`<span class="mono" title="minisign key id"
+            >${product.tauriKeyId ?? "unreadable"}</span
+          >`
+        : html`<span class="hint">not set</span>`
+    }
+    <details>
+      <summary>${set ? "Change" : "Set"}</summary>
+      <form method="post" action="/admin/products/${product.slug}/tauri-key" class="stack">
+        ${csrfField(csrfToken)}
+        <label
+          >Public key <span class="hint">(tauri.conf.json plugins.updater.pubkey)</span>
+          <textarea name="tauriPublicKey" rows="3" required></textarea>
+        </label>
+        <div class="actions"><button type="submit">Save key</button></div>
+      </form>
+    </details>
+    ${
+      set
+        ? html`<form
+            method="post"
+            action="/admin/products/${product.slug}/tauri-key/clear"
+            class="inline"
+            data-confirm="Clear the Tauri key of ${product.name}? Publish will stop checking signatures."
+          >
+            ${csrfField(csrfToken)}<button type="submit" class="secondary">Clear</button>
+          </form>`
+        : ""
+    }`;
 }

@@ -4,8 +4,7 @@ import type { DB } from "../../../db/schema.js";
 import {
   createProductAudited,
   deleteProductAudited,
-  renameProductAudited,
-  setUpdateDeliveryAudited,
+  updateProductAudited,
 } from "../../../domain/audit/audited-actions.js";
 import {
   listProducts,
@@ -13,15 +12,33 @@ import {
   type UpdateDelivery,
 } from "../../../domain/products/products.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
-import { slugParam } from "./schemas.js";
+import { failure } from "../public-schemas.js";
+import { productSchema, slugParam } from "./schemas.js";
+
+const productResponse = (status: 200 | 201) => ({
+  [status]: productSchema,
+  "4xx": failure(),
+  "5xx": failure(),
+});
 
 export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
   const read = requireScope(db, "products:read");
   const write = requireScope(db, "products:write");
 
-  app.get("/api/admin/products", { onRequest: read }, async () => ({
-    items: await listProducts(db),
-  }));
+  app.get(
+    "/api/admin/products",
+    {
+      onRequest: read,
+      schema: {
+        response: {
+          200: { type: "object", properties: { items: { type: "array", items: productSchema } } },
+          "4xx": failure(),
+          "5xx": failure(),
+        },
+      },
+    },
+    async () => ({ items: await listProducts(db) }),
+  );
 
   app.post<{ Body: { slug: string; name: string } }>(
     "/api/admin/products",
@@ -37,6 +54,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
             name: { type: "string", minLength: 1, maxLength: 255 },
           },
         },
+        response: productResponse(201),
       },
     },
     async (request, reply) => {
@@ -47,11 +65,14 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.get<{ Params: { slug: string } }>(
     "/api/admin/products/:slug",
-    { onRequest: read, schema: { params: slugParam } },
+    { onRequest: read, schema: { params: slugParam, response: productResponse(200) } },
     async (request) => requireProduct(db, request.params.slug),
   );
 
-  app.patch<{ Params: { slug: string }; Body: { name?: string } & UpdateDelivery }>(
+  app.patch<{
+    Params: { slug: string };
+    Body: { name?: string; tauriPublicKey?: string | null } & UpdateDelivery;
+  }>(
     "/api/admin/products/:slug",
     {
       onRequest: write,
@@ -59,6 +80,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
         params: slugParam,
         body: {
           type: "object",
+          description: "At least one setting; each given one is changed, all in one transaction",
           minProperties: 1,
           additionalProperties: false,
           properties: {
@@ -71,22 +93,20 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
               type: "boolean",
               description: "Feeds hand out the counted /api/downloads redirect",
             },
+            tauriPublicKey: {
+              type: ["string", "null"],
+              maxLength: 1024,
+              description:
+                "tauri.conf.json's plugins.updater.pubkey (base64 of the minisign public key " +
+                "file); null clears it",
+            },
           },
         },
+        response: productResponse(200),
       },
     },
-    async (request) => {
-      const { name, ...delivery } = request.body;
-      const { slug } = request.params;
-      const actor = actorOf(request);
-      let product = await (name === undefined
-        ? requireProduct(db, slug)
-        : renameProductAudited(db, actor, slug, name));
-      if (Object.keys(delivery).length > 0) {
-        product = await setUpdateDeliveryAudited(db, actor, slug, delivery);
-      }
-      return product;
-    },
+    async (request) =>
+      updateProductAudited(db, actorOf(request), request.params.slug, request.body),
   );
 
   app.delete<{ Params: { slug: string } }>(

@@ -34,3 +34,42 @@ export const licenseSettingsProperties = {
   note: nullableString(4096),
   externalId: nullableString(255),
 } as const;
+
+/** A product as the admin API answers it (GET, list, create, PATCH). */
+export const productSchema = {
+  type: "object",
+  required: [
+    "id",
+    "slug",
+    "name",
+    "createdAt",
+    "updatesRequireLicense",
+    "downloadRedirects",
+    "tauriPublicKey",
+    "tauriKeyId",
+  ],
+  properties: {
+    id: { type: "string" },
+    slug: { type: "string" },
+    name: { type: "string" },
+    createdAt: { type: "string", format: "date-time" },
+    updatesRequireLicense: {
+      type: "boolean",
+      description: "Feeds and downloads answer only machines activated on a usable license",
+    },
+    downloadRedirects: {
+      type: "boolean",
+      description: "Feeds hand out the counted /api/downloads redirect instead of the stored URL",
+    },
+    tauriPublicKey: {
+      type: ["string", "null"],
+      description:
+        "The Tauri updater's minisign public key (tauri.conf.json plugins.updater.pubkey); " +
+        "while set, publish refuses signatures not made by it",
+    },
+    tauriKeyId: {
+      type: ["string", "null"],
+      description: "The key's minisign key id, 16 hex digits, as tauri signer generate prints it",
+    },
+  },
+} as const;
