@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAudit } from "../src/domain/audit/audit-log.js";
@@ -537,6 +539,46 @@ describe.each(dialects)("licensed updates and downloads (%s)", (dialect) => {
       expect(
         audit.items.find((e) => e.action === "product.update_delivery" && e.target.id === slug),
       ).toMatchObject({ details: { updatesRequireLicense: true, downloadRedirects: false } });
+    });
+
+    it("the CLI sets both with on|off, audited as the CLI", async () => {
+      const slug = await newProduct({});
+      const cli = (...args: string[]) =>
+        promisify(execFile)(process.execPath, ["bin/shipkey.js", ...args], {
+          env: { ...process.env, DATABASE_URL: f.url },
+        }).then(
+          ({ stdout }) => ({ code: 0, stdout, stderr: "" }),
+          (err: { code: number; stdout: string; stderr: string }) => err,
+        );
+      const on = await cli(
+        "products",
+        "update",
+        slug,
+        "--updates-require-license",
+        "on",
+        "--download-redirects",
+        "on",
+        "--json",
+      );
+      expect(on.code, on.stderr).toBe(0);
+      expect(JSON.parse(on.stdout)).toMatchObject({
+        updatesRequireLicense: true,
+        downloadRedirects: true,
+      });
+      expect((await get(endpoints(slug).tauri)).statusCode).toBe(401);
+      const off = await cli("products", "update", slug, "--updates-require-license", "off");
+      expect(off.code).toBe(0);
+      expect((await get(endpoints(slug).tauri)).statusCode).toBe(200);
+      const bad = await cli("products", "update", slug, "--download-redirects", "yes");
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("--download-redirects must be on or off");
+      const audit = await f.db
+        .selectFrom("audit_log")
+        .select(["actor_type"])
+        .where("action", "=", "product.update_delivery")
+        .where("target_id", "=", slug)
+        .execute();
+      expect(audit.map((a) => a.actor_type)).toEqual(["cli", "cli"]);
     });
   });
 });

@@ -61,6 +61,8 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         timeout: { type: "string" },
         "dry-run": { type: "boolean" },
         "tauri-public-key": { type: "string" },
+        "updates-require-license": { type: "string" },
+        "download-redirects": { type: "string" },
       },
     });
     return { positionals, options: values };
@@ -72,6 +74,14 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
 export function stringOption(options: Options, name: string): string | undefined {
   const value = options[name];
   return typeof value === "string" ? value : undefined;
+}
+
+/** `on` or `off` (undefined when not given); anything else is a usage error. */
+export function switchOption(options: Options, name: string): boolean | undefined {
+  const value = stringOption(options, name);
+  if (value === undefined) return undefined;
+  if (value !== "on" && value !== "off") throw new UsageError(`--${name} must be on or off`);
+  return value === "on";
 }
 
 export function requiredOption(options: Options, name: string): string {

@@ -30,6 +30,7 @@ import {
   requiredOption,
   statusOption,
   stringOption,
+  switchOption,
   UsageError,
 } from "./args.js";
 
@@ -51,6 +52,7 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   products create --slug <slug> --name <name>
   products list
   products update <slug> [--name <name>] [--tauri-public-key <key>|none]
+                  [--updates-require-license on|off] [--download-redirects on|off]
       (the key from tauri.conf.json; while set, publish refuses signatures not made by it)
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
@@ -164,12 +166,18 @@ export const commands: Record<string, Command> = {
       const slug = oneArgument(args, "product slug");
       const name = stringOption(options, "name");
       const key = stringOption(options, "tauri-public-key");
-      if (name === undefined && key === undefined) {
-        throw new UsageError("products update needs --name or --tauri-public-key");
+      const updatesRequireLicense = switchOption(options, "updates-require-license");
+      const downloadRedirects = switchOption(options, "download-redirects");
+      if ([name, key, updatesRequireLicense, downloadRedirects].every((v) => v === undefined)) {
+        throw new UsageError(
+          "products update needs --name, --tauri-public-key, --updates-require-license or --download-redirects",
+        );
       }
       const product = await updateProductAudited(db, cliActor(), slug, {
         name,
         tauriPublicKey: key === "none" ? null : key,
+        updatesRequireLicense,
+        downloadRedirects,
       });
       return { data: product, text: describe({ ...product }) };
     },
