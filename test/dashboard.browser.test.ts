@@ -184,7 +184,10 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     await page.locator("#feeds summary").click();
     const tauri = page.locator('[data-client="tauri"]');
     await tauri.getByRole("button", { name: "Copy" }).click();
-    expect(await textOf(tauri.getByRole("button"))).toMatch(/^(Copied|Press Ctrl\+C)$/);
+    // The copy handler awaits the clipboard: poll for its label, with a deadline.
+    await expect
+      .poll(() => textOf(tauri.getByRole("button")), { timeout: 5000 })
+      .toMatch(/^(Copied|Press Ctrl\+C)$/);
     const config = JSON.parse((await tauri.locator("code").textContent()) ?? "");
     expect(config.plugins.updater.endpoints).toEqual([
       `${base}/api/updates/desktop-app/tauri/{{target}}/{{arch}}/{{current_version}}`,

@@ -508,7 +508,11 @@ describe.each(dialects)("licensed updates and downloads (%s)", (dialect) => {
       const saved = await post({ updatesRequireLicense: "on", downloadRedirects: "on" });
       expect(saved.statusCode).toBe(303);
       expect((await get(endpoints(slug).tauri)).statusCode).toBe(401);
-      expect(await page(slug)).toMatch(/name="updatesRequireLicense" checked/);
+      const licensedPage = await page(slug);
+      expect(licensedPage).toMatch(/name="updatesRequireLicense" checked/);
+      // Each client configuration says how its updater sends the license.
+      expect(licensedPage.match(/class="hint license"/g)).toHaveLength(5);
+      expect(licensedPage).toContain("autoUpdater.requestHeaders");
       await post({});
       expect((await get(endpoints(slug).tauri)).statusCode).toBe(200);
     });

@@ -36,9 +36,22 @@ export interface ClientConfig {
   text: string;
   /** How channels work for this client. */
   channels: string;
+  /** How this client sends its license, when the product requires one for updates. */
+  license: string;
 }
 
-export function clientConfigs(origin: string, slug: string): ClientConfig[] {
+/** What the snippets need of a product. */
+export interface FeedProduct {
+  slug: string;
+  name: string;
+  tauriPublicKey: string | null;
+  updatesRequireLicense: boolean;
+}
+
+const licenseHeaders = `{ Authorization: "License " + licenseKey, "Shipkey-Machine": machineId }`;
+
+export function clientConfigs(origin: string, product: FeedProduct): ClientConfig[] {
+  const { slug } = product;
   const urls = feedUrls(origin, slug);
   const squirrelBase = `${origin}/api/updates/${encodeURIComponent(slug)}/squirrel-mac`;
   return [
@@ -51,7 +64,9 @@ export function clientConfigs(origin: string, slug: string): ClientConfig[] {
           bundle: { createUpdaterArtifacts: true },
           plugins: {
             updater: {
-              pubkey: "<contents of the public key from `tauri signer generate`>",
+              pubkey:
+                product.tauriPublicKey ??
+                "<contents of the public key from `tauri signer generate`>",
               endpoints: [urls.tauri],
             },
           },
@@ -60,6 +75,7 @@ export function clientConfigs(origin: string, slug: string): ClientConfig[] {
         2,
       ),
       channels: "Beta or alpha builds: append ?channel=beta (or alpha) to the endpoint.",
+      license: `@tauri-apps/plugin-updater: check({ headers: ${licenseHeaders} }).`,
     },
     {
       id: "electron-builder",
@@ -68,6 +84,7 @@ export function clientConfigs(origin: string, slug: string): ClientConfig[] {
       text: `publish:\n  provider: generic\n  url: ${urls.electron}\n`,
       channels:
         'electron-updater reads latest.yml (Windows), latest-mac.yml and latest-linux.yml (latest-linux-arm64.yml on ARM64 Linux), which Shipkey builds from the published releases (entries with a sha512); set autoUpdater.channel = "beta" (or "alpha") to read beta*.yml.',
+      license: `autoUpdater.requestHeaders = ${licenseHeaders}; (sent with the feed and the download).`,
     },
     {
       id: "squirrel-mac",
@@ -80,6 +97,7 @@ export function clientConfigs(origin: string, slug: string): ClientConfig[] {
         `});\n` +
         `autoUpdater.checkForUpdates();\n`,
       channels: "Append ?channel=beta (or alpha) to the URL. Only .zip entries are offered.",
+      license: `autoUpdater.setFeedURL({ url, headers: ${licenseHeaders} }).`,
     },
     {
       id: "sparkle",
@@ -88,6 +106,8 @@ export function clientConfigs(origin: string, slug: string): ClientConfig[] {
       text: `<key>SUFeedURL</key>\n<string>${urls.sparkleMac.arm64}</string>\n`,
       channels:
         "Append ?channel=beta (or alpha): those items carry sparkle:channel, so only users whose allowedChannels include it are offered them.",
+      license:
+        "Return the feed URL with ?licenseKey=…&machineId=… from the updater delegate's feedURLStringForUpdater: (download links carry them on).",
     },
     {
       id: "winsparkle",
@@ -95,6 +115,8 @@ export function clientConfigs(origin: string, slug: string): ClientConfig[] {
       where: "application start-up (the ARM64 build: …/windows/arm64/appcast.xml)",
       text: `win_sparkle_set_appcast_url("${urls.winSparkle.x64}");\n` + `win_sparkle_init();\n`,
       channels: "WinSparkle has no channels: the appcast without ?channel= lists stable releases.",
+      license:
+        'win_sparkle_set_http_header("Authorization", "License <key>"); win_sparkle_set_http_header("Shipkey-Machine", "<machine id>"); before win_sparkle_init().',
     },
   ];
 }
@@ -146,11 +168,7 @@ function feedList(urls: FeedUrls): Html {
  * dashboard script's `data-copy`; without JavaScript the text is selectable). Collapsed unless
  * `open`.
  */
-export function feedsSection(
-  origin: string | null,
-  product: { slug: string; name: string },
-  open: boolean,
-): Html {
+export function feedsSection(origin: string | null, product: FeedProduct, open: boolean): Html {
   const base = origin ?? placeholderOrigin;
   return html`<details class="panel feeds" id="feeds" ${open ? html`open` : ""}>
     <summary><h2>Update feeds and client configuration</h2></summary>
@@ -171,7 +189,16 @@ export function feedsSection(
           </p>`
     }
     ${feedList(feedUrls(base, product.slug))}
-    ${clientConfigs(base, product.slug).map((config) => {
+    ${
+      product.updatesRequireLicense
+        ? html`<p class="alert">
+            Updates of ${product.name} require a license: every feed and download wants the license
+            key and the machine id of an activated machine (each snippet says how its updater sends
+            them). An expired license still gets the versions published before it expired.
+          </p>`
+        : ""
+    }
+    ${clientConfigs(base, product).map((config) => {
       const id = snippetId(product.slug, config.id);
       return html`<section class="client-config" data-client="${config.id}">
         <div class="actions">
@@ -181,6 +208,11 @@ export function feedsSection(
         </div>
         <pre class="snippet"><code id="${id}">${config.text}</code></pre>
         <p class="hint">${config.channels}</p>
+        ${
+          product.updatesRequireLicense
+            ? html`<p class="hint license">License: <code>${config.license}</code></p>`
+            : ""
+        }
       </section>`;
     })}
   </details>`;
