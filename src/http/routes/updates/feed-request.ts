@@ -42,7 +42,8 @@ export async function admit(
   now: number,
 ): Promise<Admitted> {
   const product = await requireProduct(db, productSlug);
-  const credentials = updateCredentials(request);
+  // A public product ignores whatever credentials came, whole or not.
+  const credentials = product.updatesRequireLicense ? updateCredentials(request) : null;
   const publishedUpTo = await checkUpdateAccess(db, product, credentials?.given ?? null, now);
   return { product, publishedUpTo, credentials };
 }
