@@ -18,6 +18,7 @@ import { adminAuditRoutes } from "./routes/admin/audit.js";
 import { adminLicenseRoutes } from "./routes/admin/licenses.js";
 import { adminProductRoutes } from "./routes/admin/products.js";
 import { adminReleaseRoutes } from "./routes/admin/releases.js";
+import { checkoutLicenseRoute } from "./routes/checkout-license.js";
 import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
 import { healthRoutes } from "./routes/health.js";
 import { publishReleaseRoute } from "./routes/publish-release.js";
@@ -64,6 +65,7 @@ export function registerRoutes(
     activateMachineRoute(license, db);
     validateLicenseRoute(license, db, lastSeen);
     deactivateMachineRoute(license, db);
+    checkoutLicenseRoute(license, db, lastSeen, (slug) => signing.ring.keyFor(slug));
   });
 
   void app.register(async (publish) => {
