@@ -24,14 +24,17 @@ export function signLicenseAnswers(
   db: Kysely<DB>,
   ring: SigningKeyRing,
 ): void {
-  // Callback style: the usual case (a known product, its key in memory) signs synchronously.
+  // Callback style: the usual case (a known product, its key in memory) costs no promise.
   app.addHook("onSend", (request, reply, payload, done) => {
     if (typeof payload !== "string" && !Buffer.isBuffer(payload)) {
       done(null, payload);
       return;
     }
     const attach = (key: SigningKey | null) => {
-      if (key === null) return;
+      if (key === null) {
+        done(null, payload);
+        return;
+      }
       const date = new Date().toUTCString();
       const nonce = request.headers[nonceHeader];
       const base = signatureBase(
@@ -40,8 +43,15 @@ export function signLicenseAnswers(
         payload,
         typeof nonce === "string" ? nonce : "",
       );
-      reply.header("date", date);
-      reply.header(signatureHeader, signatureHeaderValue(key.kid, key.privateKey, base));
+      signatureHeaderValue(key.kid, key.privateKey, base, (err, value) => {
+        if (err) {
+          request.log.error({ err }, "cannot sign the answer");
+        } else {
+          reply.header("date", date);
+          reply.header(signatureHeader, value);
+        }
+        done(null, payload);
+      });
     };
     let key: MaybeKey;
     try {
@@ -51,20 +61,13 @@ export function signLicenseAnswers(
     }
     if (!(key instanceof Promise)) {
       attach(key);
-      done(null, payload);
       return;
     }
-    key.then(
-      (found) => {
-        attach(found);
-        done(null, payload);
-      },
-      (err: unknown) => {
-        // The answer goes out unsigned; a client refuses it, which is the safe failure.
-        request.log.error({ err }, "cannot sign the answer: signing key unavailable");
-        done(null, payload);
-      },
-    );
+    key.then(attach, (err: unknown) => {
+      // The answer goes out unsigned; a client refuses it, which is the safe failure.
+      request.log.error({ err }, "cannot sign the answer: signing key unavailable");
+      done(null, payload);
+    });
   });
 }
 

@@ -19,8 +19,23 @@ export function signatureBase(
   return `(request-target): post ${path}\ndate: ${date}\ndigest: sha-256=${digest}\nnonce: ${nonce}`;
 }
 
-/** The Shipkey-Signature header value: Ed25519 over the signature base. */
-export function signatureHeaderValue(kid: string, privateKey: KeyObject, base: string): string {
-  const signature = sign(null, Buffer.from(base), privateKey).toString("base64");
-  return `keyid="${kid}", algorithm="ed25519", signature="${signature}"`;
+/**
+ * The Shipkey-Signature header value: Ed25519 over the signature base. The signature is computed
+ * on libuv's thread pool (crypto.sign with a callback), off the event loop, which serves other
+ * requests meanwhile.
+ */
+export function signatureHeaderValue(
+  kid: string,
+  privateKey: KeyObject,
+  base: string,
+  callback: (err: Error | null, value: string) => void,
+): void {
+  sign(null, Buffer.from(base), privateKey, (err, signature) => {
+    if (err) callback(err, "");
+    else
+      callback(
+        null,
+        `keyid="${kid}", algorithm="ed25519", signature="${signature.toString("base64")}"`,
+      );
+  });
 }
