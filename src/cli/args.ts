@@ -60,6 +60,8 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         arch: { type: "string" },
         timeout: { type: "string" },
         "dry-run": { type: "boolean" },
+        kid: { type: "string" },
+        seconds: { type: "string" },
       },
     });
     return { positionals, options: values };
