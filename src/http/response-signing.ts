@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import { limits } from "../domain/limits.js";
 import type { SigningKey, SigningKeyRing } from "../domain/signing/key-ring.js";
+import { MasterKeyMismatchError } from "../domain/signing/key-material.js";
 import { productSlugOfLicenseKey } from "../domain/signing/signing-keys.js";
 import {
   nonceHeader,
@@ -64,8 +65,11 @@ export function signLicenseAnswers(
       return;
     }
     key.then(attach, (err: unknown) => {
-      // The answer goes out unsigned; a client refuses it, which is the safe failure.
-      request.log.error({ err }, "cannot sign the answer: signing key unavailable");
+      // The answer goes out unsigned; a client refuses it, which is the safe failure. A wrong
+      // master key is an operator's error; a database fault is reported by the request itself.
+      if (err instanceof MasterKeyMismatchError)
+        request.log.error({ err }, "cannot sign the answer");
+      else request.log.debug({ err }, "cannot sign the answer: signing key unavailable");
       done(null, payload);
     });
   });

@@ -52,7 +52,13 @@ export class SigningKeyRing {
     if (productSlug.length > limits.identifier) return null;
     let pending = this.loading.get(productSlug);
     if (!pending) {
-      pending = this.load(productSlug, entry).finally(() => this.loading.delete(productSlug));
+      // A failed refresh (the database is down) keeps signing with the key already known.
+      pending = this.load(productSlug, entry)
+        .catch((err: unknown) => {
+          if (entry) return entry.key;
+          throw err;
+        })
+        .finally(() => this.loading.delete(productSlug));
       this.loading.set(productSlug, pending);
     }
     return pending;
