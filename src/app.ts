@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { Database } from "./db/database.js";
 import { LastSeenBuffer } from "./domain/licenses/last-seen.js";
@@ -16,6 +17,8 @@ import { connectRedis, registerRateLimits, type RateLimitSettings } from "./http
 import { type PruningOptions, schedulePruning } from "./http/pruning.js";
 import { registerRoutes } from "./http/routes.js";
 import type { CookieSecure } from "./config.js";
+import { type MasterKey, masterKeyBytes } from "./domain/signing/key-material.js";
+import { defaultKeyRefreshMs, SigningKeyRing } from "./domain/signing/key-ring.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -27,6 +30,10 @@ declare module "fastify" {
     cookieSecure: CookieSecure;
   }
 }
+
+// Apps built without a master key (in-process tests) share this one, as the processes of one
+// deployment share SHIPKEY_MASTER_KEY. The server always passes its configured key.
+const processMasterKey = randomBytes(masterKeyBytes);
 
 /**
  * How often buffered last-seen times and usage counts are written (docs/decisions.md: what a
@@ -49,6 +56,10 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** Prune old rows when ready and hourly (http/pruning.ts); off unless given. */
   pruning?: PruningOptions;
+  /** Encrypts the products' private signing keys (server.ts resolves SHIPKEY_MASTER_KEY). */
+  masterKey?: MasterKey;
+  /** How often the current signing key of a product is re-read (a rotation elsewhere). */
+  keyRefreshMs?: number;
 }
 
 /**
@@ -64,6 +75,8 @@ export async function buildApp({
   redisUrl = null,
   requestTimeoutMs = 30_000,
   pruning,
+  masterKey = processMasterKey,
+  keyRefreshMs = defaultKeyRefreshMs,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -163,12 +176,22 @@ export async function buildApp({
   await registerOpenApi(app);
   app.decorateRequest("adminSession", null);
   app.decorateReply("loginCsrf", "");
-  await app.register(async (instance) => dashboard(instance, database.db, faults));
+  const signing = {
+    masterKey,
+    ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs }),
+  };
+  await app.register(async (instance) => dashboard(instance, database.db, faults, signing));
   const redis = rateLimits !== "off" && redisUrl !== null ? connectRedis(redisUrl, app.log) : null;
   if (redis) app.addHook("onClose", async () => void (await redis.quit().catch(() => "")));
   const limits = rateLimits === "off" ? null : await registerRateLimits(app, rateLimits, redis);
   await app.register(async (instance) =>
-    registerRoutes(instance, database.db, { lastSeen, counts: usageCounts, faults, limits }),
+    registerRoutes(instance, database.db, {
+      lastSeen,
+      counts: usageCounts,
+      faults,
+      limits,
+      signing,
+    }),
   );
   return app;
 }

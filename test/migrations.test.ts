@@ -199,6 +199,7 @@ const allMigrations = [
   "0010_idempotency_and_retention",
   "0011_update_feeds",
   "0012_tauri_public_key",
+  "0013_signing_keys",
   "0014_update_access_and_counts",
 ];
 

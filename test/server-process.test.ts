@@ -307,7 +307,11 @@ describe("bad configuration fails at start with one clear line", () => {
     ["REDIS_URL=http://x", { REDIS_URL: "http://x" }, "REDIS_URL must be a redis://"],
     [
       "a PostgreSQL still unreachable after DATABASE_CONNECT_TIMEOUT",
-      { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none", DATABASE_CONNECT_TIMEOUT: "1" },
+      {
+        DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
+        DATABASE_CONNECT_TIMEOUT: "1",
+        SHIPKEY_MASTER_KEY: "0".repeat(64),
+      },
       "cannot reach the database",
     ],
   ])("%s", async (_label, env, message) => {

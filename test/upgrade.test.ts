@@ -55,6 +55,8 @@ async function snapshot(db: Kysely<DB>): Promise<Snapshot> {
         // Off by default (0 on both dialects; the pg driver returns integers as numbers).
         if (copy.updates_require_license === 0) delete copy.updates_require_license;
         if (copy.download_redirects === 0) delete copy.download_redirects;
+        // Added with its default (7 days) on every product.
+        if (copy.offline_period_seconds === 604_800) delete copy.offline_period_seconds;
         return copy;
       })
       .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
@@ -88,6 +90,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0010_idempotency_and_retention", "Success"],
     ["0011_update_feeds", "Success"],
     ["0012_tauri_public_key", "Success"],
+    ["0013_signing_keys", "Success"],
     ["0014_update_access_and_counts", "Success"],
   ]);
   const after = await snapshot(database.db);

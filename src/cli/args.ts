@@ -63,6 +63,8 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "tauri-public-key": { type: "string" },
         "updates-require-license": { type: "string" },
         "download-redirects": { type: "string" },
+        kid: { type: "string" },
+        seconds: { type: "string" },
       },
     });
     return { positionals, options: values };

@@ -17,8 +17,9 @@ import * as licenseSlots from "./migrations/0008_license_slots.js";
 import * as plainStorage from "./migrations/0009_plain_storage.js";
 import * as idempotencyAndRetention from "./migrations/0010_idempotency_and_retention.js";
 import * as updateFeeds from "./migrations/0011_update_feeds.js";
-import * as updateAccessAndCounts from "./migrations/0014_update_access_and_counts.js";
 import * as tauriPublicKey from "./migrations/0012_tauri_public_key.js";
+import * as signingKeys from "./migrations/0013_signing_keys.js";
+import * as updateAccessAndCounts from "./migrations/0014_update_access_and_counts.js";
 import { foldLegacyLastSeenLog } from "./migrations/legacy-last-seen-log.js";
 import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
@@ -38,8 +39,9 @@ const migrations: Record<string, Migration> = {
   "0009_plain_storage": plainStorage,
   "0010_idempotency_and_retention": idempotencyAndRetention,
   "0011_update_feeds": updateFeeds,
-  "0014_update_access_and_counts": updateAccessAndCounts,
   "0012_tauri_public_key": tauriPublicKey,
+  "0013_signing_keys": signingKeys,
+  "0014_update_access_and_counts": updateAccessAndCounts,
 };
 
 export class MigrationError extends Error {

@@ -27,6 +27,28 @@ export interface ProductsTable {
   download_redirects: Generated<number>;
   /** The Tauri updater's minisign public key (tauri.conf.json's form); null when unset. */
   tauri_public_key: string | null;
+  /** How long a license certificate lasts, in seconds (default 7 days, at most 90). */
+  offline_period_seconds: number;
+}
+
+export const signingKeyStatuses = ["current", "retired"] as const;
+export type SigningKeyStatus = (typeof signingKeyStatuses)[number];
+
+/** A product's Ed25519 key pair; the private key only ever stored encrypted (AES-256-GCM). */
+export interface SigningKeysTable {
+  /** The JWK thumbprint (RFC 7638) of the public key. */
+  kid: string;
+  product_id: string;
+  /** The raw 32-byte public key, base64url: the JWK's `x`. */
+  public_x: string;
+  /** AES-256-GCM of the PKCS#8 DER private key under the master key, base64 each. */
+  private_key_iv: string;
+  private_key_ciphertext: string;
+  private_key_tag: string;
+  /** One `current` key per product; `retired` keys stay published until removed. */
+  status: SigningKeyStatus;
+  created_at: number;
+  retired_at: number | null;
 }
 
 export interface LicensesTable {
@@ -195,4 +217,5 @@ export interface DB {
   idempotency_keys: IdempotencyKeysTable;
   download_counts: DownloadCountsTable;
   update_checks: UpdateChecksTable;
+  signing_keys: SigningKeysTable;
 }

@@ -4,7 +4,11 @@ import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
 import type { UsageCounts } from "../domain/releases/usage-counts.js";
+import type { MasterKey } from "../domain/signing/key-material.js";
+import type { SigningKeyRing } from "../domain/signing/key-ring.js";
 import { registerActor } from "./admin-auth.js";
+import { signLicenseAnswers } from "./response-signing.js";
+import { productKeysRoute } from "./routes/product-keys.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import type { RateLimitHooks } from "./rate-limits.js";
 import { registerIdempotency } from "./idempotency.js";
@@ -15,6 +19,7 @@ import { adminAuditRoutes } from "./routes/admin/audit.js";
 import { adminLicenseRoutes } from "./routes/admin/licenses.js";
 import { adminProductRoutes } from "./routes/admin/products.js";
 import { adminReleaseRoutes } from "./routes/admin/releases.js";
+import { checkoutLicenseRoute } from "./routes/checkout-license.js";
 import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
 import { healthRoutes } from "./routes/health.js";
 import { publishReleaseRoute } from "./routes/publish-release.js";
@@ -27,6 +32,12 @@ import { sparkleFeedRoute } from "./routes/updates/sparkle.js";
 import { squirrelMacFeedRoute } from "./routes/updates/squirrel-mac.js";
 import { tauriFeedRoute } from "./routes/updates/tauri.js";
 
+/** The products' signing keys: the master key that opens them, and the current ones in memory. */
+export interface Signing {
+  masterKey: MasterKey;
+  ring: SigningKeyRing;
+}
+
 /** The whole HTTP surface, in one place. */
 export function registerRoutes(
   app: FastifyInstance,
@@ -36,11 +47,13 @@ export function registerRoutes(
     counts,
     faults,
     limits,
+    signing,
   }: {
     lastSeen: LastSeenRecorder;
     counts: UsageCounts;
     faults: DatabaseFaults;
     limits: RateLimitHooks | null;
+    signing: Signing;
   },
 ): void {
   registerActor(app);
@@ -52,9 +65,11 @@ export function registerRoutes(
       license.addHook("onRequest", limits.perAddress);
       license.addHook("onError", limits.countUnknownKey);
     }
+    signLicenseAnswers(license, db, signing.ring);
     activateMachineRoute(license, db);
     validateLicenseRoute(license, db, lastSeen);
     deactivateMachineRoute(license, db);
+    checkoutLicenseRoute(license, db, lastSeen, (slug) => signing.ring.keyFor(slug));
   });
 
   void app.register(async (publish) => {
@@ -81,6 +96,7 @@ export function registerRoutes(
     sparkleFeedRoute(updates, deps);
     latestFeedRoute(updates, deps);
     downloadRoutes(updates, deps);
+    productKeysRoute(updates, db, signing.ring);
   });
 
   void app.register(async (admin) => {
@@ -97,7 +113,7 @@ export function registerRoutes(
     }
     admin.addHook("preValidation", async (request) => rejectNulInput(request));
     registerIdempotency(admin, db, faults);
-    adminProductRoutes(admin, db);
+    adminProductRoutes(admin, db, signing);
     adminLicenseRoutes(admin, db);
     adminReleaseRoutes(admin, db);
     adminApiKeyRoutes(admin, db);

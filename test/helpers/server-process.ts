@@ -8,9 +8,19 @@ export interface ServerProcess {
   output(): string;
 }
 
+/**
+ * PostgreSQL needs SHIPKEY_MASTER_KEY; the processes of a test share this one unless the test
+ * sets its own (or "" for none). SQLite keeps its key file beside the database, as in production.
+ */
+const testMasterKey = "a".repeat(64);
+const withMasterKey = (env: Record<string, string>) =>
+  env.DATABASE_URL?.startsWith("postgres") && env.SHIPKEY_MASTER_KEY === undefined
+    ? { ...env, SHIPKEY_MASTER_KEY: testMasterKey }
+    : env;
+
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, ["dist/server.js"], {
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...withMasterKey(env) },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -48,7 +58,7 @@ export function runCliToExit(args: string[], env: Record<string, string>): Promi
 
 async function runToExit(args: string[], env: Record<string, string>): Promise<ExitResult> {
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...withMasterKey(env) },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

@@ -12,6 +12,8 @@ export interface Product {
   id: string;
   slug: string;
   name: string;
+  /** How long a license certificate lasts, in seconds (docs/decisions.md). */
+  offlinePeriodSeconds: number;
   createdAt: string;
   /** The feeds and downloads answer only machines activated on a usable license. */
   updatesRequireLicense: boolean;
@@ -24,6 +26,13 @@ export interface Product {
 }
 
 type ProductRow = Selectable<DB["products"]>;
+
+/** A certificate's lifetime: 7 days unless the product says otherwise, never more than 90. */
+export const offlinePeriod = {
+  defaultSeconds: 7 * 86_400,
+  minSeconds: 60,
+  maxSeconds: 90 * 86_400,
+};
 
 // Slugs appear in URLs and CI configs: lowercase letters, digits and inner dashes.
 const slugPattern = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
@@ -51,6 +60,7 @@ export async function createProduct(
     updates_require_license: 0,
     download_redirects: 0,
     tauri_public_key: null,
+    offline_period_seconds: offlinePeriod.defaultSeconds,
   };
   const inserted = await db
     .insertInto("products")
@@ -88,6 +98,7 @@ const findProductRow = compileOnce<{ slug: string }, ProductRow>(["slug"], (db, 
       "updates_require_license",
       "download_redirects",
       "tauri_public_key",
+      "offline_period_seconds",
     ])
     .where("slug", "=", p.slug),
 );
@@ -103,6 +114,7 @@ function toProduct(row: ProductRow): Product {
     downloadRedirects: row.download_redirects === 1,
     tauriPublicKey: key,
     tauriKeyId: key === null ? null : (readTauriPublicKey(key)?.keyId ?? null),
+    offlinePeriodSeconds: row.offline_period_seconds,
   };
 }
 
@@ -163,6 +175,31 @@ export async function setTauriPublicKey(
   const result = await db
     .updateTable("products")
     .set({ tauri_public_key: stored })
+    .where("slug", "=", slug)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
+  return requireProduct(db, slug);
+}
+
+/** Sets how long the product's license certificates last (60 s to 90 days). */
+export async function setOfflinePeriod(
+  db: Kysely<DB>,
+  slug: string,
+  seconds: number,
+): Promise<Product> {
+  if (
+    !Number.isSafeInteger(seconds) ||
+    seconds < offlinePeriod.minSeconds ||
+    seconds > offlinePeriod.maxSeconds
+  ) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `offlinePeriodSeconds must be a whole number from ${offlinePeriod.minSeconds} to ${offlinePeriod.maxSeconds} (90 days)`,
+    );
+  }
+  const result = await db
+    .updateTable("products")
+    .set({ offline_period_seconds: seconds })
     .where("slug", "=", slug)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");

@@ -4,13 +4,18 @@ import type { DB } from "../../../db/schema.js";
 import {
   createProductAudited,
   deleteProductAudited,
+  removeSigningKeyAudited,
+  rotateSigningKeyAudited,
   updateProductAudited,
 } from "../../../domain/audit/audited-actions.js";
 import {
   listProducts,
+  offlinePeriod,
   requireProduct,
   type UpdateDelivery,
 } from "../../../domain/products/products.js";
+import { listProductKeys } from "../../../domain/signing/signing-keys.js";
+import type { Signing } from "../../routes.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
 import { failure } from "../public-schemas.js";
 import { productSchema, slugParam } from "./schemas.js";
@@ -21,7 +26,7 @@ const productResponse = (status: 200 | 201) => ({
   "5xx": failure(),
 });
 
-export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
+export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing: Signing): void {
   const read = requireScope(db, "products:read");
   const write = requireScope(db, "products:write");
 
@@ -58,7 +63,12 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request, reply) => {
-      const product = await createProductAudited(db, actorOf(request), request.body);
+      const product = await createProductAudited(
+        db,
+        actorOf(request),
+        request.body,
+        signing.masterKey,
+      );
       return reply.status(201).send(product);
     },
   );
@@ -71,12 +81,18 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.patch<{
     Params: { slug: string };
-    Body: { name?: string; tauriPublicKey?: string | null } & UpdateDelivery;
+    Body: {
+      name?: string;
+      tauriPublicKey?: string | null;
+      offlinePeriodSeconds?: number;
+    } & UpdateDelivery;
   }>(
     "/api/admin/products/:slug",
     {
       onRequest: write,
       schema: {
+        description:
+          "Changes the given settings: name, update delivery, Tauri public key, and how long license certificates last (60 s to 90 days).",
         params: slugParam,
         body: {
           type: "object",
@@ -100,6 +116,11 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
                 "tauri.conf.json's plugins.updater.pubkey (base64 of the minisign public key " +
                 "file); null clears it",
             },
+            offlinePeriodSeconds: {
+              type: "integer",
+              minimum: offlinePeriod.minSeconds,
+              maximum: offlinePeriod.maxSeconds,
+            },
           },
         },
         response: productResponse(200),
@@ -107,6 +128,62 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
     async (request) =>
       updateProductAudited(db, actorOf(request), request.params.slug, request.body),
+  );
+
+  app.get<{ Params: { slug: string } }>(
+    "/api/admin/products/:slug/keys",
+    {
+      onRequest: read,
+      schema: {
+        description:
+          "The product's signing keys (public halves only): the current one first, then retired ones.",
+        params: slugParam,
+      },
+    },
+    async (request) => ({ items: await listProductKeys(db, request.params.slug) }),
+  );
+
+  app.post<{ Params: { slug: string } }>(
+    "/api/admin/products/:slug/keys/rotate",
+    {
+      onRequest: write,
+      schema: {
+        description:
+          "Makes a new current signing key; the old one stays in the JWKS as retired until removed. Every server uses the new key within 30 s.",
+        params: slugParam,
+      },
+    },
+    async (request, reply) => {
+      const { slug } = request.params;
+      const rotation = await rotateSigningKeyAudited(db, actorOf(request), signing.masterKey, slug);
+      signing.ring.forget(slug);
+      const keys = await listProductKeys(db, slug);
+      return reply.status(201).send({ ...rotation, keys });
+    },
+  );
+
+  app.delete<{ Params: { slug: string; kid: string } }>(
+    "/api/admin/products/:slug/keys/:kid",
+    {
+      onRequest: write,
+      schema: {
+        description:
+          "Removes a retired signing key from the JWKS; the current key cannot be removed (rotate first).",
+        params: {
+          type: "object",
+          required: ["slug", "kid"],
+          properties: {
+            slug: { type: "string", minLength: 1, maxLength: 255 },
+            kid: { type: "string", minLength: 1, maxLength: 64 },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { slug, kid } = request.params;
+      await removeSigningKeyAudited(db, actorOf(request), slug, kid);
+      return { deleted: true, kid };
+    },
   );
 
   app.delete<{ Params: { slug: string } }>(

@@ -43,6 +43,7 @@ export const productSchema = {
     "slug",
     "name",
     "createdAt",
+    "offlinePeriodSeconds",
     "updatesRequireLicense",
     "downloadRedirects",
     "tauriPublicKey",
@@ -53,6 +54,10 @@ export const productSchema = {
     slug: { type: "string" },
     name: { type: "string" },
     createdAt: { type: "string", format: "date-time" },
+    offlinePeriodSeconds: {
+      type: "integer",
+      description: "How long a license certificate lasts (POST /api/license/checkout)",
+    },
     updatesRequireLicense: {
       type: "boolean",
       description: "Feeds and downloads answer only machines activated on a usable license",
