@@ -367,6 +367,7 @@ export class ShipkeyClient {
     }
     // A clock set back cannot reopen a period: time never goes below what was already seen.
     const now = Math.max(this.#clock().getTime(), state.trustedTime ?? 0, claims.iat * 1000);
+    if (now > (state.trustedTime ?? 0)) await this.#writeState({ ...state, trustedTime: now });
     if (now >= claims.exp * 1000) {
       throw new ShipkeyError(
         "OFFLINE_PERIOD_EXPIRED",
@@ -374,7 +375,6 @@ export class ShipkeyClient {
         { cause },
       );
     }
-    if (now > (state.trustedTime ?? 0)) await this.#writeState({ ...state, trustedTime: now });
     return {
       valid: true,
       offline: true,
