@@ -407,10 +407,10 @@ export class ShipkeyClient {
   }
 
   /**
-   * POSTs with a fresh nonce and checks the signature: a success must be validly signed; a
-   * failure that carries a signature must carry a valid one (an unsigned failure is reported
-   * with `signed: false` and never changes what is stored, except through #afterRefusal, which
-   * requires a signature).
+   * POSTs with a fresh nonce and checks the signature: a success must be validly signed by a
+   * trusted key; a failure signed under a trusted kid must verify. A failure without a signature
+   * or signed by a key the app does not know (another product's) is reported with
+   * `signed: false`, and only signed refusals change what is stored (#afterRefusal).
    */
   async #post(
     path: string,
@@ -423,14 +423,10 @@ export class ShipkeyClient {
     );
     const signature = await checkSignature(answer, this.#keys);
     const success = answer.status >= 200 && answer.status < 300;
-    if (signature === "invalid" || (success && signature === "missing")) {
-      throw new ShipkeyError(
-        "SIGNATURE_INVALID",
-        signature === "missing"
-          ? "The server's answer is not signed"
-          : "The server's answer does not match its signature",
-        { status: answer.status },
-      );
+    if (signature === "invalid" || (success && signature !== "valid")) {
+      throw new ShipkeyError("SIGNATURE_INVALID", signatureMessages[signature], {
+        status: answer.status,
+      });
     }
     const json = parseJson<Record<string, unknown>>(answer.body);
     if (!success) throw failure(answer, json, signature === "valid");
@@ -479,6 +475,13 @@ export class ShipkeyClient {
     return `shipkey:${this.productSlug}:${name}`;
   }
 }
+
+const signatureMessages = {
+  valid: "",
+  missing: "The server's answer is not signed",
+  "unknown-key": "The server's answer is signed by a key this app does not trust",
+  invalid: "The server's answer does not match its signature",
+} as const;
 
 function serverUrl(server: string | URL): URL {
   const url = new URL(server);

@@ -44,7 +44,11 @@ export function parseSignatureHeader(value: string): SignatureHeader | undefined
   return { keyid, algorithm, signature };
 }
 
-export type SignatureCheck = "valid" | "missing" | "invalid";
+/**
+ * valid; missing (no header); unknown-key (well-formed, by a kid this app does not trust, e.g.
+ * another product's key); invalid (malformed, or not matching under a trusted key: tampering).
+ */
+export type SignatureCheck = "valid" | "missing" | "unknown-key" | "invalid";
 
 /**
  * Checks an answer's Shipkey-Signature against the trusted keys: the signature must be
@@ -59,7 +63,7 @@ export async function checkSignature(answer: Answer, keys: KeySource): Promise<S
   if (!parsed || parsed.algorithm !== "ed25519" || date === null) return "invalid";
   if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(parsed.signature)) return "invalid";
   const key = await keys.find(parsed.keyid).catch(() => undefined);
-  if (!key) return "invalid";
+  if (!key) return "unknown-key";
   const data = new TextEncoder().encode(
     signingString({ path: answer.path, date, body: answer.body, nonce: answer.nonce }),
   );
