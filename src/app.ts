@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { Database } from "./db/database.js";
 import { LastSeenBuffer } from "./domain/licenses/last-seen.js";
@@ -15,6 +16,8 @@ import { connectRedis, registerRateLimits, type RateLimitSettings } from "./http
 import { type PruningOptions, schedulePruning } from "./http/pruning.js";
 import { registerRoutes } from "./http/routes.js";
 import type { CookieSecure } from "./config.js";
+import { type MasterKey, masterKeyBytes } from "./domain/signing/key-material.js";
+import { defaultKeyRefreshMs, SigningKeyRing } from "./domain/signing/key-ring.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -24,6 +27,10 @@ declare module "fastify" {
     cookieSecure: CookieSecure;
   }
 }
+
+// Apps built without a master key (in-process tests) share this one, as the processes of one
+// deployment share SHIPKEY_MASTER_KEY. The server always passes its configured key.
+const processMasterKey = randomBytes(masterKeyBytes);
 
 /** How often buffered last-seen times are written (docs/decisions.md: what a crash can lose). */
 export const lastSeenFlushMs = 1000;
@@ -43,6 +50,10 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** Prune old rows when ready and hourly (http/pruning.ts); off unless given. */
   pruning?: PruningOptions;
+  /** Encrypts the products' private signing keys (server.ts resolves SHIPKEY_MASTER_KEY). */
+  masterKey?: MasterKey;
+  /** How often the current signing key of a product is re-read (a rotation elsewhere). */
+  keyRefreshMs?: number;
 }
 
 /**
@@ -58,6 +69,8 @@ export async function buildApp({
   redisUrl = null,
   requestTimeoutMs = 30_000,
   pruning,
+  masterKey = processMasterKey,
+  keyRefreshMs = defaultKeyRefreshMs,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -151,7 +164,15 @@ export async function buildApp({
   if (redis) app.addHook("onClose", async () => void (await redis.quit().catch(() => "")));
   const limits = rateLimits === "off" ? null : await registerRateLimits(app, rateLimits, redis);
   await app.register(async (instance) =>
-    registerRoutes(instance, database.db, { lastSeen, faults, limits }),
+    registerRoutes(instance, database.db, {
+      lastSeen,
+      faults,
+      limits,
+      signing: {
+        masterKey,
+        ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs }),
+      },
+    }),
   );
   return app;
 }

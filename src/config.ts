@@ -1,4 +1,5 @@
 import { parseDatabaseUrl } from "./db/database.js";
+import { type MasterKey, parseMasterKey } from "./domain/signing/key-material.js";
 import {
   defaultRateLimits,
   type RateLimitName,
@@ -28,6 +29,8 @@ export interface Config {
   redisUrl: string | null;
   /** How long ended activations are kept, in ms; 0 keeps none. */
   activationHistoryMs: number;
+  /** SHIPKEY_MASTER_KEY; null when unset (SQLite then keeps one beside the database). */
+  masterKey: MasterKey | null;
 }
 
 export const cookieSecureModes = ["auto", "always", "never"] as const;
@@ -65,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: rateLimitsFrom(env),
     redisUrl: redisUrlFrom(env.REDIS_URL),
     activationHistoryMs: activationHistoryMsFrom(env),
+    masterKey: masterKeyFromEnv(env),
   };
 }
 
@@ -152,6 +156,18 @@ function integerFrom(
 /** ACTIVATION_HISTORY_DAYS in ms (0: keep no ended activation); shared by the server and the CLI. */
 export function activationHistoryMsFrom(env: NodeJS.ProcessEnv = process.env): number {
   return integerFrom(env, "ACTIVATION_HISTORY_DAYS", 365, 0, 36500) * 86_400_000;
+}
+
+export const masterKeyFormat =
+  "32 random bytes written as base64 (openssl rand -base64 32) or as 64 hex digits";
+
+/** SHIPKEY_MASTER_KEY, checked; null when unset. Shared by the server and the CLI. */
+export function masterKeyFromEnv(env: NodeJS.ProcessEnv = process.env): MasterKey | null {
+  const text = env.SHIPKEY_MASTER_KEY;
+  if (text === undefined || text === "") return null;
+  const key = parseMasterKey(text);
+  if (!key) throw new ConfigError(`SHIPKEY_MASTER_KEY must be ${masterKeyFormat}`);
+  return key;
 }
 
 /** DATABASE_URL, defaulted and checked; shared by the server and the CLI. */

@@ -7,6 +7,9 @@ import { analyzeHotTables } from "./db/statistics.js";
 import { countAdmins } from "./domain/admins/admins.js";
 import { insecureCookieWarning } from "./http/cookie-security.js";
 import { boundHeapGrowth } from "./lib/heap-growth.js";
+import { type MasterKey, MasterKeyMismatchError } from "./domain/signing/key-material.js";
+import { assertMasterKeyOpensKeys, ensureAllSigningKeys } from "./domain/signing/signing-keys.js";
+import { resolveMasterKey } from "./master-key.js";
 
 /**
  * Process concerns only: configuration, logging, migrations at start, graceful shutdown.
@@ -16,7 +19,9 @@ async function main(): Promise<void> {
   boundHeapGrowth();
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
+  const masterKey = resolveMasterKey(config.masterKey, config.databaseUrl);
   const database = await openAndMigrate(config, log);
+  await prepareSigningKeys(database, masterKey, log);
   const app = await buildApp({
     database,
     trustProxy: config.trustProxy,
@@ -25,6 +30,7 @@ async function main(): Promise<void> {
     redisUrl: config.redisUrl,
     requestTimeoutMs: config.requestTimeoutMs,
     pruning: { activationHistoryMs: config.activationHistoryMs },
+    masterKey,
     logger: {
       level: config.logLevel,
       // Belt and braces: request logs carry no headers today, and must never carry keys.
@@ -121,6 +127,26 @@ async function openAndMigrate(config: Config, log: pino.Logger): Promise<Databas
     throw err;
   }
   return database;
+}
+
+/**
+ * Refuses a master key that does not open the stored signing keys (it would sign nothing), then
+ * gives every product without a signing key one.
+ */
+async function prepareSigningKeys(
+  database: Database,
+  masterKey: MasterKey,
+  log: pino.Logger,
+): Promise<void> {
+  try {
+    await assertMasterKeyOpensKeys(database.db, masterKey);
+    const created = await ensureAllSigningKeys(database.db, masterKey);
+    if (created > 0) log.info({ products: created }, "generated signing keys");
+  } catch (err) {
+    await database.close();
+    if (err instanceof MasterKeyMismatchError) throw new ConfigError(err.message);
+    throw err;
+  }
 }
 
 /** After SHUTDOWN_GRACE, how long close hooks may still run before the process exits anyway. */

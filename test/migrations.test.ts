@@ -198,6 +198,7 @@ const allMigrations = [
   "0009_plain_storage",
   "0010_idempotency_and_retention",
   "0011_update_feeds",
+  "0013_signing_keys",
 ];
 
 /**

@@ -17,6 +17,7 @@ import * as licenseSlots from "./migrations/0008_license_slots.js";
 import * as plainStorage from "./migrations/0009_plain_storage.js";
 import * as idempotencyAndRetention from "./migrations/0010_idempotency_and_retention.js";
 import * as updateFeeds from "./migrations/0011_update_feeds.js";
+import * as signingKeys from "./migrations/0013_signing_keys.js";
 import { foldLegacyLastSeenLog } from "./migrations/legacy-last-seen-log.js";
 import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   "0009_plain_storage": plainStorage,
   "0010_idempotency_and_retention": idempotencyAndRetention,
   "0011_update_feeds": updateFeeds,
+  "0013_signing_keys": signingKeys,
 };
 
 export class MigrationError extends Error {

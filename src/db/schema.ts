@@ -19,6 +19,28 @@ export interface ProductsTable {
   slug: string;
   name: string;
   created_at: number;
+  /** How long a license certificate lasts, in seconds (default 7 days, at most 90). */
+  offline_period_seconds: number;
+}
+
+export const signingKeyStatuses = ["current", "retired"] as const;
+export type SigningKeyStatus = (typeof signingKeyStatuses)[number];
+
+/** A product's Ed25519 key pair; the private key only ever stored encrypted (AES-256-GCM). */
+export interface SigningKeysTable {
+  /** The JWK thumbprint (RFC 7638) of the public key. */
+  kid: string;
+  product_id: string;
+  /** The raw 32-byte public key, base64url: the JWK's `x`. */
+  public_x: string;
+  /** AES-256-GCM of the PKCS#8 DER private key under the master key, base64 each. */
+  private_key_iv: string;
+  private_key_ciphertext: string;
+  private_key_tag: string;
+  /** One `current` key per product; `retired` keys stay published until removed. */
+  status: SigningKeyStatus;
+  created_at: number;
+  retired_at: number | null;
 }
 
 export interface LicensesTable {
@@ -166,4 +188,5 @@ export interface DB {
   api_keys: ApiKeysTable;
   readiness_probe: ReadinessProbeTable;
   idempotency_keys: IdempotencyKeysTable;
+  signing_keys: SigningKeysTable;
 }

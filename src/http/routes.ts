@@ -3,7 +3,11 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
+import type { MasterKey } from "../domain/signing/key-material.js";
+import type { SigningKeyRing } from "../domain/signing/key-ring.js";
 import { registerActor } from "./admin-auth.js";
+import { signLicenseAnswers } from "./response-signing.js";
+import { productKeysRoute } from "./routes/product-keys.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import type { RateLimitHooks } from "./rate-limits.js";
 import { registerIdempotency } from "./idempotency.js";
@@ -14,6 +18,7 @@ import { adminAuditRoutes } from "./routes/admin/audit.js";
 import { adminLicenseRoutes } from "./routes/admin/licenses.js";
 import { adminProductRoutes } from "./routes/admin/products.js";
 import { adminReleaseRoutes } from "./routes/admin/releases.js";
+import { checkoutLicenseRoute } from "./routes/checkout-license.js";
 import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
 import { healthRoutes } from "./routes/health.js";
 import { publishReleaseRoute } from "./routes/publish-release.js";
@@ -25,6 +30,12 @@ import { sparkleFeedRoute } from "./routes/updates/sparkle.js";
 import { squirrelMacFeedRoute } from "./routes/updates/squirrel-mac.js";
 import { tauriFeedRoute } from "./routes/updates/tauri.js";
 
+/** The products' signing keys: the master key that opens them, and the current ones in memory. */
+export interface Signing {
+  masterKey: MasterKey;
+  ring: SigningKeyRing;
+}
+
 /** The whole HTTP surface, in one place. */
 export function registerRoutes(
   app: FastifyInstance,
@@ -33,7 +44,13 @@ export function registerRoutes(
     lastSeen,
     faults,
     limits,
-  }: { lastSeen: LastSeenRecorder; faults: DatabaseFaults; limits: RateLimitHooks | null },
+    signing,
+  }: {
+    lastSeen: LastSeenRecorder;
+    faults: DatabaseFaults;
+    limits: RateLimitHooks | null;
+    signing: Signing;
+  },
 ): void {
   registerActor(app);
   healthRoutes(app, db, faults);
@@ -44,9 +61,11 @@ export function registerRoutes(
       license.addHook("onRequest", limits.perAddress);
       license.addHook("onError", limits.countUnknownKey);
     }
+    signLicenseAnswers(license, db, signing.ring);
     activateMachineRoute(license, db);
     validateLicenseRoute(license, db, lastSeen);
     deactivateMachineRoute(license, db);
+    checkoutLicenseRoute(license, db, lastSeen, (slug) => signing.ring.keyFor(slug));
   });
 
   void app.register(async (publish) => {
@@ -66,6 +85,7 @@ export function registerRoutes(
     electronFeedRoute(updates, db);
     sparkleFeedRoute(updates, db);
     latestFeedRoute(updates, db);
+    productKeysRoute(updates, db, signing.ring);
   });
 
   void app.register(async (admin) => {

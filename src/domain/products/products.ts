@@ -11,8 +11,17 @@ export interface Product {
   id: string;
   slug: string;
   name: string;
+  /** How long a license certificate lasts, in seconds (docs/decisions.md). */
+  offlinePeriodSeconds: number;
   createdAt: string;
 }
+
+/** A certificate's lifetime: 7 days unless the product says otherwise, never more than 90. */
+export const offlinePeriod = {
+  defaultSeconds: 7 * 86_400,
+  minSeconds: 60,
+  maxSeconds: 90 * 86_400,
+};
 
 // Slugs appear in URLs and CI configs: lowercase letters, digits and inner dashes.
 const slugPattern = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
@@ -32,7 +41,13 @@ export async function createProduct(
     );
   }
   if (input.name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
-  const row = { id: newId("prod"), slug: input.slug, name: input.name, created_at: now };
+  const row = {
+    id: newId("prod"),
+    slug: input.slug,
+    name: input.name,
+    created_at: now,
+    offline_period_seconds: offlinePeriod.defaultSeconds,
+  };
   const inserted = await db
     .insertInto("products")
     .values(row)
@@ -59,11 +74,20 @@ export async function findProductBySlug(db: Kysely<DB>, slug: string): Promise<P
 // Columns listed, not `*`: on PostgreSQL this is a named prepared statement, and one whose result
 // shape changes under it (a column added by a newer process) fails instead of adapting.
 const findProductRow = compileOnce<{ slug: string }, DB["products"]>(["slug"], (db, p) =>
-  db.selectFrom("products").select(["id", "slug", "name", "created_at"]).where("slug", "=", p.slug),
+  db
+    .selectFrom("products")
+    .select(["id", "slug", "name", "created_at", "offline_period_seconds"])
+    .where("slug", "=", p.slug),
 );
 
 function toProduct(row: DB["products"]): Product {
-  return { id: row.id, slug: row.slug, name: row.name, createdAt: toIso(row.created_at) };
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    offlinePeriodSeconds: row.offline_period_seconds,
+    createdAt: toIso(row.created_at),
+  };
 }
 
 export async function requireProduct(db: Kysely<DB>, slug: string): Promise<Product> {

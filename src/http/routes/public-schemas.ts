@@ -148,3 +148,34 @@ export const deactivateSchema = {
     "5xx": failure("success"),
   },
 } as const;
+
+// Validate's errors (canActivate included) with the success flag of this endpoint's answers.
+const checkoutFailure = {
+  ...failure("success"),
+  properties: { ...failure("success").properties, canActivate: { type: "boolean" } },
+};
+
+export const checkoutSchema = {
+  summary: "Check out a license certificate for offline use",
+  description:
+    "Applies validate's checks in the same order and with the same errors, and refreshes last-seen as validate does. The certificate is a compact JWS (EdDSA, typ shipkey-license+jwt) signed with the product's current key (GET /api/products/{productSlug}/keys); docs/client.md describes its claims.",
+  body: licenseRequest({
+    ttlSeconds: {
+      type: "integer",
+      minimum: 1,
+      description: "Shortens the product's offline period; a larger value is capped to it",
+    },
+  }),
+  response: {
+    200: {
+      type: "object",
+      properties: {
+        success: { type: "boolean" },
+        certificate: { type: "string", description: "Compact JWS" },
+        expiresAt: { type: "string", format: "date-time", description: "The certificate's exp" },
+      },
+    },
+    "4xx": checkoutFailure,
+    "5xx": checkoutFailure,
+  },
+} as const;

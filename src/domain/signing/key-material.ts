@@ -1,0 +1,143 @@
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+} from "node:crypto";
+
+/** The master key that encrypts every private signing key: 32 bytes, for AES-256-GCM. */
+export type MasterKey = Buffer;
+
+export const masterKeyBytes = 32;
+
+/** A public key as a JWK, the form the JWKS endpoint, the dashboard and clients use. */
+export interface PublicJwk {
+  kty: "OKP";
+  crv: "Ed25519";
+  x: string;
+  kid: string;
+  alg: "EdDSA";
+  use: "sig";
+}
+
+/** A freshly generated key pair, its private half already encrypted for storage. */
+export interface GeneratedKey {
+  kid: string;
+  publicX: string;
+  encrypted: EncryptedPrivateKey;
+}
+
+export interface EncryptedPrivateKey {
+  iv: string;
+  ciphertext: string;
+  tag: string;
+}
+
+/** Thrown when the master key does not open a stored private key (another master key). */
+export class MasterKeyMismatchError extends Error {
+  override name = "MasterKeyMismatchError";
+}
+
+/**
+ * A new Ed25519 key pair for a product. The kid is the public key's JWK thumbprint (RFC 7638),
+ * so anyone can recompute it from the key.
+ */
+export function generateSigningKey(masterKey: MasterKey, productId: string): GeneratedKey {
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+  const publicX = rawPublicKey(publicKey);
+  const kid = jwkThumbprint(publicX);
+  const der = privateKey.export({ format: "der", type: "pkcs8" });
+  return { kid, publicX, encrypted: encryptPrivateKey(masterKey, productId, kid, der) };
+}
+
+/** The JWK's `x`: the raw 32-byte public key, base64url. */
+function rawPublicKey(publicKey: KeyObject): string {
+  const jwk = publicKey.export({ format: "jwk" });
+  if (typeof jwk.x !== "string") throw new Error("Ed25519 public key without x");
+  return jwk.x;
+}
+
+export function jwkThumbprint(publicX: string): string {
+  return createHash("sha256")
+    .update(`{"crv":"Ed25519","kty":"OKP","x":"${publicX}"}`)
+    .digest("base64url");
+}
+
+export function publicJwk(kid: string, publicX: string): PublicJwk {
+  return { kty: "OKP", crv: "Ed25519", x: publicX, kid, alg: "EdDSA", use: "sig" };
+}
+
+/** The public key as PEM (SPKI), for tools that take PEM. */
+export function publicPem(publicX: string): string {
+  return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: publicX }, format: "jwk" })
+    .export({ format: "pem", type: "spki" })
+    .toString();
+}
+
+// The associated data ties a ciphertext to its key and product: a row's encrypted private key
+// copied onto another row (or product) does not decrypt.
+const associatedData = (productId: string, kid: string) =>
+  Buffer.from(`shipkey-signing-key:v1:${productId}:${kid}`);
+
+function encryptPrivateKey(
+  masterKey: MasterKey,
+  productId: string,
+  kid: string,
+  der: Buffer,
+): EncryptedPrivateKey {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", masterKey, iv);
+  cipher.setAAD(associatedData(productId, kid));
+  const ciphertext = Buffer.concat([cipher.update(der), cipher.final()]);
+  return {
+    iv: iv.toString("base64"),
+    ciphertext: ciphertext.toString("base64"),
+    tag: cipher.getAuthTag().toString("base64"),
+  };
+}
+
+/** Opens a stored private key; MasterKeyMismatchError when this master key did not seal it. */
+export function decryptPrivateKey(
+  masterKey: MasterKey,
+  productId: string,
+  kid: string,
+  encrypted: EncryptedPrivateKey,
+): KeyObject {
+  let der: Buffer;
+  try {
+    const decipher = createDecipheriv(
+      "aes-256-gcm",
+      masterKey,
+      Buffer.from(encrypted.iv, "base64"),
+    );
+    decipher.setAAD(associatedData(productId, kid));
+    decipher.setAuthTag(Buffer.from(encrypted.tag, "base64"));
+    der = Buffer.concat([
+      decipher.update(Buffer.from(encrypted.ciphertext, "base64")),
+      decipher.final(),
+    ]);
+  } catch {
+    throw new MasterKeyMismatchError(
+      `the master key does not decrypt signing key ${kid}: SHIPKEY_MASTER_KEY differs from the one that encrypted it`,
+    );
+  }
+  return createPrivateKey({ key: der, format: "der", type: "pkcs8" });
+}
+
+/**
+ * SHIPKEY_MASTER_KEY's text: 32 bytes as base64 (`openssl rand -base64 32`) or as 64 hex
+ * digits. Returns null for anything else.
+ */
+export function parseMasterKey(text: string): MasterKey | null {
+  const trimmed = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Buffer.from(trimmed, "hex");
+  if (/^[A-Za-z0-9+/]{43}=$/.test(trimmed) || /^[A-Za-z0-9_-]{43}$/.test(trimmed)) {
+    const bytes = Buffer.from(trimmed, trimmed.endsWith("=") ? "base64" : "base64url");
+    return bytes.length === masterKeyBytes ? bytes : null;
+  }
+  return null;
+}

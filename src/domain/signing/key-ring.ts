@@ -1,0 +1,117 @@
+import type { KeyObject } from "node:crypto";
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { limits } from "../limits.js";
+import { decryptPrivateKey, type MasterKey } from "./key-material.js";
+import { encryptedOf, ensureSigningKey } from "./signing-keys.js";
+
+/** A product's current key, ready to sign. */
+export interface SigningKey {
+  kid: string;
+  productId: string;
+  productSlug: string;
+  privateKey: KeyObject;
+}
+
+/** How often a process re-reads which key is current: a rotation elsewhere is used within it. */
+export const defaultKeyRefreshMs = 15_000;
+
+interface Entry {
+  key: SigningKey;
+  checkedAt: number;
+}
+
+/**
+ * The decrypted current signing key of each product, kept in memory so that signing an answer
+ * costs one Ed25519 signature and no query. Which key is current is re-read at most every
+ * `refreshMs` per product (a rotation by the CLI or another process is picked up within it); the
+ * private key is decrypted again only when the kid changed. Holds only products that exist.
+ */
+export class SigningKeyRing {
+  private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<SigningKey | null>>();
+  private readonly refreshMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly masterKey: MasterKey,
+    options: { refreshMs?: number; now?: () => number } = {},
+  ) {
+    this.refreshMs = options.refreshMs ?? defaultKeyRefreshMs;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * The product's current key: synchronously when known and fresh, else a promise (null when no
+   * such product exists).
+   */
+  keyFor(productSlug: string): SigningKey | null | Promise<SigningKey | null> {
+    const entry = this.entries.get(productSlug);
+    if (entry && this.now() - entry.checkedAt < this.refreshMs) return entry.key;
+    if (productSlug.length > limits.identifier) return null;
+    let pending = this.loading.get(productSlug);
+    if (!pending) {
+      pending = this.load(productSlug, entry).finally(() => this.loading.delete(productSlug));
+      this.loading.set(productSlug, pending);
+    }
+    return pending;
+  }
+
+  /** Forgets a product's key, so the next answer reads it again (after a rotation here). */
+  forget(productSlug: string): void {
+    this.entries.delete(productSlug);
+  }
+
+  private async load(productSlug: string, previous: Entry | undefined): Promise<SigningKey | null> {
+    let row = await this.readCurrent(productSlug);
+    if (row === null) {
+      // A product without a current key (created without the master key at hand) gets one now.
+      const product = await this.db
+        .selectFrom("products")
+        .select("id")
+        .where("slug", "=", productSlug)
+        .executeTakeFirst();
+      if (!product) {
+        this.entries.delete(productSlug);
+        return null;
+      }
+      await ensureSigningKey(this.db, this.masterKey, product.id);
+      row = await this.readCurrent(productSlug);
+      if (row === null) return null;
+    }
+    const key =
+      previous && previous.key.kid === row.kid && previous.key.productId === row.product_id
+        ? previous.key
+        : {
+            kid: row.kid,
+            productId: row.product_id,
+            productSlug,
+            privateKey: decryptPrivateKey(
+              this.masterKey,
+              row.product_id,
+              row.kid,
+              encryptedOf(row),
+            ),
+          };
+    this.entries.set(productSlug, { key, checkedAt: this.now() });
+    return key;
+  }
+
+  private async readCurrent(productSlug: string) {
+    const row = await this.db
+      .selectFrom("signing_keys")
+      .innerJoin("products", "products.id", "signing_keys.product_id")
+      .select([
+        "signing_keys.kid",
+        "signing_keys.product_id",
+        "signing_keys.private_key_iv",
+        "signing_keys.private_key_ciphertext",
+        "signing_keys.private_key_tag",
+      ])
+      .where("products.slug", "=", productSlug)
+      .where("signing_keys.status", "=", "current")
+      .executeTakeFirst();
+    return row ?? null;
+  }
+}
