@@ -1,4 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -6,6 +9,7 @@ import { createLocalJWKSet, type JWK, jwtVerify } from "jose";
 import type { Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  FileStorage,
   MemoryStorage,
   ShipkeyClient,
   type ShipkeyClientOptions,
@@ -16,6 +20,7 @@ import { migrateToLatest } from "../src/db/migrate.js";
 import type { DB } from "../src/db/schema.js";
 import { createLicense, updateLicense } from "../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../src/domain/products/products.js";
+import { publishRelease } from "../src/domain/releases/publish-release.js";
 import { parseMasterKey } from "../src/domain/signing/key-material.js";
 import { rotateSigningKey } from "../src/domain/signing/signing-keys.js";
 import { createTestDatabase, dialects } from "./helpers/database.js";
@@ -167,8 +172,28 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
     dropDatabase = () => testDatabase.drop();
     await withDb(async (db) => {
       await migrateToLatest(db);
-      await createProduct(db, { slug: "app", name: "App" });
+      const app = await createProduct(db, { slug: "app", name: "App" });
       await createProduct(db, { slug: "other", name: "Other" });
+      const entry = (version: string) => ({
+        platform: "MACOS" as const,
+        arch: "ARM64" as const,
+        downloadUrl: `https://downloads.example.com/app-${version}.zip`,
+        signature: "c2lnbmF0dXJl",
+        fileSize: 1234,
+      });
+      const notes = null;
+      await publishRelease(db, app, {
+        version: "1.2.0",
+        channel: "STABLE",
+        releaseNotes: notes,
+        entries: [entry("1.2.0")],
+      });
+      await publishRelease(db, app, {
+        version: "1.3.0-beta.1",
+        channel: "BETA",
+        releaseNotes: notes,
+        entries: [entry("1.3.0-beta.1")],
+      });
     });
     server = await startServer(env());
     jwks = (await (await fetch(`${server.baseUrl}/api/products/app/keys`)).json()) as {
@@ -378,6 +403,71 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
     now = halfway + 60_000;
     await sdk.validate();
     expect(checkouts).toHaveLength(2);
+  });
+
+  it("checkForUpdate reads the generic feed: newer release, channel, nothing newer, errors", async () => {
+    const { sdk } = client();
+    const update = await sdk.checkForUpdate({
+      platform: "darwin",
+      arch: "arm64",
+      currentVersion: "1.0.0",
+    });
+    expect(update).toEqual({
+      version: "1.2.0",
+      channel: "STABLE",
+      notes: null,
+      pubDate: expect.any(String),
+      url: "https://downloads.example.com/app-1.2.0.zip",
+      signature: "c2lnbmF0dXJl",
+      sha512: null,
+      fileSize: 1234,
+    });
+    const beta = await sdk.checkForUpdate({
+      platform: "MACOS",
+      arch: "ARM64",
+      currentVersion: "1.2.0",
+      channel: "beta",
+    });
+    expect(beta?.version).toBe("1.3.0-beta.1");
+    expect(
+      await sdk.checkForUpdate({ platform: "MACOS", arch: "ARM64", currentVersion: "1.2.0" }),
+    ).toBeNull();
+    const noChannel = { platform: "MACOS", arch: "ARM64", currentVersion: "1.0.0" } as const;
+    const channel = "nightly" as "stable";
+    expect((await codeOf(sdk.checkForUpdate({ ...noChannel, channel }))).code).toBe(
+      "INVALID_CHANNEL",
+    );
+    expect((await codeOf(sdk.checkForUpdate({ ...noChannel, currentVersion: "one" }))).code).toBe(
+      "INVALID_FIELD_VALUE",
+    );
+    const unknown = client({ productSlug: "no-such-product" }).sdk;
+    expect((await codeOf(unknown.checkForUpdate(noChannel))).code).toBe("PRODUCT_NOT_FOUND");
+  });
+
+  it("jwksUrl and FileStorage: keys fetched once, kept, and used offline by a restarted app", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "shipkey-sdk-"));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, "license.json");
+    const licenseKey = await license({ productSlug: "app", maxMachines: 1 });
+    const options = {
+      server: server.baseUrl,
+      productSlug: "app",
+      jwksUrl: "api/products/app/keys",
+      machineId: "file-machine",
+    };
+    const first = new ShipkeyClient({ ...options, storage: new FileStorage(path) });
+    await first.activate(licenseKey);
+    expect((await first.validate()).offline).toBe(false);
+    if (process.platform !== "win32") expect(statSync(path).mode & 0o777).toBe(0o600);
+
+    // The app restarts without a network: the stored keys verify the stored certificate.
+    const offline = new ShipkeyClient({
+      ...options,
+      storage: new FileStorage(path),
+      retry: { attempts: 1 },
+      fetch: () => Promise.reject(new TypeError("fetch failed")),
+    });
+    expect(await offline.validate()).toMatchObject({ valid: true, offline: true });
   });
 
   it("429 from the rate limit: validate answers from the certificate", async () => {
