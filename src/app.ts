@@ -159,7 +159,11 @@ export async function buildApp({
   await registerOpenApi(app);
   app.decorateRequest("adminSession", null);
   app.decorateReply("loginCsrf", "");
-  await app.register(async (instance) => dashboard(instance, database.db, faults));
+  const signing = {
+    masterKey,
+    ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs }),
+  };
+  await app.register(async (instance) => dashboard(instance, database.db, faults, signing));
   const redis = rateLimits !== "off" && redisUrl !== null ? connectRedis(redisUrl, app.log) : null;
   if (redis) app.addHook("onClose", async () => void (await redis.quit().catch(() => "")));
   const limits = rateLimits === "off" ? null : await registerRateLimits(app, rateLimits, redis);
@@ -168,10 +172,7 @@ export async function buildApp({
       lastSeen,
       faults,
       limits,
-      signing: {
-        masterKey,
-        ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs }),
-      },
+      signing,
     }),
   );
   return app;

@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { Kysely } from "kysely";
-import { activationHistoryMsFrom } from "../config.js";
+import { activationHistoryMsFrom, databaseUrlFrom, masterKeyFromEnv } from "../config.js";
+import type { MasterKey } from "../domain/signing/key-material.js";
+import { assertMasterKeyOpensKeys, listProductKeys } from "../domain/signing/signing-keys.js";
+import { resolveMasterKey } from "../master-key.js";
 import type { DB } from "../db/schema.js";
 import { listAdmins } from "../domain/admins/admins.js";
 import { escapeControlCharacters } from "../lib/control-characters.js";
@@ -14,7 +17,10 @@ import {
   createProductAudited,
   removeAdminAudited,
   resetAdminPasswordAudited,
+  removeSigningKeyAudited,
   revokeApiKeyAudited,
+  rotateSigningKeyAudited,
+  setOfflinePeriodAudited,
   setReleaseYankedAudited,
   updateLicenseAudited,
 } from "../domain/audit/audited-actions.js";
@@ -49,6 +55,10 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   prune   (deletes what the server prunes hourly; honours ACTIVATION_HISTORY_DAYS)
   products create --slug <slug> --name <name>
   products list
+  products keys <slug>   (public keys: the current one first, then retired ones)
+  products rotate-key <slug>   (new current key; servers use it within 30 s; old one retired)
+  products remove-key <slug> --kid <kid>   (a retired key only)
+  products set-offline-period <slug> --seconds <n>   (certificate lifetime, 60 s to 90 days)
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
       [--edition-name <n>] [--features a,b,c] [--customer-name <n>] [--customer-email <e>]
@@ -87,6 +97,17 @@ export function cliActor(): Actor {
     // no passwd entry for this uid (some containers): keep "unknown"
   }
   return { type: "cli", id: null, label: `${user}@${os.hostname()}`, ip: null };
+}
+
+/** The master key the server uses (SHIPKEY_MASTER_KEY, or SQLite's key file beside the database). */
+function cliMasterKey(): MasterKey {
+  return resolveMasterKey(masterKeyFromEnv(), databaseUrlFrom());
+}
+
+/** The master key when this environment has one; else null (the server makes the key later). */
+function masterKeyIfAvailable(): MasterKey | null {
+  if (masterKeyFromEnv() === null && databaseUrlFrom().startsWith("postgres")) return null;
+  return cliMasterKey();
 }
 
 function oneArgument(args: string[], what: string): string {
@@ -149,10 +170,64 @@ export const commands: Record<string, Command> = {
   "products create": {
     run: async (db, args, options) => {
       noArguments(args);
-      const product = await createProductAudited(db, cliActor(), {
-        slug: requiredOption(options, "slug"),
-        name: requiredOption(options, "name"),
-      });
+      const product = await createProductAudited(
+        db,
+        cliActor(),
+        { slug: requiredOption(options, "slug"), name: requiredOption(options, "name") },
+        masterKeyIfAvailable(),
+      );
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+  "products keys": {
+    run: async (db, args) => {
+      const keys = await listProductKeys(db, oneArgument(args, "product slug"));
+      return {
+        data: keys,
+        text: table(
+          keys.map((k) => ({
+            kid: k.kid,
+            status: k.status,
+            createdAt: k.createdAt,
+            retiredAt: k.retiredAt,
+            jwk: JSON.stringify(k.jwk),
+          })),
+          "No signing key yet.",
+        ),
+      };
+    },
+  },
+  "products rotate-key": {
+    run: async (db, args) => {
+      const slug = oneArgument(args, "product slug");
+      const masterKey = cliMasterKey();
+      // A key sealed under another master key would leave the servers unable to sign.
+      await assertMasterKeyOpensKeys(db, masterKey);
+      const rotation = await rotateSigningKeyAudited(db, cliActor(), masterKey, slug);
+      return {
+        data: rotation,
+        text: `${describe({ ...rotation })}\nRunning servers sign with the new key within 30 seconds.`,
+      };
+    },
+  },
+  "products remove-key": {
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const removed = await removeSigningKeyAudited(
+        db,
+        cliActor(),
+        slug,
+        requiredOption(options, "kid"),
+      );
+      return { data: { deleted: true, ...removed }, text: `Removed key ${removed.kid}.` };
+    },
+  },
+  "products set-offline-period": {
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const seconds = integerOption(options, "seconds");
+      if (seconds === undefined) throw new UsageError("--seconds is required");
+      const product = await setOfflinePeriodAudited(db, cliActor(), slug, seconds);
       return { data: product, text: describe({ ...product }) };
     },
   },

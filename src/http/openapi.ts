@@ -27,6 +27,42 @@ const idempotencyKeyHeader = {
   },
 } as const;
 
+/** Documentation only: http/response-signing.ts reads the nonce and writes the signature. */
+const nonceRequestHeader = {
+  type: "object",
+  properties: {
+    "shipkey-nonce": {
+      type: "string",
+      description:
+        "Optional. Echoed into the signature's last line, so a client that sends a fresh nonce can reject a replayed answer",
+    },
+  },
+} as const;
+
+const signatureResponseHeaders = {
+  "Shipkey-Signature": {
+    description:
+      'keyid="<kid>", algorithm="ed25519", signature="<base64>": Ed25519 with the product\'s key ' +
+      "(GET /api/products/{productSlug}/keys) over four lines joined with \\n: " +
+      '"(request-target): post <path without query>", "date: <Date header>", ' +
+      '"digest: sha-256=<base64 SHA-256 of the body bytes>", "nonce: <Shipkey-Nonce or empty>". ' +
+      "Present on every answer whose product is known (docs/client.md).",
+    schema: { type: "string" },
+  },
+  Date: { description: "The date the signature covers", schema: { type: "string" } },
+} as const;
+
+/** Every response of a license endpoint documents the signature headers. */
+function withSignatureHeaders(response: unknown): unknown {
+  if (typeof response !== "object" || response === null) return response;
+  return Object.fromEntries(
+    Object.entries(response).map(([status, schema]) => [
+      status,
+      { ...(schema as object), headers: signatureResponseHeaders },
+    ]),
+  );
+}
+
 /**
  * Swagger UI loads only its own files and /openapi.json, and no page may frame it. It sets
  * styles from its scripts, hence 'unsafe-inline' for styles only.
@@ -74,6 +110,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       const methods = [route.method].flat();
       if (url.startsWith("/api/admin") && methods.some((m) => writeMethods.has(m))) {
         transformed.headers = idempotencyKeyHeader;
+      }
+      if (url.startsWith("/api/license/")) {
+        transformed.headers = nonceRequestHeader;
+        transformed.response = withSignatureHeaders(transformed.response);
       }
       if (url.startsWith("/documentation") || url.startsWith("/docs")) transformed.hide = true;
       return { schema: transformed, url };

@@ -102,7 +102,7 @@ export function registerRoutes(
     }
     admin.addHook("preValidation", async (request) => rejectNulInput(request));
     registerIdempotency(admin, db, faults);
-    adminProductRoutes(admin, db);
+    adminProductRoutes(admin, db, signing);
     adminLicenseRoutes(admin, db);
     adminReleaseRoutes(admin, db);
     adminApiKeyRoutes(admin, db);

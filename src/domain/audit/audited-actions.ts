@@ -22,7 +22,14 @@ import {
   type LicenseSettings,
   updateLicense,
 } from "../licenses/manage-licenses.js";
-import { createProduct, deleteProduct, renameProduct } from "../products/products.js";
+import {
+  createProduct,
+  deleteProduct,
+  renameProduct,
+  setOfflinePeriod,
+} from "../products/products.js";
+import type { MasterKey } from "../signing/key-material.js";
+import { ensureSigningKey, removeSigningKey, rotateSigningKey } from "../signing/signing-keys.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
 import { type Actor, withAudit } from "./audit-log.js";
 
@@ -37,11 +44,71 @@ const productEntry = (product: { slug: string; name: string }) => ({
   details: { name: product.name },
 });
 
+/**
+ * A new product with its signing key, in one transaction. Without the master key at hand (the
+ * CLI on PostgreSQL without SHIPKEY_MASTER_KEY) the service makes the key at its first use.
+ */
 export const createProductAudited = (
   db: Kysely<DB>,
   actor: Actor,
   input: { slug: string; name: string },
-) => withAudit(db, actor, "product.create", (trx) => createProduct(trx, input), productEntry);
+  masterKey: MasterKey | null,
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.create",
+    async (trx) => {
+      const product = await createProduct(trx, input);
+      if (masterKey) await ensureSigningKey(trx, masterKey, product.id);
+      return product;
+    },
+    productEntry,
+  );
+
+export const setOfflinePeriodAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  seconds: number,
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.offline_period",
+    (trx) => setOfflinePeriod(trx, slug, seconds),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: { offlinePeriodSeconds: product.offlinePeriodSeconds },
+    }),
+  );
+
+/** A new current signing key; the old one stays published as retired. Never the private key. */
+export const rotateSigningKeyAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  masterKey: MasterKey,
+  slug: string,
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.key_rotate",
+    (trx) => rotateSigningKey(trx, masterKey, slug),
+    (rotation) => ({
+      target: { type: "product", id: slug },
+      details: { kid: rotation.kid, retiredKid: rotation.retiredKid },
+    }),
+  );
+
+export const removeSigningKeyAudited = (db: Kysely<DB>, actor: Actor, slug: string, kid: string) =>
+  withAudit(
+    db,
+    actor,
+    "product.key_remove",
+    (trx) => removeSigningKey(trx, slug, kid),
+    () => ({ target: { type: "product", id: slug }, details: { kid } }),
+  );
 
 export const renameProductAudited = (db: Kysely<DB>, actor: Actor, slug: string, name: string) =>
   withAudit(db, actor, "product.rename", (trx) => renameProduct(trx, slug, name), productEntry);

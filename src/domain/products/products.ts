@@ -109,6 +109,31 @@ export async function renameProduct(db: Kysely<DB>, slug: string, name: string):
   return requireProduct(db, slug);
 }
 
+/** Sets how long the product's license certificates last (60 s to 90 days). */
+export async function setOfflinePeriod(
+  db: Kysely<DB>,
+  slug: string,
+  seconds: number,
+): Promise<Product> {
+  if (
+    !Number.isSafeInteger(seconds) ||
+    seconds < offlinePeriod.minSeconds ||
+    seconds > offlinePeriod.maxSeconds
+  ) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `offlinePeriodSeconds must be a whole number from ${offlinePeriod.minSeconds} to ${offlinePeriod.maxSeconds} (90 days)`,
+    );
+  }
+  const result = await db
+    .updateTable("products")
+    .set({ offline_period_seconds: seconds })
+    .where("slug", "=", slug)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
+  return requireProduct(db, slug);
+}
+
 /** Refused with 409 PRODUCT_IN_USE while licenses or releases reference the product. */
 export async function deleteProduct(db: Kysely<DB>, slug: string): Promise<void> {
   const product = await requireProduct(db, slug);

@@ -16,7 +16,9 @@ import { apiKeyPages } from "./pages/api-keys.js";
 import { auditPages } from "./pages/audit.js";
 import { licensePages } from "./pages/licenses.js";
 import { loginRoutes } from "./pages/login.js";
+import { productKeyPages } from "./pages/product-keys.js";
 import { productPages } from "./pages/products.js";
+import type { Signing } from "../routes.js";
 import { releasePages } from "./pages/releases.js";
 import { rejectNulInput } from "../request-fields.js";
 import { csrfMatches, loadSession, setSecurityHeaders } from "./session.js";
@@ -33,6 +35,7 @@ export async function dashboard(
   app: FastifyInstance,
   db: Kysely<DB>,
   faults: DatabaseFaults,
+  signing: Signing,
 ): Promise<void> {
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   // Registered in the scopes that read cookies (here and the admin API), so that its onRequest
@@ -143,7 +146,8 @@ export async function dashboard(
     });
     pages.get("/admin", async (_request, reply) => reply.redirect("/admin/licenses", 303));
     licensePages(pages, db);
-    productPages(pages, db);
+    productPages(pages, db, signing);
+    productKeyPages(pages, db, signing);
     releasePages(pages, db);
     apiKeyPages(pages, db);
     auditPages(pages, db);

@@ -8,6 +8,7 @@ import {
 } from "../../../domain/audit/audited-actions.js";
 import { listProducts } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
+import type { Signing } from "../../routes.js";
 import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
 import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
 
@@ -17,7 +18,7 @@ const done: Record<string, string> = {
   renamed: "Product renamed.",
 };
 
-export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
+export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Signing): void {
   const page = async (
     context: PageContext,
     form: Form,
@@ -71,6 +72,7 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
                           <td class="mono">${p.slug}</td>
                           <td>${when(p.createdAt)}</td>
                           <td class="actions">
+                            <a href="/admin/products/${p.slug}/keys">Signing keys</a>
                             <a href="/admin/releases?product=${p.slug}">Releases</a>
                             <a href="/admin/licenses?product=${p.slug}">Licenses</a>
                             <form
@@ -126,10 +128,15 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.post<{ Body: Form }>("/admin/products", async (request, reply) => {
     try {
-      await createProductAudited(db, adminActor(request), {
-        slug: text(request.body, "slug"),
-        name: text(request.body, "name"),
-      });
+      await createProductAudited(
+        db,
+        adminActor(request),
+        {
+          slug: text(request.body, "slug"),
+          name: text(request.body, "name"),
+        },
+        signing.masterKey,
+      );
       return reply.redirect("/admin/products?done=created", 303);
     } catch (err) {
       const errors =

@@ -4,13 +4,18 @@ import type { DB } from "../../../db/schema.js";
 import {
   createProductAudited,
   deleteProductAudited,
+  removeSigningKeyAudited,
   renameProductAudited,
+  rotateSigningKeyAudited,
+  setOfflinePeriodAudited,
 } from "../../../domain/audit/audited-actions.js";
-import { listProducts, requireProduct } from "../../../domain/products/products.js";
+import { listProducts, offlinePeriod, requireProduct } from "../../../domain/products/products.js";
+import { listProductKeys } from "../../../domain/signing/signing-keys.js";
+import type { Signing } from "../../routes.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
 import { slugParam } from "./schemas.js";
 
-export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
+export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing: Signing): void {
   const read = requireScope(db, "products:read");
   const write = requireScope(db, "products:write");
 
@@ -35,7 +40,12 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       },
     },
     async (request, reply) => {
-      const product = await createProductAudited(db, actorOf(request), request.body);
+      const product = await createProductAudited(
+        db,
+        actorOf(request),
+        request.body,
+        signing.masterKey,
+      );
       return reply.status(201).send(product);
     },
   );
@@ -46,22 +56,95 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     async (request) => requireProduct(db, request.params.slug),
   );
 
-  app.patch<{ Params: { slug: string }; Body: { name: string } }>(
+  app.patch<{ Params: { slug: string }; Body: { name?: string; offlinePeriodSeconds?: number } }>(
     "/api/admin/products/:slug",
     {
       onRequest: write,
       schema: {
+        description:
+          "Renames the product and/or sets how long its license certificates last (60 s to 90 days).",
         params: slugParam,
         body: {
           type: "object",
-          required: ["name"],
+          minProperties: 1,
           additionalProperties: false,
-          properties: { name: { type: "string", minLength: 1, maxLength: 255 } },
+          properties: {
+            name: { type: "string", minLength: 1, maxLength: 255 },
+            offlinePeriodSeconds: {
+              type: "integer",
+              minimum: offlinePeriod.minSeconds,
+              maximum: offlinePeriod.maxSeconds,
+            },
+          },
         },
       },
     },
     async (request) => {
-      return renameProductAudited(db, actorOf(request), request.params.slug, request.body.name);
+      const { slug } = request.params;
+      const { name, offlinePeriodSeconds } = request.body;
+      let product = await requireProduct(db, slug);
+      if (name !== undefined)
+        product = await renameProductAudited(db, actorOf(request), slug, name);
+      if (offlinePeriodSeconds !== undefined) {
+        product = await setOfflinePeriodAudited(db, actorOf(request), slug, offlinePeriodSeconds);
+      }
+      return product;
+    },
+  );
+
+  app.get<{ Params: { slug: string } }>(
+    "/api/admin/products/:slug/keys",
+    {
+      onRequest: read,
+      schema: {
+        description:
+          "The product's signing keys (public halves only): the current one first, then retired ones.",
+        params: slugParam,
+      },
+    },
+    async (request) => ({ items: await listProductKeys(db, request.params.slug) }),
+  );
+
+  app.post<{ Params: { slug: string } }>(
+    "/api/admin/products/:slug/keys/rotate",
+    {
+      onRequest: write,
+      schema: {
+        description:
+          "Makes a new current signing key; the old one stays in the JWKS as retired until removed. Every server uses the new key within 30 s.",
+        params: slugParam,
+      },
+    },
+    async (request, reply) => {
+      const { slug } = request.params;
+      const rotation = await rotateSigningKeyAudited(db, actorOf(request), signing.masterKey, slug);
+      signing.ring.forget(slug);
+      const keys = await listProductKeys(db, slug);
+      return reply.status(201).send({ ...rotation, keys });
+    },
+  );
+
+  app.delete<{ Params: { slug: string; kid: string } }>(
+    "/api/admin/products/:slug/keys/:kid",
+    {
+      onRequest: write,
+      schema: {
+        description:
+          "Removes a retired signing key from the JWKS; the current key cannot be removed (rotate first).",
+        params: {
+          type: "object",
+          required: ["slug", "kid"],
+          properties: {
+            slug: { type: "string", minLength: 1, maxLength: 255 },
+            kid: { type: "string", minLength: 1, maxLength: 64 },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { slug, kid } = request.params;
+      await removeSigningKeyAudited(db, actorOf(request), slug, kid);
+      return { deleted: true, kid };
     },
   );
 

@@ -1,0 +1,258 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../src/app.js";
+import { ConfigError, loadConfig } from "../src/config.js";
+import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { rotateSigningKeyAudited } from "../src/domain/audit/audited-actions.js";
+import { MasterKeyMismatchError, parseMasterKey } from "../src/domain/signing/key-material.js";
+import {
+  assertMasterKeyOpensKeys,
+  ensureAllSigningKeys,
+} from "../src/domain/signing/signing-keys.js";
+import { masterKeyFileOf, resolveMasterKey } from "../src/master-key.js";
+import { type AdminRoute, describeAdminAuth } from "./helpers/admin-auth-cases.js";
+import { dialects } from "./helpers/database.js";
+import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { runServerToExit } from "./helpers/server-process.js";
+
+const masterKey = randomBytes(32);
+const cli = { type: "cli", id: null, label: "test", ip: null } as const;
+
+const routes: AdminRoute[] = [
+  { method: "GET", url: "/api/admin/products/desktop-app/keys", scope: "products:read" },
+  { method: "POST", url: "/api/admin/products/desktop-app/keys/rotate", scope: "products:write" },
+  {
+    method: "DELETE",
+    url: "/api/admin/products/desktop-app/keys/some-kid",
+    scope: "products:write",
+  },
+];
+
+interface Jwks {
+  keys: Array<{ kid: string }>;
+}
+
+describe.each(dialects)("signing keys (%s)", (dialect) => {
+  let f: Fixture;
+  let admin: string;
+  beforeAll(async () => {
+    f = await createFixture(dialect, { masterKey });
+    admin = (await createApiKey(f.db, { name: "automation", scopes: [...apiKeyScopes] })).key;
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  const call = (method: AdminRoute["method"], url: string, body?: unknown) =>
+    f.app.inject({
+      method,
+      url,
+      headers: {
+        authorization: `Bearer ${admin}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+  const jwks = async (app: FastifyInstance = f.app, slug = f.product.slug) =>
+    (await app.inject({ url: `/api/products/${slug}/keys` })).json<Jwks>();
+  const kidOf = (header: unknown) => /keyid="([^"]+)"/.exec(String(header))?.[1];
+  const activatedBody = async () => {
+    const licenseKey = await f.createLicense();
+    const body = { licenseKey, machineId: "m1", productSlug: f.product.slug };
+    await f.post("/api/license/activate", body);
+    return body;
+  };
+
+  describe("authentication, generated for every key route", () => {
+    describeAdminAuth(() => f, routes);
+  });
+
+  it("every product gets a key at start; a product created through the API has one at once", async () => {
+    await ensureAllSigningKeys(f.db, masterKey);
+    const count = await f.db
+      .selectFrom("signing_keys")
+      .select(({ fn }) => fn.countAll<number>().as("n"))
+      .where("status", "=", "current")
+      .executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(2);
+    expect(
+      (await call("POST", "/api/admin/products", { slug: "new-app", name: "New" })).statusCode,
+    ).toBe(201);
+    const row = await f.db
+      .selectFrom("signing_keys")
+      .innerJoin("products", "products.id", "signing_keys.product_id")
+      .select("signing_keys.kid")
+      .where("products.slug", "=", "new-app")
+      .executeTakeFirst();
+    expect(row?.kid).toEqual(expect.any(String));
+    // Running again makes nothing new.
+    expect(await ensureAllSigningKeys(f.db, masterKey)).toBe(0);
+  });
+
+  it("the private key is stored encrypted and never shown", async () => {
+    const row = await f.db.selectFrom("signing_keys").selectAll().executeTakeFirstOrThrow();
+    expect(row.private_key_ciphertext).not.toContain("PRIVATE");
+    const listed = await call("GET", `/api/admin/products/${f.product.slug}/keys`);
+    expect(listed.statusCode).toBe(200);
+    const text = listed.body;
+    expect(text).not.toMatch(/"d"|private|ciphertext/i);
+    const [key] = listed.json<{ items: Array<Record<string, unknown>> }>().items;
+    expect(key).toMatchObject({ status: "current", retiredAt: null });
+    expect(String(key?.pem)).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+  });
+
+  it("rotation: a new current key signs, the old one is listed retired after it, and it is audited", async () => {
+    const before = (await jwks()).keys;
+    const response = await call("POST", `/api/admin/products/${f.product.slug}/keys/rotate`);
+    expect(response.statusCode).toBe(201);
+    const rotation = response.json<{ kid: string; retiredKid: string }>();
+    expect(rotation.retiredKid).toBe(before[0]?.kid);
+    const after = (await jwks()).keys.map((k) => k.kid);
+    expect(after).toEqual([rotation.kid, ...before.map((k) => k.kid)]);
+    // This process signs with the new key at once.
+    const answer = await f.post("/api/license/validate", await activatedBody());
+    expect(kidOf(answer.headers["shipkey-signature"])).toBe(rotation.kid);
+    const audit = await f.db
+      .selectFrom("audit_log")
+      .select(["target_id", "details"])
+      .where("action", "=", "product.key_rotate")
+      .executeTakeFirstOrThrow();
+    expect(audit.target_id).toBe(f.product.slug);
+    expect(JSON.parse(audit.details)).toEqual({ kid: rotation.kid, retiredKid: before[0]?.kid });
+  });
+
+  it("another process's rotation (the CLI) is used within the refresh window", async () => {
+    const second = await buildApp({ database: f.database, masterKey, keyRefreshMs: 200 });
+    try {
+      const body = await activatedBody();
+      const first = await second.inject({
+        method: "POST",
+        url: "/api/license/validate",
+        headers: { "content-type": "application/json" },
+        payload: JSON.stringify(body),
+      });
+      const oldKid = kidOf(first.headers["shipkey-signature"]);
+      const { kid } = await rotateSigningKeyAudited(f.db, cli, masterKey, f.product.slug);
+      expect(kid).not.toBe(oldKid);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const later = await second.inject({
+        method: "POST",
+        url: "/api/license/validate",
+        headers: { "content-type": "application/json" },
+        payload: JSON.stringify(body),
+      });
+      expect(kidOf(later.headers["shipkey-signature"])).toBe(kid);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("a retired key can be removed; the current one cannot", async () => {
+    const [current, retired] = (await jwks()).keys;
+    const refused = await call(
+      "DELETE",
+      `/api/admin/products/${f.product.slug}/keys/${current?.kid}`,
+    );
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toMatchObject({ code: "SIGNING_KEY_CURRENT" });
+    const removed = await call(
+      "DELETE",
+      `/api/admin/products/${f.product.slug}/keys/${retired?.kid}`,
+    );
+    expect(removed.statusCode).toBe(200);
+    expect(removed.json()).toEqual({ deleted: true, kid: retired?.kid });
+    expect((await jwks()).keys.map((k) => k.kid)).not.toContain(retired?.kid);
+    const missing = await call(
+      "DELETE",
+      `/api/admin/products/${f.product.slug}/keys/${retired?.kid}`,
+    );
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toMatchObject({ code: "SIGNING_KEY_NOT_FOUND" });
+    // Another product's key is not this product's to remove.
+    const other = (await jwks(f.app, f.otherProduct.slug)).keys[0]?.kid;
+    expect(
+      (await call("DELETE", `/api/admin/products/${f.product.slug}/keys/${other}`)).statusCode,
+    ).toBe(404);
+  });
+
+  it("the offline period is set per product, from 60 s to 90 days", async () => {
+    const url = `/api/admin/products/${f.otherProduct.slug}`;
+    const set = await call("PATCH", url, { offlinePeriodSeconds: 3 * 86_400 });
+    expect(set.statusCode).toBe(200);
+    expect(set.json()).toMatchObject({ offlinePeriodSeconds: 3 * 86_400 });
+    for (const offlinePeriodSeconds of [59, 90 * 86_400 + 1, "3600"]) {
+      expect((await call("PATCH", url, { offlinePeriodSeconds })).statusCode).toBe(400);
+    }
+    expect((await call("PATCH", url, {})).statusCode).toBe(400);
+  });
+
+  it("another master key does not open the stored keys", async () => {
+    await assertMasterKeyOpensKeys(f.db, masterKey);
+    await expect(assertMasterKeyOpensKeys(f.db, randomBytes(32))).rejects.toThrow(
+      MasterKeyMismatchError,
+    );
+  });
+});
+
+describe("master key", () => {
+  const base64 = randomBytes(32).toString("base64");
+  const hex = randomBytes(32).toString("hex");
+
+  it("SHIPKEY_MASTER_KEY: 32 bytes as base64 or 64 hex digits", () => {
+    expect(loadConfig({ SHIPKEY_MASTER_KEY: base64 }).masterKey?.toString("base64")).toBe(base64);
+    expect(loadConfig({ SHIPKEY_MASTER_KEY: hex }).masterKey?.toString("hex")).toBe(hex);
+    expect(loadConfig({}).masterKey).toBeNull();
+    for (const bad of [
+      "secret",
+      randomBytes(16).toString("base64"),
+      randomBytes(33).toString("base64"),
+      hex.slice(2),
+      `${hex}00`,
+    ]) {
+      expect(() => loadConfig({ SHIPKEY_MASTER_KEY: bad }), bad).toThrow(ConfigError);
+      expect(parseMasterKey(bad)).toBeNull();
+    }
+    expect(() => loadConfig({ SHIPKEY_MASTER_KEY: "secret" })).toThrow(
+      /SHIPKEY_MASTER_KEY must be 32 random bytes written as base64 \(openssl rand -base64 32\) or as 64 hex digits/,
+    );
+  });
+
+  it("SQLite without SHIPKEY_MASTER_KEY: a random key in a 0600 file beside the database, kept", () => {
+    const dir = mkdtempSync(join(tmpdir(), "shipkey-master-"));
+    try {
+      const url = `sqlite:${join(dir, "data", "shipkey.db")}`;
+      const first = resolveMasterKey(null, url);
+      const file = masterKeyFileOf(join(dir, "data", "shipkey.db"));
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(parseMasterKey(readFileSync(file, "utf8"))?.equals(first)).toBe(true);
+      expect(resolveMasterKey(null, url).equals(first)).toBe(true);
+      // SHIPKEY_MASTER_KEY wins over the file.
+      const configured = randomBytes(32);
+      expect(resolveMasterKey(configured, url).equals(configured)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("PostgreSQL without SHIPKEY_MASTER_KEY: refused", () => {
+    expect(() => resolveMasterKey(null, "postgres://localhost/shipkey")).toThrow(
+      /SHIPKEY_MASTER_KEY is required with PostgreSQL/,
+    );
+  });
+
+  it("the server refuses to start on PostgreSQL without it, or with a malformed one", async () => {
+    const noKey = await runServerToExit({
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
+      SHIPKEY_MASTER_KEY: "",
+    });
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toMatch(/^shipkey: SHIPKEY_MASTER_KEY is required with PostgreSQL/);
+    const malformed = await runServerToExit({ SHIPKEY_MASTER_KEY: "not-a-key" });
+    expect(malformed.code).toBe(1);
+    expect(malformed.stderr).toMatch(/^shipkey: SHIPKEY_MASTER_KEY must be 32 random bytes/);
+  });
+});
