@@ -21,10 +21,13 @@ import type { DB } from "../src/db/schema.js";
 import { createLicense, updateLicense } from "../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { publishRelease } from "../src/domain/releases/publish-release.js";
-import { parseMasterKey } from "../src/domain/signing/key-material.js";
-import { rotateSigningKey } from "../src/domain/signing/signing-keys.js";
 import { createTestDatabase, dialects } from "./helpers/database.js";
-import { postJson, type ServerProcess, startServer } from "./helpers/server-process.js";
+import {
+  postJson,
+  runCliToExit,
+  type ServerProcess,
+  startServer,
+} from "./helpers/server-process.js";
 
 /** The SDK against the compiled server, started as a process, over real HTTP. */
 
@@ -568,15 +571,16 @@ describe.each(dialects)(
       const licenseKey = await newLicense();
       await stop(before);
 
-      const database = await openDatabase(databaseUrl);
-      const key = parseMasterKey(masterKey);
-      if (!key) throw new Error("bad master key");
-      const { kid } = await rotateSigningKey(database.db, key, "app");
-      await database.close();
+      // Rotated with the CLI, as an operator does.
+      const rotated = await runCliToExit(["products", "rotate-key", "app"], env());
+      expect(rotated).toMatchObject({ code: 0 });
 
       const after = await started();
       const bothKeys = await keysOf(after);
-      expect(bothKeys.keys.map((k) => k.kid)).toEqual([kid, oldKeys.keys[0]?.kid]);
+      expect(bothKeys.keys.map((k) => k.kid)).toEqual([
+        expect.not.stringMatching(oldKeys.keys[0]?.kid ?? ""),
+        oldKeys.keys[0]?.kid,
+      ]);
       const pinned = (keys: { keys: JWK[] }, machineId: string) =>
         new ShipkeyClient({
           server: after.baseUrl,
