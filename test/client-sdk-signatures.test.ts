@@ -220,6 +220,17 @@ describe("the SDK against the reference signer", () => {
     expect(await codeOf(app.validate())).toBe("NETWORK_ERROR");
   });
 
+  it("a storage that cannot be written does not turn a valid answer into an error", async () => {
+    const key = await signingKey("k1");
+    const server = await referenceServer({ key, offlineSeconds: 3600 });
+    const { client: app, storage } = client(server.url, [key.jwk]);
+    await app.activate("KEY-1");
+    storage.set = () => Promise.reject(new Error("ENOSPC: no space left on device"));
+    expect(await app.validate()).toMatchObject({ valid: true, offline: false });
+    await server.close();
+    expect(await app.validate()).toMatchObject({ valid: true, offline: true });
+  });
+
   it("offline: the certificate holds until exp, a clock set back does not reopen it", async () => {
     const key = await signingKey("k1");
     const server = await referenceServer({ key, offlineSeconds: 3600 });

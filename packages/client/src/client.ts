@@ -230,8 +230,9 @@ export class ShipkeyClient {
     if (json.valid !== true || typeof json.maxMachines !== "number") {
       throw invalidResponse("validate");
     }
+    // Bookkeeping: a storage failure here must not turn a valid license into an error.
     const trustedTime = Math.max(state.trustedTime ?? 0, answerTime(answer) ?? 0);
-    await this.#writeState({ ...state, trustedTime });
+    await this.#writeState({ ...state, trustedTime }).catch(() => undefined);
     await this.#renewIfDue(state.certificate, state);
     return {
       valid: true,
@@ -367,7 +368,9 @@ export class ShipkeyClient {
     }
     // A clock set back cannot reopen a period: time never goes below what was already seen.
     const now = Math.max(this.#clock().getTime(), state.trustedTime ?? 0, claims.iat * 1000);
-    if (now > (state.trustedTime ?? 0)) await this.#writeState({ ...state, trustedTime: now });
+    if (now > (state.trustedTime ?? 0)) {
+      await this.#writeState({ ...state, trustedTime: now }).catch(() => undefined);
+    }
     if (now >= claims.exp * 1000) {
       throw new ShipkeyError(
         "OFFLINE_PERIOD_EXPIRED",
