@@ -4,7 +4,7 @@ import type { KeySource } from "./keys.js";
 
 export const certificateType = "shipkey-license+jwt";
 
-/** The payload of a license certificate (docs/client.md, "The certificate"). */
+/** The payload of a license certificate (docs/client.md, "License certificates"). */
 export interface CertificateClaims {
   /** The machine id the certificate was issued to. */
   sub: string;

@@ -2,7 +2,7 @@ import { createHash, webcrypto } from "node:crypto";
 import type { Answer } from "./http.js";
 import type { KeySource } from "./keys.js";
 
-/** The four lines the server signs (docs/client.md, "The signature"). */
+/** The four lines the server signs (docs/client.md, "Signature format"). */
 export function signingString(answer: {
   path: string;
   date: string;
