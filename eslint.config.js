@@ -6,6 +6,7 @@ export default tseslint.config(
   {
     ignores: [
       "dist/",
+      "packages/*/dist/",
       "dist-bench/",
       "node_modules/",
       "test-results/",

@@ -1,0 +1,579 @@
+import { randomBytes } from "node:crypto";
+import type { JWK } from "jose";
+import { type CertificateClaims, verifyCertificate } from "./certificate.js";
+import { ShipkeyError } from "./errors.js";
+import { type Answer, defaultRetry, type FetchFunction, type RetryOptions, send } from "./http.js";
+import { hashMachineId, machineId as osMachineId } from "./machine-id.js";
+import { type KeySource, PinnedKeys, type PublicKeys, RemoteKeys } from "./keys.js";
+import { checkSignature } from "./signature.js";
+import type { ShipkeyStorage } from "./storage.js";
+
+export interface ShipkeyClientOptions {
+  /** The Shipkey server, e.g. `https://licenses.example.com` (https, except on loopback). */
+  server: string | URL;
+  productSlug: string;
+  /** The product's public keys, pinned in the app (the JWKS of `GET /api/products/{slug}/keys`). */
+  publicKeys?: PublicKeys;
+  /** Or: fetch the JWKS from here and remember it (trust on first use; see docs/client.md). */
+  jwksUrl?: string | URL;
+  storage: ShipkeyStorage;
+  fetch?: FetchFunction;
+  /** The time used for certificate expiry (tests inject one). */
+  clock?: () => Date;
+  /** This machine's id; by default the hashed OS machine id (machineId()). */
+  machineId?: string | (() => Promise<string>);
+  retry?: Partial<RetryOptions>;
+}
+
+export interface Activation {
+  machineId: string;
+  machineName: string | null;
+  activatedAt: string;
+}
+
+export interface ActivateResult {
+  /** true when this call activated the machine; false when it already was. */
+  activated: boolean;
+  message: string;
+  activation: Activation;
+  /** Present when the call activated the machine. */
+  activeMachines?: number;
+  maxMachines?: number;
+}
+
+export interface OnlineValidation {
+  valid: true;
+  offline: false;
+  edition: string | null;
+  editionName: string | null;
+  features: string[];
+  /** The license's expiry, or null when it never expires. */
+  expiresAt: string | null;
+  maxMachines: number;
+  activeMachines: number;
+}
+
+export interface OfflineValidation {
+  valid: true;
+  offline: true;
+  /** End of the offline period (the certificate's exp): validate must reach the server by then. */
+  expiresAt: string;
+  licenseExpiresAt: string | null;
+  edition: string | null;
+  editionName: string | null;
+  features: string[];
+  maxMachines: number;
+}
+
+export type ValidateResult = OnlineValidation | OfflineValidation;
+
+export interface DeactivateResult {
+  message: string;
+  machineId: string;
+}
+
+export interface CheckoutResult {
+  /** The compact JWS, as stored. */
+  certificate: string;
+  expiresAt: string;
+  claims: CertificateClaims;
+}
+
+export type UpdatePlatform = "WINDOWS" | "MACOS" | "LINUX";
+export type UpdateArch = "X64" | "ARM64";
+
+export interface CheckForUpdateOptions {
+  /** WINDOWS, MACOS, LINUX or Node's win32/darwin/linux; default: this process's. */
+  platform?: UpdatePlatform | NodeJS.Platform;
+  /** X64, ARM64 or Node's x64/arm64; default: this process's. */
+  arch?: UpdateArch | NodeJS.Architecture;
+  /** The running version (semver); only newer releases are offered. */
+  currentVersion: string;
+  /** stable (default), beta or alpha: beta also sees stable releases, alpha sees all. */
+  channel?: "stable" | "beta" | "alpha" | "STABLE" | "BETA" | "ALPHA";
+}
+
+export interface UpdateInfo {
+  version: string;
+  channel: "STABLE" | "BETA" | "ALPHA";
+  notes: string | null;
+  pubDate: string;
+  url: string;
+  signature: string | null;
+  sha512: string | null;
+  fileSize: number | null;
+}
+
+export interface StoredLicense {
+  licenseKey: string;
+  machineId: string;
+  /** End of the stored certificate's offline period, if one is stored. */
+  certificateExpiresAt?: string;
+}
+
+interface State {
+  licenseKey: string;
+  machineId: string;
+  certificate?: string;
+  /** The latest time seen from a signed answer or a past offline check (ms): a clock set back
+   * cannot go below it. */
+  trustedTime?: number;
+}
+
+/** Refusals after which a stored certificate must not keep the app running offline. */
+const revokingCodes = new Set([
+  "LICENSE_NOT_FOUND",
+  "LICENSE_NOT_ACTIVE",
+  "LICENSE_EXPIRED",
+  "LICENSE_PRODUCT_MISMATCH",
+  "MACHINE_NOT_ACTIVATED",
+  "MAX_MACHINES_REACHED",
+]);
+
+/**
+ * A Shipkey license client for one product. Every answer of the license endpoints must carry a
+ * valid Shipkey-Signature over this request's fresh nonce; when the server cannot be reached,
+ * validate() falls back to the stored certificate until its exp.
+ */
+export class ShipkeyClient {
+  readonly productSlug: string;
+  readonly #base: URL;
+  readonly #storage: ShipkeyStorage;
+  readonly #fetch: FetchFunction;
+  readonly #clock: () => Date;
+  readonly #retry: RetryOptions;
+  readonly #keys: KeySource;
+  readonly #machineIdOption: ShipkeyClientOptions["machineId"];
+  #machineId: Promise<string> | undefined;
+
+  constructor(options: ShipkeyClientOptions) {
+    if (!options.productSlug) throw new TypeError("productSlug is required");
+    if (!options.storage) throw new TypeError("storage is required");
+    if (!options.publicKeys && !options.jwksUrl) {
+      throw new TypeError("publicKeys (pinned, recommended) or jwksUrl is required");
+    }
+    this.productSlug = options.productSlug;
+    this.#base = serverUrl(options.server);
+    this.#storage = options.storage;
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#clock = options.clock ?? (() => new Date());
+    this.#retry = { ...defaultRetry, ...options.retry };
+    this.#machineIdOption = options.machineId;
+    this.#keys = options.publicKeys
+      ? new PinnedKeys(options.publicKeys)
+      : new RemoteKeys({
+          url: new URL(options.jwksUrl ?? "", this.#base),
+          fetch: this.#fetch,
+          load: async () => parseJson<JWK[]>(await this.#storage.get(this.#key("jwks"))),
+          save: (keys) => this.#storage.set(this.#key("jwks"), JSON.stringify(keys)),
+        });
+  }
+
+  /**
+   * This machine's id as sent to the server: the option if given, else the OS machine id hashed
+   * with the product slug, else (no OS id, e.g. some containers) a random id kept in storage.
+   */
+  machineId(): Promise<string> {
+    this.#machineId ??= this.#resolveMachineId();
+    return this.#machineId;
+  }
+
+  /** Activates this machine on the license and remembers it; then fetches a certificate. */
+  async activate(
+    licenseKey: string,
+    options: { machineName?: string; platform?: string } = {},
+  ): Promise<ActivateResult> {
+    const machineId = await this.machineId();
+    const { json, answer } = await this.#post("api/license/activate", {
+      licenseKey,
+      machineId,
+      productSlug: this.productSlug,
+      machineName: options.machineName,
+      platform: options.platform ?? process.platform,
+    });
+    const activation = json.activation as Activation | undefined;
+    if (json.success !== true || typeof json.message !== "string" || !isObject(activation)) {
+      throw invalidResponse("activate");
+    }
+    await this.#writeState({ licenseKey, machineId, trustedTime: answerTime(answer) });
+    // Best effort: without it, the first online validate fetches the certificate.
+    await this.checkout().catch(() => undefined);
+    return {
+      activated: json.message === "Machine activated",
+      message: json.message,
+      activation,
+      ...(typeof json.activeMachines === "number" ? { activeMachines: json.activeMachines } : {}),
+      ...(typeof json.maxMachines === "number" ? { maxMachines: json.maxMachines } : {}),
+    };
+  }
+
+  /**
+   * Asks the server; when it cannot be reached (network error, 5xx, 429), answers from the stored
+   * certificate until its exp, then throws OFFLINE_PERIOD_EXPIRED. After an online success, the
+   * certificate is renewed once half its period has passed.
+   */
+  async validate(): Promise<ValidateResult> {
+    const state = await this.#requireState();
+    let online: { json: Record<string, unknown>; answer: Answer };
+    try {
+      online = await this.#post("api/license/validate", {
+        licenseKey: state.licenseKey,
+        machineId: state.machineId,
+        productSlug: this.productSlug,
+      });
+    } catch (error) {
+      if (isUnreachable(error)) return this.#validateOffline(state, error);
+      await this.#afterRefusal(error);
+      throw error;
+    }
+    const { json, answer } = online;
+    if (json.valid !== true || typeof json.maxMachines !== "number") {
+      throw invalidResponse("validate");
+    }
+    // Bookkeeping: a storage failure here must not turn a valid license into an error.
+    const trustedTime = Math.max(state.trustedTime ?? 0, answerTime(answer) ?? 0);
+    await this.#writeState({ ...state, trustedTime }).catch(() => undefined);
+    await this.#renewIfDue(state.certificate, state);
+    return {
+      valid: true,
+      offline: false,
+      edition: stringOrNull(json.edition),
+      editionName: stringOrNull(json.editionName),
+      features: stringArray(json.features),
+      expiresAt: stringOrNull(json.expiresAt),
+      maxMachines: json.maxMachines,
+      activeMachines: typeof json.activeMachines === "number" ? json.activeMachines : 0,
+    };
+  }
+
+  /** Frees this machine's slot and forgets the license and certificate. */
+  async deactivate(): Promise<DeactivateResult> {
+    const state = await this.#requireState();
+    let json: Record<string, unknown>;
+    try {
+      ({ json } = await this.#post("api/license/deactivate", {
+        licenseKey: state.licenseKey,
+        machineId: state.machineId,
+        productSlug: this.productSlug,
+      }));
+    } catch (error) {
+      // The server says (signed) there is nothing to deactivate: nothing to keep either.
+      if (
+        error instanceof ShipkeyError &&
+        error.signed &&
+        (error.code === "ACTIVATION_NOT_FOUND" || error.code === "LICENSE_NOT_FOUND")
+      ) {
+        await this.forget();
+      }
+      throw error;
+    }
+    if (json.success !== true) throw invalidResponse("deactivate");
+    await this.forget();
+    return {
+      message: typeof json.message === "string" ? json.message : "Machine deactivated",
+      machineId: typeof json.machineId === "string" ? json.machineId : state.machineId,
+    };
+  }
+
+  /**
+   * Fetches a new certificate for offline use and stores it. `ttlSeconds` may only shorten the
+   * product's offline period.
+   */
+  async checkout(options: { ttlSeconds?: number } = {}): Promise<CheckoutResult> {
+    const state = await this.#requireState();
+    let online: { json: Record<string, unknown>; answer: Answer };
+    try {
+      online = await this.#post("api/license/checkout", {
+        licenseKey: state.licenseKey,
+        machineId: state.machineId,
+        productSlug: this.productSlug,
+        ...(options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds }),
+      });
+    } catch (error) {
+      await this.#afterRefusal(error);
+      throw error;
+    }
+    const { json, answer } = online;
+    if (json.success !== true || typeof json.certificate !== "string") {
+      throw invalidResponse("checkout");
+    }
+    const claims = await verifyCertificate(json.certificate, this.#keys, {
+      productSlug: this.productSlug,
+      machineId: state.machineId,
+    });
+    const current = (await this.#readState()) ?? state;
+    await this.#writeState({
+      ...current,
+      certificate: json.certificate,
+      trustedTime: Math.max(current.trustedTime ?? 0, answerTime(answer) ?? 0),
+    });
+    return {
+      certificate: json.certificate,
+      expiresAt: typeof json.expiresAt === "string" ? json.expiresAt : isoSeconds(claims.exp),
+      claims,
+    };
+  }
+
+  /**
+   * The newest release above currentVersion from the generic feed, or null when there is none.
+   * The feed is not signed: verify the downloaded file (sha512, signature) before installing.
+   */
+  async checkForUpdate(options: CheckForUpdateOptions): Promise<UpdateInfo | null> {
+    const url = new URL(`api/updates/${encodeURIComponent(this.productSlug)}/latest`, this.#base);
+    url.searchParams.set("platform", updatePlatform(options.platform ?? process.platform));
+    url.searchParams.set("arch", updateArch(options.arch ?? process.arch));
+    url.searchParams.set("channel", (options.channel ?? "stable").toLowerCase());
+    url.searchParams.set("currentVersion", options.currentVersion);
+    const answer = await send(url, { method: "GET" }, { fetch: this.#fetch, retry: this.#retry });
+    if (answer.status === 204) return null;
+    const json = parseJson<Record<string, unknown>>(answer.body);
+    if (answer.status !== 200) throw failure(answer, json, false);
+    if (!isObject(json) || typeof json.version !== "string" || typeof json.url !== "string") {
+      throw invalidResponse("the update feed");
+    }
+    return json as unknown as UpdateInfo;
+  }
+
+  /** What is stored for this product, if anything. */
+  async stored(): Promise<StoredLicense | undefined> {
+    const state = await this.#readState();
+    if (!state) return undefined;
+    const result: StoredLicense = { licenseKey: state.licenseKey, machineId: state.machineId };
+    if (state.certificate) {
+      const claims = await verifyCertificate(state.certificate, this.#keys, {
+        productSlug: this.productSlug,
+        machineId: state.machineId,
+      }).catch(() => undefined);
+      if (claims) result.certificateExpiresAt = isoSeconds(claims.exp);
+    }
+    return result;
+  }
+
+  /** Forgets the license and certificate locally, without asking the server. */
+  async forget(): Promise<void> {
+    await this.#storage.delete(this.#key("state"));
+  }
+
+  async #validateOffline(state: State, cause: unknown): Promise<OfflineValidation> {
+    if (!state.certificate) throw cause;
+    let claims: CertificateClaims;
+    try {
+      claims = await verifyCertificate(state.certificate, this.#keys, {
+        productSlug: this.productSlug,
+        machineId: state.machineId,
+      });
+    } catch (error) {
+      await this.#writeState({ ...state, certificate: undefined });
+      throw error;
+    }
+    // A clock set back cannot reopen a period: time never goes below what was already seen.
+    const now = Math.max(this.#clock().getTime(), state.trustedTime ?? 0, claims.iat * 1000);
+    if (now > (state.trustedTime ?? 0)) {
+      await this.#writeState({ ...state, trustedTime: now }).catch(() => undefined);
+    }
+    if (now >= claims.exp * 1000) {
+      throw new ShipkeyError(
+        "OFFLINE_PERIOD_EXPIRED",
+        `Offline since too long: the license certificate expired at ${isoSeconds(claims.exp)}`,
+        { cause },
+      );
+    }
+    return {
+      valid: true,
+      offline: true,
+      expiresAt: isoSeconds(claims.exp),
+      licenseExpiresAt: claims.licenseExpiresAt,
+      edition: claims.edition,
+      editionName: claims.editionName,
+      features: claims.features,
+      maxMachines: claims.maxMachines,
+    };
+  }
+
+  async #renewIfDue(certificate: string | undefined, state: State): Promise<void> {
+    if (certificate) {
+      const claims = await verifyCertificate(certificate, this.#keys, {
+        productSlug: this.productSlug,
+        machineId: state.machineId,
+      }).catch(() => undefined);
+      const halfway = claims ? ((claims.iat + claims.exp) / 2) * 1000 : 0;
+      if (claims && this.#clock().getTime() < halfway) return;
+    }
+    await this.checkout().catch(() => undefined);
+  }
+
+  /** A signed refusal ends offline use: the stored certificate is dropped. */
+  async #afterRefusal(error: unknown): Promise<void> {
+    if (!(error instanceof ShipkeyError) || !error.signed || !revokingCodes.has(error.code)) return;
+    const state = await this.#readState();
+    if (state?.certificate) await this.#writeState({ ...state, certificate: undefined });
+  }
+
+  /**
+   * POSTs with a fresh nonce and checks the signature: a success must be validly signed by a
+   * trusted key; a failure signed under a trusted kid must verify. A failure without a signature
+   * or signed by a key the app does not know (another product's) is reported with
+   * `signed: false`, and only signed refusals change what is stored (#afterRefusal).
+   */
+  async #post(
+    path: string,
+    body: Record<string, unknown>,
+  ): Promise<{ json: Record<string, unknown>; answer: Answer }> {
+    const answer = await send(
+      new URL(path, this.#base),
+      { method: "POST", body },
+      { fetch: this.#fetch, retry: this.#retry },
+    );
+    const signature = await checkSignature(answer, this.#keys);
+    const success = answer.status >= 200 && answer.status < 300;
+    if (signature === "invalid" || (success && signature !== "valid")) {
+      throw new ShipkeyError("SIGNATURE_INVALID", signatureMessages[signature], {
+        status: answer.status,
+      });
+    }
+    const json = parseJson<Record<string, unknown>>(answer.body);
+    if (!success) throw failure(answer, json, signature === "valid");
+    if (!isObject(json)) throw invalidResponse(path);
+    return { json, answer };
+  }
+
+  async #resolveMachineId(): Promise<string> {
+    const option = this.#machineIdOption;
+    if (typeof option === "string") return option;
+    if (typeof option === "function") return option();
+    try {
+      return await osMachineId(this.productSlug);
+    } catch (error) {
+      if (!(error instanceof ShipkeyError)) throw error;
+    }
+    const key = this.#key("installation-id");
+    let installationId = await this.#storage.get(key);
+    if (!installationId) {
+      installationId = randomBytes(32).toString("hex");
+      await this.#storage.set(key, installationId);
+    }
+    return hashMachineId(this.productSlug, `installation:${installationId}`);
+  }
+
+  async #requireState(): Promise<State> {
+    const state = await this.#readState();
+    if (!state) {
+      throw new ShipkeyError("NOT_ACTIVATED", "No license is activated on this machine yet");
+    }
+    return state;
+  }
+
+  async #readState(): Promise<State | undefined> {
+    const state = parseJson<State>(await this.#storage.get(this.#key("state")));
+    if (!isObject(state) || typeof state.licenseKey !== "string") return undefined;
+    if (typeof state.machineId !== "string") return undefined;
+    return state;
+  }
+
+  #writeState(state: State): Promise<void> {
+    return this.#storage.set(this.#key("state"), JSON.stringify(state));
+  }
+
+  #key(name: string): string {
+    return `shipkey:${this.productSlug}:${name}`;
+  }
+}
+
+const signatureMessages = {
+  valid: "",
+  missing: "The server's answer is not signed",
+  "unknown-key": "The server's answer is signed by a key this app does not trust",
+  invalid: "The server's answer does not match its signature",
+} as const;
+
+function serverUrl(server: string | URL): URL {
+  const url = new URL(server);
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
+    throw new TypeError("server must be an https URL (http only for localhost)");
+  }
+  if (!url.pathname.endsWith("/")) url.pathname += "/";
+  url.search = "";
+  url.hash = "";
+  return url;
+}
+
+/** No answer, a 5xx or a 429: the server cannot serve now, which offline grace covers. */
+function isUnreachable(error: unknown): boolean {
+  if (!(error instanceof ShipkeyError)) return false;
+  if (error.code === "NETWORK_ERROR") return true;
+  return error.status !== undefined && (error.status >= 500 || error.status === 429);
+}
+
+function failure(answer: Answer, json: unknown, signed: boolean): ShipkeyError {
+  const body = isObject(json) ? json : {};
+  const code = typeof body.code === "string" ? body.code : `HTTP_${answer.status}`;
+  const message =
+    typeof body.error === "string" ? body.error : `The server answered ${answer.status}`;
+  return new ShipkeyError(code, message, {
+    status: answer.status,
+    signed,
+    ...(typeof body.canActivate === "boolean" ? { canActivate: body.canActivate } : {}),
+  });
+}
+
+function invalidResponse(what: string): ShipkeyError {
+  return new ShipkeyError("INVALID_RESPONSE", `Unexpected answer from ${what}`);
+}
+
+function parseJson<T>(value: Uint8Array | string | undefined): T | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(typeof value === "string" ? value : new TextDecoder().decode(value)) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+function stringArray(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+function isoSeconds(seconds: number): string {
+  return new Date(seconds * 1000).toISOString();
+}
+
+/** The Date of a verified answer, in ms. */
+function answerTime(answer: Answer): number | undefined {
+  const date = Date.parse(answer.headers.get("date") ?? "");
+  return Number.isNaN(date) ? undefined : date;
+}
+
+function updatePlatform(value: string): UpdatePlatform {
+  const names: Record<string, UpdatePlatform> = {
+    WINDOWS: "WINDOWS",
+    MACOS: "MACOS",
+    LINUX: "LINUX",
+    win32: "WINDOWS",
+    darwin: "MACOS",
+    linux: "LINUX",
+  };
+  const platform = Object.hasOwn(names, value) ? names[value] : undefined;
+  if (!platform) throw new TypeError(`No Shipkey platform for ${value}`);
+  return platform;
+}
+
+function updateArch(value: string): UpdateArch {
+  const names: Record<string, UpdateArch> = {
+    X64: "X64",
+    ARM64: "ARM64",
+    x64: "X64",
+    arm64: "ARM64",
+  };
+  const arch = Object.hasOwn(names, value) ? names[value] : undefined;
+  if (!arch) throw new TypeError(`No Shipkey arch for ${value}`);
+  return arch;
+}

@@ -1,0 +1,72 @@
+/** Codes the server gives on the license endpoints and the update feed (docs/decisions.md). */
+export type ServerErrorCode =
+  | "MISSING_REQUIRED_FIELDS"
+  | "INVALID_FIELD_TYPE"
+  | "INVALID_FIELD_VALUE"
+  | "FIELD_TOO_LONG"
+  | "INVALID_JSON"
+  | "BODY_NOT_OBJECT"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "PAYLOAD_TOO_LARGE"
+  | "PRODUCT_NOT_FOUND"
+  | "LICENSE_NOT_FOUND"
+  | "LICENSE_NOT_ACTIVE"
+  | "LICENSE_EXPIRED"
+  | "LICENSE_PRODUCT_MISMATCH"
+  | "MAX_MACHINES_REACHED"
+  | "MACHINE_NOT_ACTIVATED"
+  | "ACTIVATION_NOT_FOUND"
+  | "INVALID_PLATFORM_ARCH"
+  | "INVALID_CHANNEL"
+  | "RELEASE_NOT_FOUND"
+  | "RATE_LIMITED"
+  | "DATABASE_UNAVAILABLE"
+  | "INTERNAL_ERROR";
+
+/** Codes the SDK raises itself. */
+export type SdkErrorCode =
+  /** An answer (or a stored certificate) is unsigned, signed by an unknown key, or tampered. */
+  | "SIGNATURE_INVALID"
+  /** Offline, and the stored certificate's `exp` has passed (or there is none). */
+  | "OFFLINE_PERIOD_EXPIRED"
+  /** The server could not be reached (after the retries), or kept answering 503. */
+  | "NETWORK_ERROR"
+  /** validate/deactivate/checkout before any activate (nothing stored). */
+  | "NOT_ACTIVATED"
+  /** A signed answer whose body is not the JSON the spec defines. */
+  | "INVALID_RESPONSE"
+  /** No OS machine id could be read (machineId()). */
+  | "MACHINE_ID_UNAVAILABLE";
+
+/** `string & {}` keeps autocompletion of the known codes while accepting a newer server's. */
+export type ShipkeyErrorCode = ServerErrorCode | SdkErrorCode | (string & {});
+
+export interface ShipkeyErrorOptions {
+  /** HTTP status of the answer, when the error comes from one. */
+  status?: number;
+  /** Validate's MACHINE_NOT_ACTIVATED: whether a slot is free. */
+  canActivate?: boolean;
+  /** Whether the failure answer carried a valid signature (false: it may be forged). */
+  signed?: boolean;
+  cause?: unknown;
+}
+
+/**
+ * Every failure of the SDK. `code` is the server's code for a refusal (LICENSE_EXPIRED, ...) or
+ * one of the SDK's own (SIGNATURE_INVALID, OFFLINE_PERIOD_EXPIRED, NETWORK_ERROR, ...).
+ */
+export class ShipkeyError extends Error {
+  readonly code: ShipkeyErrorCode;
+  readonly status: number | undefined;
+  readonly canActivate: boolean | undefined;
+  readonly signed: boolean;
+
+  constructor(code: ShipkeyErrorCode, message: string, options: ShipkeyErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ShipkeyError";
+    this.code = code;
+    this.status = options.status;
+    this.canActivate = options.canActivate;
+    this.signed = options.signed ?? false;
+  }
+}
