@@ -98,6 +98,8 @@ async function main(): Promise<void> {
   const baseline = await startServer([join(import.meta.dirname, "baseline-server.js")]);
   const service = await startServer([join(import.meta.dirname, "../../dist/server.js")], {
     DATABASE_URL: databaseUrl,
+    // A fresh database every run: a fresh master key (PostgreSQL requires one to be set).
+    SHIPKEY_MASTER_KEY: process.env.SHIPKEY_MASTER_KEY || randomBytes(32).toString("base64"),
     LOG_LEVEL: "warn",
     NODE_ENV: "production",
     // The rate limiter runs on every request, as in production, with budgets the load never

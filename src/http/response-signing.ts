@@ -64,7 +64,7 @@ export function signLicenseAnswers(
       attach(key);
       return;
     }
-    key.then(attach, (err: unknown) => {
+    key.then(attach).catch((err: unknown) => {
       // The answer goes out unsigned; a client refuses it, which is the safe failure. A wrong
       // master key is an operator's error; a database fault is reported by the request itself.
       if (err instanceof MasterKeyMismatchError)
