@@ -165,7 +165,7 @@ const children: ChildProcess[] = [];
 
 /**
  * The compiled service (dist/server.js, built by the global setup), as `npm start` runs it, with
- * rate limits off: the load here comes from one address.
+ * rate limits off (the load here comes from one address) and a master key (PostgreSQL needs one).
  */
 function spawnService(env: Record<string, string>): Service {
   const child = spawn(process.execPath, ["dist/server.js"], {
@@ -175,6 +175,7 @@ function spawnService(env: Record<string, string>): Service {
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       RATE_LIMITS: "off",
+      SHIPKEY_MASTER_KEY: "b".repeat(64),
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
