@@ -598,6 +598,36 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
     });
   });
 
+  it("finds the newest offered version past many that are not, and lists 20 in the appcast", async () => {
+    const slug = await newProduct();
+    // 45 versions, published oldest first; only 1.0.0-1.0.3 are signed (Tauri needs it), and
+    // 1.0.44 is yanked.
+    for (let patch = 0; patch < 45; patch++) {
+      const signature = patch <= 3 ? `sig-${patch}` : null;
+      await publish(slug, `1.0.${patch}`, "STABLE", [
+        entry("LINUX", "X64", { signature }),
+        entry("MACOS", "X64"),
+      ]);
+    }
+    const { apiKey } = await adminAccess(f, `pages-${slug}@example.com`);
+    const yank = await f.app.inject({
+      method: "POST",
+      url: `/api/admin/products/${slug}/releases/1.0.44/yank`,
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      payload: "{}",
+    });
+    expect(yank.statusCode, yank.body).toBe(200);
+    const tauri = await get(`/api/updates/${slug}/tauri/linux/x86_64/1.0.0`);
+    expect(tauri.json().version).toBe("1.0.3");
+    expect((await get(`/api/updates/${slug}/tauri/linux/x86_64/1.0.3`)).statusCode).toBe(204);
+    expect(await latestVersion(slug, "stable")).toBe("1.0.43");
+    expect(await latestVersion(slug, "stable", "1.0.43")).toBe(204);
+    const appcast = await get(`/api/updates/${slug}/sparkle/macos/x64/appcast.xml`);
+    expect(appcast.statusCode).toBe(200);
+    const titles = [...appcast.body.matchAll(/<title>(1\.0\.\d+)<\/title>/g)].map((m) => m[1]);
+    expect(titles).toEqual(Array.from({ length: 20 }, (_, i) => `1.0.${43 - i}`));
+  });
+
   it("rows written by hand that publish would refuse are skipped, not a 500", async () => {
     const slug = await newProduct(["1.0.0"]);
     const product = await f.db

@@ -95,6 +95,11 @@ export interface ReleaseVersionsTable {
   updated_at: number;
   /** When an admin withdrew the version; null while the feeds offer it. */
   yanked_at: number | null;
+  /**
+   * Semver precedence as text (lib/version-sort-key.ts): the feeds sort on it in SQL. "" on a row
+   * written by hand, which the feeds never offer.
+   */
+  sort_key: Generated<string>;
 }
 
 export interface ReleaseArtifactsTable {

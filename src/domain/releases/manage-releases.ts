@@ -1,11 +1,11 @@
 import { inTransaction } from "../../db/transaction.js";
 import type { Kysely } from "kysely";
-import semver from "semver";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
 import { newestFirst } from "./update-feed.js";
+import { normalizeVersion } from "./version.js";
 
 export interface ReleaseVersionView {
   version: string;
@@ -134,8 +134,8 @@ export async function setReleaseYanked(
 }
 
 function bySemverNewestFirst(a: string, b: string): number {
-  const aValid = semver.valid(a) !== null;
-  const bValid = semver.valid(b) !== null;
+  const aValid = normalizeVersion(a) === a;
+  const bValid = normalizeVersion(b) === b;
   if (aValid && bValid) return newestFirst(a, b);
   if (aValid !== bValid) return aValid ? -1 : 1;
   return a < b ? 1 : a > b ? -1 : 0;

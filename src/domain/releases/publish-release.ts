@@ -8,6 +8,7 @@ import type {
   ReleaseVersionsTable,
 } from "../../db/schema.js";
 import { compileOnce } from "../../db/compiled-query.js";
+import { versionSortKey } from "../../lib/version-sort-key.js";
 import { inTransaction } from "../../db/transaction.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
@@ -152,6 +153,7 @@ export async function publishRelease(
         version: request.version,
         channel: request.channel,
         release_notes: request.releaseNotes,
+        sort_key: versionSortKey(request.version),
         now,
       })
     ).rows;
@@ -186,9 +188,12 @@ export async function publishRelease(
 }
 
 const upsertVersion = compileOnce<
-  Omit<ReleaseVersionsTable, "created_at" | "updated_at" | "yanked_at"> & { now: number },
+  Omit<ReleaseVersionsTable, "created_at" | "updated_at" | "yanked_at" | "sort_key"> & {
+    sort_key: string;
+    now: number;
+  },
   Pick<ReleaseVersionsTable, "id">
->(["id", "product_id", "version", "channel", "release_notes", "now"], (db, p) =>
+>(["id", "product_id", "version", "channel", "release_notes", "sort_key", "now"], (db, p) =>
   db
     .insertInto("release_versions")
     .values({
@@ -197,6 +202,7 @@ const upsertVersion = compileOnce<
       version: p.version,
       channel: p.channel,
       release_notes: p.release_notes,
+      sort_key: p.sort_key,
       created_at: p.now,
       updated_at: p.now,
     })

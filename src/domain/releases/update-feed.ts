@@ -1,9 +1,9 @@
-import type { Kysely } from "kysely";
-import semver from "semver";
+import { type Kysely, sql } from "kysely";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import type { Product } from "../products/products.js";
 import { mayReceive, type PublishedUpTo } from "./update-access.js";
+import { sortKeyAbove, versionSortKey } from "../../lib/version-sort-key.js";
 import { normalizeVersion } from "./version.js";
 
 /** One platform/arch entry of a version, as the feeds hand it out. */
@@ -36,8 +36,21 @@ export interface FeedQuery {
   channel: Channel;
   /** Strict semver, already normalised; only versions above it are offered. */
   currentVersion?: string;
-  /** Which entries this feed's updater can use (a signature, a .zip, a sha512). */
-  accepts?: (entry: FeedEntry) => boolean;
+  /** What an entry needs for this feed's updater to use it. */
+  needs?: EntryNeed;
+}
+
+/** Tauri refuses an update without a signature, electron-updater one without a sha512, and
+ * Squirrel.Mac installs only .zip archives. */
+export type EntryNeed = "signature" | "sha512" | "zip";
+
+/** A .zip archive: the URL's path (its query and fragment aside) ends in .zip, any case. */
+export function isZip(downloadUrl: string): boolean {
+  try {
+    return new URL(downloadUrl).pathname.toLowerCase().endsWith(".zip");
+  } catch {
+    return false; // stored by hand, not through publish
+  }
 }
 
 /** Channels nest: an ALPHA client also gets BETA and STABLE releases, a BETA one STABLE ones. */
@@ -48,66 +61,99 @@ const channelsFor: Record<Channel, Channel[]> = {
 };
 
 /**
- * The releases a feed offers, newest first: of the client's channel or a more stable one, not
- * yanked, within what the client's license may receive, with at least one entry the updater
- * accepts, and above `currentVersion` when given.
+ * The newest `count` releases a feed offers, newest first: of the client's channel or a more
+ * stable one, not yanked, within what the client's license may receive, with at least one entry
+ * the updater accepts, and above `currentVersion` when given. Versions are read newest first by
+ * their sort key, `count` at a time, so a product with thousands of versions costs the same as
+ * one with ten; the index on the entries finds those with a usable entry.
  */
-export async function findFeedReleases(db: Kysely<DB>, query: FeedQuery): Promise<FeedRelease[]> {
-  let select = db
-    .selectFrom("release_versions as v")
-    .innerJoin("release_artifacts as a", "a.version_id", "v.id")
-    .select([
-      "v.version",
-      "v.channel",
-      "v.release_notes",
-      "v.created_at",
-      "a.platform",
-      "a.arch",
-      "a.download_url",
-      "a.signature",
-      "a.sha512",
-      "a.file_size",
-    ])
-    .where("v.product_id", "=", query.product.id)
-    .where("v.yanked_at", "is", null)
-    .where("v.channel", "in", channelsFor[query.channel])
-    .where("a.platform", "=", query.platform);
-  if (query.arch) select = select.where("a.arch", "=", query.arch);
-  if (query.publishedUpTo !== null) {
-    select = select.where("v.created_at", "<=", query.publishedUpTo);
-  }
-  const rows = await select.execute();
-
-  const byVersion = new Map<string, FeedRelease>();
-  for (const row of rows) {
-    // Publish stores strict semver only; a row written by hand that is not is never offered.
-    if (semver.parse(row.version) === null) continue;
-    const entry: FeedEntry = {
-      platform: row.platform,
-      arch: row.arch,
-      downloadUrl: row.download_url,
-      signature: row.signature,
-      sha512: row.sha512,
-      fileSize: row.file_size === null ? null : Number(row.file_size),
-    };
-    if (query.accepts && !query.accepts(entry)) continue;
-    if (query.currentVersion && semver.compare(row.version, query.currentVersion) <= 0) continue;
-    let release = byVersion.get(row.version);
-    if (!release) {
-      release = {
-        version: row.version,
-        channel: row.channel,
-        notes: row.release_notes,
-        publishedAt: Number(row.created_at),
-        entries: [],
+export async function findFeedReleases(
+  db: Kysely<DB>,
+  query: FeedQuery,
+  count: number,
+): Promise<FeedRelease[]> {
+  const releases: FeedRelease[] = [];
+  let below: string | null = null;
+  const floor = query.currentVersion === undefined ? "" : sortKeyAbove(query.currentVersion);
+  for (;;) {
+    let select = db
+      .selectFrom("release_versions")
+      .select(["id", "version", "channel", "release_notes", "created_at", "sort_key"])
+      .where("product_id", "=", query.product.id)
+      .where("yanked_at", "is", null)
+      .where("channel", "in", channelsFor[query.channel])
+      // A row written by hand has no key ("") and is never offered.
+      .where("sort_key", ">", floor)
+      // Only versions with an entry this updater can use, found by the entries' unique index.
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("release_artifacts as a")
+            .select(eb.lit(1).as("one"))
+            .whereRef("a.version_id", "=", "release_versions.id")
+            .where("a.platform", "=", query.platform)
+            .$if(query.arch !== undefined, (q) => q.where("a.arch", "=", query.arch ?? "X64"))
+            .$if(query.needs === "signature", (q) => q.where("a.signature", "is not", null))
+            .$if(query.needs === "sha512", (q) => q.where("a.sha512", "is not", null))
+            // A superset of isZip (a .zip before a query or fragment); isZip decides below.
+            .$if(query.needs === "zip", (q) =>
+              q.where(sql<string>`lower(a.download_url)`, "like", "%.zip%"),
+            ),
+        ),
+      );
+    if (query.publishedUpTo !== null)
+      select = select.where("created_at", "<=", query.publishedUpTo);
+    if (below !== null) select = select.where("sort_key", "<", below);
+    // As many as wanted: the SQL filter is exact but for .zip, which isZip may still refuse.
+    const versions = await select.orderBy("sort_key", "desc").limit(count).execute();
+    const last = versions[versions.length - 1];
+    if (!last) return releases;
+    let artifacts = db
+      .selectFrom("release_artifacts")
+      .select([
+        "version_id",
+        "platform",
+        "arch",
+        "download_url",
+        "signature",
+        "sha512",
+        "file_size",
+      ])
+      .where(
+        "version_id",
+        "in",
+        versions.map((v) => v.id),
+      )
+      .where("platform", "=", query.platform);
+    if (query.arch) artifacts = artifacts.where("arch", "=", query.arch);
+    const entries = new Map<string, FeedEntry[]>();
+    for (const row of await artifacts.execute()) {
+      const entry: FeedEntry = {
+        platform: row.platform,
+        arch: row.arch,
+        downloadUrl: row.download_url,
+        signature: row.signature,
+        sha512: row.sha512,
+        fileSize: row.file_size === null ? null : Number(row.file_size),
       };
-      byVersion.set(row.version, release);
+      if (!meets(entry, query.needs)) continue;
+      entries.set(row.version_id, [...(entries.get(row.version_id) ?? []), entry]);
     }
-    release.entries.push(entry);
+    for (const version of versions) {
+      const offered = entries.get(version.id);
+      if (!offered) continue;
+      releases.push({
+        version: version.version,
+        channel: version.channel,
+        notes: version.release_notes,
+        publishedAt: Number(version.created_at),
+        entries: offered.sort(byArch),
+      });
+      if (releases.length === count) return releases;
+    }
+    if (versions.length < count) return releases;
+    below = last.sort_key;
   }
-  const releases = [...byVersion.values()].sort((a, b) => newestFirst(a.version, b.version));
-  for (const release of releases) release.entries.sort(byArch);
-  return releases;
 }
 
 /** The newest release a feed offers, or null. */
@@ -115,18 +161,24 @@ export async function findLatestRelease(
   db: Kysely<DB>,
   query: FeedQuery,
 ): Promise<FeedRelease | null> {
-  return (await findFeedReleases(db, query))[0] ?? null;
+  return (await findFeedReleases(db, query, 1))[0] ?? null;
 }
 
 /**
- * Semver precedence, prerelease identifiers included, newest first. Versions that differ only
- * in build metadata have equal precedence; the version string breaks the tie, so the order never
- * depends on the database.
+ * Semver precedence, prerelease identifiers included, newest first, for strict semver versions:
+ * the order of their sort keys, which is also the feeds' order in SQL. Versions that differ only
+ * in build metadata have equal precedence; the version text breaks the tie.
  */
 export function newestFirst(a: string, b: string): number {
-  const precedence = semver.compare(b, a);
-  if (precedence !== 0) return precedence;
-  return a < b ? 1 : a > b ? -1 : 0;
+  const [ka, kb] = [versionSortKey(a), versionSortKey(b)];
+  return ka < kb ? 1 : ka > kb ? -1 : 0;
+}
+
+function meets(entry: FeedEntry, need: EntryNeed | undefined): boolean {
+  if (need === "signature") return entry.signature !== null;
+  if (need === "sha512") return entry.sha512 !== null;
+  if (need === "zip") return isZip(entry.downloadUrl);
+  return true;
 }
 
 const archOrder: Record<Arch, number> = { X64: 0, ARM64: 1 };

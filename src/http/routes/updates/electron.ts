@@ -57,7 +57,7 @@ export function electronFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
         ...feed,
         ...target,
         channel,
-        accepts: (entry) => entry.sha512 !== null,
+        needs: "sha512",
       });
       if (!release) {
         throw new ShipkeyError("RELEASE_NOT_FOUND", `No release of ${productSlug} for ${file}`);

@@ -50,9 +50,13 @@ export function sparkleFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
         channel,
         currentVersion: sparkleClientVersion(request.headers["user-agent"]),
       });
-      const releases = await findFeedReleases(deps.db, { ...feed, platform, arch, channel });
+      const releases = await findFeedReleases(
+        deps.db,
+        { ...feed, platform, arch, channel },
+        maxItems,
+      );
       const os = request.params.platform;
-      const body = appcast(feed, os, releases.slice(0, maxItems));
+      const body = appcast(feed, os, releases);
       return sendDocument(request, reply, "application/xml; charset=utf-8", body);
     },
   );

@@ -1,10 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Arch } from "../../../db/schema.js";
-import {
-  type FeedEntry,
-  findLatestRelease,
-  parseCurrentVersion,
-} from "../../../domain/releases/update-feed.js";
+import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
@@ -23,15 +19,6 @@ const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
 interface Params extends ProductParams {
   arch: string;
   currentVersion: string;
-}
-
-/** Squirrel.Mac installs only .zip archives. */
-function isZip(entry: FeedEntry): boolean {
-  try {
-    return new URL(entry.downloadUrl).pathname.toLowerCase().endsWith(".zip");
-  } catch {
-    return false; // stored by hand, not through publish
-  }
 }
 
 /**
@@ -56,7 +43,7 @@ export function squirrelMacFeedRoute(app: FastifyInstance, deps: FeedDeps): void
         arch: storedArch,
         channel,
         currentVersion: current,
-        accepts: isZip,
+        needs: "zip",
       });
       const entry = release?.entries[0];
       if (!release || !entry) return reply.code(204).send();

@@ -58,7 +58,7 @@ export function tauriFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
         arch: storedArch,
         channel,
         currentVersion: current,
-        accepts: (entry) => entry.signature !== null,
+        needs: "signature",
       });
       const entry = release?.entries[0];
       if (!release || !entry) return reply.code(204).send();
