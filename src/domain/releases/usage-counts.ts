@@ -121,17 +121,20 @@ export class UsageCounts {
   }
 }
 
-/** The versions each counted product has published (any channel, yanked too). */
+/** Which of the counted (product, version) pairs the product has published (yanked too). */
 async function publishedVersions(
   db: Kysely<DB>,
   checks: Map<string, number>,
 ): Promise<Set<string>> {
-  const productIds = [...new Set([...checks.keys()].map((key) => key.split("\u0000")[0] ?? ""))];
-  if (productIds.length === 0) return new Set();
+  const keys = [...checks.keys()].map((key) => key.split("\u0000"));
+  const productIds = [...new Set(keys.map(([productId = ""]) => productId))];
+  const versions = [...new Set(keys.map(([, , version = ""]) => version))].filter((v) => v !== "");
+  if (versions.length === 0) return new Set();
   const rows = await db
     .selectFrom("release_versions")
     .select(["product_id", "version"])
     .where("product_id", "in", productIds)
+    .where("version", "in", versions)
     .execute();
   return new Set(rows.map((row) => `${row.product_id}\u0000${row.version}`));
 }
