@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type SelectQueryBuilder, sql } from "kysely";
 import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import type { Product } from "../products/products.js";
@@ -85,22 +85,7 @@ export async function findFeedReleases(
       // A row written by hand has no key ("") and is never offered.
       .where("sort_key", ">", floor)
       // Only versions with an entry this updater can use, found by the entries' unique index.
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom("release_artifacts as a")
-            .select(eb.lit(1).as("one"))
-            .whereRef("a.version_id", "=", "release_versions.id")
-            .where("a.platform", "=", query.platform)
-            .$if(query.arch !== undefined, (q) => q.where("a.arch", "=", query.arch ?? "X64"))
-            .$if(query.needs === "signature", (q) => q.where("a.signature", "is not", null))
-            .$if(query.needs === "sha512", (q) => q.where("a.sha512", "is not", null))
-            // A superset of isZip (a .zip before a query or fragment); isZip decides below.
-            .$if(query.needs === "zip", (q) =>
-              q.where(sql<string>`lower(a.download_url)`, "like", "%.zip%"),
-            ),
-        ),
-      );
+      .where((eb) => eb.exists(usableEntries(eb.selectFrom("release_artifacts as a"), query)));
     if (query.publishedUpTo !== null)
       select = select.where("created_at", "<=", query.publishedUpTo);
     if (below !== null) select = select.where("sort_key", "<", below);
@@ -172,6 +157,24 @@ export async function findLatestRelease(
 export function newestFirst(a: string, b: string): number {
   const [ka, kb] = [versionSortKey(a), versionSortKey(b)];
   return ka < kb ? 1 : ka > kb ? -1 : 0;
+}
+
+/** The entries of a version (release_versions in the outer query) that a feed can offer. */
+function usableEntries(
+  from: SelectQueryBuilder<DB & { a: DB["release_artifacts"] }, "a", object>,
+  { platform, arch, needs }: FeedQuery,
+) {
+  let entries = from
+    .select(sql.lit(1).as("one"))
+    .where("a.version_id", "=", sql.ref<string>("release_versions.id"))
+    .where("a.platform", "=", platform);
+  if (arch) entries = entries.where("a.arch", "=", arch);
+  if (needs === "signature") entries = entries.where("a.signature", "is not", null);
+  if (needs === "sha512") entries = entries.where("a.sha512", "is not", null);
+  // A superset of isZip (a .zip before a query or fragment); isZip decides on each entry.
+  if (needs === "zip")
+    entries = entries.where(sql<string>`lower(a.download_url)`, "like", "%.zip%");
+  return entries;
 }
 
 function meets(entry: FeedEntry, need: EntryNeed | undefined): boolean {

@@ -5,16 +5,13 @@ import { documentationOnly, failure } from "../public-schemas.js";
 import {
   admit,
   type FeedDeps,
+  archNames,
   fromFeedName,
   licenseQuery,
+  platformNames,
   type ProductParams,
   productSlugParam,
 } from "./feed-request.js";
-
-const byName = <T extends string>(values: readonly T[]) =>
-  Object.fromEntries(values.map((v) => [v, v])) as Record<string, T>;
-const platformNames = byName(platforms);
-const archNames = byName(arches);
 
 interface Params extends ProductParams {
   version: string;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
-import type { Channel, DB, Platform } from "../../../db/schema.js";
+import { arches, type Channel, type DB, type Platform, platforms } from "../../../db/schema.js";
 import { type Product, requireProduct } from "../../../domain/products/products.js";
 import {
   checkUpdateAccess,
@@ -149,6 +149,12 @@ export function parseChannel(raw: string | undefined): Channel {
   if (channel === undefined) throw ShipkeyError.spec("INVALID_CHANNEL");
   return channel;
 }
+
+const byName = <T extends string>(values: readonly T[]) =>
+  Object.fromEntries(values.map((v) => [v, v])) as Record<string, T>;
+/** The spec's own names (WINDOWS, X64, ...), for the routes that take them. */
+export const platformNames = byName(platforms);
+export const archNames = byName(arches);
 
 /** A feed's name for a platform or arch, mapped to the stored one; else 400. */
 export function fromFeedName<T extends string>(names: Record<string, T>, raw: string): T {

@@ -6,19 +6,16 @@ import { documentationOnly, failure } from "../public-schemas.js";
 import {
   channelQuery,
   type FeedDeps,
+  archNames,
   fromFeedName,
   licenseQuery,
+  platformNames,
   openFeed,
   parseChannel,
   type ProductParams,
   productSlugParam,
   queryParam,
 } from "./feed-request.js";
-
-const byName = <T extends string>(values: readonly T[]) =>
-  Object.fromEntries(values.map((v) => [v, v])) as Record<string, T>;
-const platformNames = byName(platforms);
-const archNames = byName(arches);
 
 /**
  * The newest release for a platform and arch, for any client. With currentVersion, 204 when
