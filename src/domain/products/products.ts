@@ -1,6 +1,6 @@
 import { inTransaction } from "../../db/transaction.js";
 import { compileOnce } from "../../db/compiled-query.js";
-import type { Kysely, Selectable } from "kysely";
+import type { Kysely, Selectable, Updateable } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
@@ -124,17 +124,26 @@ export async function requireProduct(db: Kysely<DB>, slug: string): Promise<Prod
   return product;
 }
 
-export async function renameProduct(db: Kysely<DB>, slug: string, name: string): Promise<Product> {
-  assertMaxLength("name", name, limits.name);
-  assertSingleLine("name", name);
-  if (name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
+/** Writes the changes to the product's row and reads it back; 404 when there is no such product. */
+async function updateProductRow(
+  db: Kysely<DB>,
+  slug: string,
+  changes: Updateable<DB["products"]>,
+): Promise<Product> {
   const result = await db
     .updateTable("products")
-    .set({ name })
+    .set(changes)
     .where("slug", "=", slug)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
   return requireProduct(db, slug);
+}
+
+export async function renameProduct(db: Kysely<DB>, slug: string, name: string): Promise<Product> {
+  assertMaxLength("name", name, limits.name);
+  assertSingleLine("name", name);
+  if (name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
+  return updateProductRow(db, slug, { name });
 }
 
 /** How a product's updates are delivered (docs/decisions.md: licensed updates, downloads). */
@@ -153,13 +162,7 @@ export async function setUpdateDelivery(
     updates_require_license: flag(settings.updatesRequireLicense),
     download_redirects: flag(settings.downloadRedirects),
   };
-  const result = await db
-    .updateTable("products")
-    .set(changes)
-    .where("slug", "=", slug)
-    .executeTakeFirst();
-  if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
-  return requireProduct(db, slug);
+  return updateProductRow(db, slug, changes);
 }
 
 /**
@@ -172,13 +175,7 @@ export async function setTauriPublicKey(
   tauriPublicKey: string | null,
 ): Promise<Product> {
   const stored = tauriPublicKey === null ? null : checkTauriPublicKey(tauriPublicKey).stored;
-  const result = await db
-    .updateTable("products")
-    .set({ tauri_public_key: stored })
-    .where("slug", "=", slug)
-    .executeTakeFirst();
-  if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
-  return requireProduct(db, slug);
+  return updateProductRow(db, slug, { tauri_public_key: stored });
 }
 
 /** Sets how long the product's license certificates last (60 s to 90 days). */
@@ -197,13 +194,7 @@ export async function setOfflinePeriod(
       `offlinePeriodSeconds must be a whole number from ${offlinePeriod.minSeconds} to ${offlinePeriod.maxSeconds} (90 days)`,
     );
   }
-  const result = await db
-    .updateTable("products")
-    .set({ offline_period_seconds: seconds })
-    .where("slug", "=", slug)
-    .executeTakeFirst();
-  if (result.numUpdatedRows === 0n) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
-  return requireProduct(db, slug);
+  return updateProductRow(db, slug, { offline_period_seconds: seconds });
 }
 
 /** Refused with 409 PRODUCT_IN_USE while licenses or releases reference the product. */
