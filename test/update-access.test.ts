@@ -3,7 +3,7 @@ import { promisify } from "node:util";
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAudit } from "../src/domain/audit/audit-log.js";
-import { createProduct } from "../src/domain/products/products.js";
+import { createProduct, requireProduct } from "../src/domain/products/products.js";
 import { adminAccess } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
@@ -218,13 +218,7 @@ describe.each(dialects)("licensed updates and downloads (%s)", (dialect) => {
         .set({ expires_at: expiry })
         .where("license_key", "=", credentials.licenseKey)
         .execute();
-      const productId = (
-        await f.db
-          .selectFrom("products")
-          .select("id")
-          .where("slug", "=", slug)
-          .executeTakeFirstOrThrow()
-      ).id;
+      const productId = (await requireProduct(f.db, slug)).id;
       const publishedAt: Record<string, number> = {
         "1.0.0": expiry - 2000,
         "1.1.0": expiry, // at the expiry itself: still covered
@@ -388,13 +382,7 @@ describe.each(dialects)("licensed updates and downloads (%s)", (dialect) => {
   describe("the usage report (admin API)", () => {
     it("sums downloads per version and platform and checks per client version over the window", async () => {
       const slug = await newProduct({}, ["1.0.0", "1.1.0", "1.10.0"]);
-      const productId = (
-        await f.db
-          .selectFrom("products")
-          .select("id")
-          .where("slug", "=", slug)
-          .executeTakeFirstOrThrow()
-      ).id;
+      const productId = (await requireProduct(f.db, slug)).id;
       for (const version of ["1.10.0", "1.1.0", "1.1.0"]) {
         await get(`/api/downloads/${slug}/${version}/WINDOWS/X64`);
       }
