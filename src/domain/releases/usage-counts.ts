@@ -1,5 +1,11 @@
 import type { Kysely } from "kysely";
-import type { Channel, DB, Platform } from "../../db/schema.js";
+import type {
+  Channel,
+  DB,
+  DownloadCountsTable,
+  Platform,
+  UpdateChecksTable,
+} from "../../db/schema.js";
 import { inTransaction } from "../../db/transaction.js";
 
 /**
@@ -14,21 +20,31 @@ export function dayOf(at: number): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
+/** A counter is the row it adds to (count included), kept under its primary key. */
+type DownloadCount = DownloadCountsTable;
+type CheckCount = UpdateChecksTable;
+
+const downloadKey = (row: DownloadCount) =>
+  `${row.version_id}\u0000${row.platform}\u0000${row.day}`;
+const checkKey = (row: CheckCount) =>
+  [row.product_id, row.day, row.current_version, row.platform, row.channel].join("\u0000");
+
 /**
  * Download and update-check counts, kept in memory and added to the count tables by `flush`,
  * which the app runs every second with last-seen and on shutdown: one short transaction, never a
  * write per request. A crash loses at most the last second of counts.
  */
 export class UsageCounts {
-  #downloads = new Map<string, number>();
-  #checks = new Map<string, number>();
+  #downloads = new Map<string, DownloadCount>();
+  #checks = new Map<string, CheckCount>();
   #flushing: Promise<void> | null = null;
 
   constructor(private readonly onDropped: () => void = () => {}) {}
 
   /** A download of a version's platform build through the redirect. */
   countDownload(versionId: string, platform: Platform, at: number): void {
-    this.#add(this.#downloads, [versionId, platform, dayOf(at)].join("\u0000"), 1);
+    const row = { version_id: versionId, platform, day: dayOf(at), count: 1 };
+    this.#add(this.#downloads, downloadKey(row), row);
   }
 
   /**
@@ -42,16 +58,23 @@ export class UsageCounts {
     channel: Channel,
     at: number,
   ): void {
-    const key = [productId, dayOf(at), currentVersion, platform, channel].join("\u0000");
-    this.#add(this.#checks, key, 1);
+    const row = {
+      product_id: productId,
+      day: dayOf(at),
+      current_version: currentVersion,
+      platform,
+      channel,
+      count: 1,
+    };
+    this.#add(this.#checks, checkKey(row), row);
   }
 
-  #add(counters: Map<string, number>, key: string, n: number): void {
-    const count = counters.get(key);
-    if (count !== undefined) {
-      counters.set(key, count + n);
+  #add<T extends DownloadCount | CheckCount>(counters: Map<string, T>, key: string, row: T): void {
+    const counter = counters.get(key);
+    if (counter !== undefined) {
+      counter.count += row.count;
     } else if (this.#downloads.size + this.#checks.size < maxPendingCounters) {
-      counters.set(key, n);
+      counters.set(key, { ...row });
     } else {
       this.onDropped();
     }
@@ -78,76 +101,64 @@ export class UsageCounts {
     this.#checks = new Map();
     try {
       await inTransaction(db, async (trx) => {
-        for (const [key, n] of downloads) {
-          const [versionId = "", platform = "", day = ""] = key.split("\u0000");
+        for (const row of downloads.values()) {
           await trx
             .insertInto("download_counts")
-            .values({ version_id: versionId, platform: platform as Platform, day, count: n })
+            .values(row)
             .onConflict((oc) =>
               oc
                 .columns(["version_id", "platform", "day"])
-                .doUpdateSet((eb) => ({ count: eb("download_counts.count", "+", n) })),
+                .doUpdateSet((eb) => ({ count: eb("download_counts.count", "+", row.count) })),
             )
             .execute();
         }
-        const published = await publishedVersions(trx, checks);
-        for (const [key, n] of merged(checks, published)) {
-          const [productId = "", day = "", version = "", platform = "", channel = ""] =
-            key.split("\u0000");
+        const published = await publishedVersions(trx, [...checks.values()]);
+        for (const row of folded(checks.values(), published)) {
           await trx
             .insertInto("update_checks")
-            .values({
-              product_id: productId,
-              day,
-              current_version: version,
-              platform: platform as Platform,
-              channel: channel as Channel,
-              count: n,
-            })
+            .values(row)
             .onConflict((oc) =>
               oc
                 .columns(["product_id", "day", "current_version", "platform", "channel"])
-                .doUpdateSet((eb) => ({ count: eb("update_checks.count", "+", n) })),
+                .doUpdateSet((eb) => ({ count: eb("update_checks.count", "+", row.count) })),
             )
             .execute();
         }
       });
     } catch (err) {
       // Back for the next flush, added to what came meanwhile.
-      for (const [key, n] of downloads) this.#add(this.#downloads, key, n);
-      for (const [key, n] of checks) this.#add(this.#checks, key, n);
+      for (const [key, row] of downloads) this.#add(this.#downloads, key, row);
+      for (const [key, row] of checks) this.#add(this.#checks, key, row);
       throw err;
     }
   }
 }
 
 /** Which of the counted (product, version) pairs the product has published (yanked too). */
-async function publishedVersions(
-  db: Kysely<DB>,
-  checks: Map<string, number>,
-): Promise<Set<string>> {
-  const keys = [...checks.keys()].map((key) => key.split("\u0000"));
-  const productIds = [...new Set(keys.map(([productId = ""]) => productId))];
-  const versions = [...new Set(keys.map(([, , version = ""]) => version))].filter((v) => v !== "");
+async function publishedVersions(db: Kysely<DB>, checks: CheckCount[]): Promise<Set<string>> {
+  const versions = [...new Set(checks.map((c) => c.current_version))].filter((v) => v !== "");
   if (versions.length === 0) return new Set();
   const rows = await db
     .selectFrom("release_versions")
     .select(["product_id", "version"])
-    .where("product_id", "in", productIds)
+    .where("product_id", "in", [...new Set(checks.map((c) => c.product_id))])
     .where("version", "in", versions)
     .execute();
   return new Set(rows.map((row) => `${row.product_id}\u0000${row.version}`));
 }
 
-/** Check counters with unpublished versions folded into "" (unknown). */
-function merged(checks: Map<string, number>, published: Set<string>): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [key, n] of checks) {
-    const [productId = "", day = "", version = "", platform = "", channel = ""] =
-      key.split("\u0000");
-    const known = version !== "" && published.has(`${productId}\u0000${version}`);
-    const folded = [productId, day, known ? version : "", platform, channel].join("\u0000");
-    out.set(folded, (out.get(folded) ?? 0) + n);
+/** The check counters with versions the product never published folded into "" (unknown). */
+function folded(checks: Iterable<CheckCount>, published: Set<string>): CheckCount[] {
+  const out = new Map<string, CheckCount>();
+  for (const check of checks) {
+    const known =
+      check.current_version !== "" &&
+      published.has(`${check.product_id}\u0000${check.current_version}`);
+    const row = { ...check, current_version: known ? check.current_version : "" };
+    const key = checkKey(row);
+    const counter = out.get(key);
+    if (counter) counter.count += row.count;
+    else out.set(key, row);
   }
-  return out;
+  return [...out.values()];
 }
