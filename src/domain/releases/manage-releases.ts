@@ -4,7 +4,7 @@ import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
-import { newestFirst } from "./update-feed.js";
+import { versionSortKey } from "../../lib/version-sort-key.js";
 import { normalizeVersion } from "./version.js";
 
 export interface ReleaseVersionView {
@@ -41,7 +41,7 @@ export async function listReleases(
     .selectAll()
     .where("product_id", "=", product.id)
     .execute();
-  versions.sort((a, b) => bySemverNewestFirst(a.version, b.version));
+  const sorted = newestVersionsFirst(versions);
   const artifacts = await db
     .selectFrom("release_artifacts")
     .innerJoin("release_versions", "release_versions.id", "release_artifacts.version_id")
@@ -50,24 +50,25 @@ export async function listReleases(
     .orderBy("release_artifacts.platform")
     .orderBy("release_artifacts.arch")
     .execute();
-  return versions.map((v) => ({
+  const entriesOf = new Map<string, typeof artifacts>();
+  for (const a of artifacts)
+    entriesOf.set(a.version_id, [...(entriesOf.get(a.version_id) ?? []), a]);
+  return sorted.map((v) => ({
     version: v.version,
     channel: v.channel,
     releaseNotes: v.release_notes,
     createdAt: toIso(v.created_at),
     updatedAt: toIso(v.updated_at),
     yankedAt: isoOrNull(v.yanked_at),
-    entries: artifacts
-      .filter((a) => a.version_id === v.id)
-      .map((a) => ({
-        platform: a.platform,
-        arch: a.arch,
-        downloadUrl: a.download_url,
-        signature: a.signature,
-        fileSize: a.file_size,
-        sha512: a.sha512,
-        updatedAt: toIso(a.updated_at),
-      })),
+    entries: (entriesOf.get(v.id) ?? []).map((a) => ({
+      platform: a.platform,
+      arch: a.arch,
+      downloadUrl: a.download_url,
+      signature: a.signature,
+      fileSize: a.file_size,
+      sha512: a.sha512,
+      updatedAt: toIso(a.updated_at),
+    })),
   }));
 }
 
@@ -133,10 +134,19 @@ export async function setReleaseYanked(
   return { product: productSlug, version, yankedAt: isoOrNull(row.yanked_at) };
 }
 
-function bySemverNewestFirst(a: string, b: string): number {
-  const aValid = normalizeVersion(a) === a;
-  const bValid = normalizeVersion(b) === b;
-  if (aValid && bValid) return newestFirst(a, b);
-  if (aValid !== bValid) return aValid ? -1 : 1;
-  return a < b ? 1 : a > b ? -1 : 0;
+/**
+ * Strict semver versions newest first (their sort keys, computed once each), then any other
+ * version (written by hand) by its text, greatest first.
+ */
+function newestVersionsFirst<T extends { version: string }>(versions: T[]): T[] {
+  const keyed = versions.map((v) => ({
+    v,
+    key: normalizeVersion(v.version) === v.version ? versionSortKey(v.version) : null,
+  }));
+  keyed.sort((a, b) => {
+    if (a.key !== null && b.key !== null) return a.key < b.key ? 1 : a.key > b.key ? -1 : 0;
+    if (a.key !== b.key) return a.key !== null ? -1 : 1;
+    return a.v.version < b.v.version ? 1 : a.v.version > b.v.version ? -1 : 0;
+  });
+  return keyed.map(({ v }) => v);
 }
