@@ -6,15 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
 import { createSession, findSession, verifySignIn } from "../src/domain/admins/admins.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
-import { postJson, startServer } from "./helpers/server-process.js";
+import { type CliResult, postJson, runCli, startServer } from "./helpers/server-process.js";
 
 const run = promisify(execFile);
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
   let testDatabase: TestDatabase;
@@ -31,17 +25,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
 
   /** Runs the CLI with `input` on its standard input. */
   async function cliWithInput(input: string, ...args: string[]): Promise<CliResult> {
-    try {
-      const running = run(process.execPath, ["bin/shipkey.js", ...args], {
-        env: { ...process.env, DATABASE_URL: testDatabase.url },
-      });
-      running.child.stdin?.end(input);
-      const { stdout, stderr } = await running;
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const failed = err as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-    }
+    return runCli(testDatabase.url, args, { input });
   }
 
   /** Runs with --json and parses stdout, which must be exactly one JSON document. */

@@ -8,6 +8,7 @@ import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { adminAccess } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { runCli } from "./helpers/server-process.js";
 
 const run = promisify(execFile);
 const tauri = (...args: string[]) =>
@@ -431,17 +432,7 @@ describe.each(dialects)("Tauri signature check at publish (%s)", (dialect) => {
   });
 
   describe("CLI: products update", () => {
-    const cli = async (...args: string[]) => {
-      try {
-        const { stdout, stderr } = await run(process.execPath, ["bin/shipkey.js", ...args], {
-          env: { ...process.env, DATABASE_URL: f.url },
-        });
-        return { code: 0, stdout, stderr };
-      } catch (err) {
-        const failed = err as { code: number; stdout: string; stderr: string };
-        return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-      }
-    };
+    const cli = (...args: string[]) => runCli(f.url, args);
 
     it("--tauri-public-key sets the key, none clears it, a bad key fails naming the field", async () => {
       const set = await cli(

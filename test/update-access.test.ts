@@ -1,5 +1,3 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAudit } from "../src/domain/audit/audit-log.js";
@@ -7,6 +5,7 @@ import { createProduct, requireProduct } from "../src/domain/products/products.j
 import { adminAccess } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { runCli } from "./helpers/server-process.js";
 
 /**
  * Licensed updates (a product setting), the counted download redirect and the usage counts, on
@@ -537,13 +536,7 @@ describe.each(dialects)("licensed updates and downloads (%s)", (dialect) => {
 
     it("the CLI sets both with on|off, audited as the CLI", async () => {
       const slug = await newProduct({});
-      const cli = (...args: string[]) =>
-        promisify(execFile)(process.execPath, ["bin/shipkey.js", ...args], {
-          env: { ...process.env, DATABASE_URL: f.url },
-        }).then(
-          ({ stdout }) => ({ code: 0, stdout, stderr: "" }),
-          (err: { code: number; stdout: string; stderr: string }) => err,
-        );
+      const cli = (...args: string[]) => runCli(f.url, args);
       const on = await cli(
         "products",
         "update",
