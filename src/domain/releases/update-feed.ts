@@ -1,5 +1,6 @@
-import { type Kysely, type SelectQueryBuilder, sql } from "kysely";
-import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
+import { type Kysely, type Selectable, sql } from "kysely";
+import { compileOnce } from "../../db/compiled-query.js";
+import { type Arch, arches, type Channel, type DB, type Platform } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import type { Product } from "../products/products.js";
 import { mayReceive, type PublishedUpTo } from "./update-access.js";
@@ -63,82 +64,166 @@ const channelsFor: Record<Channel, Channel[]> = {
 /**
  * The newest `count` releases a feed offers, newest first: of the client's channel or a more
  * stable one, not yanked, within what the client's license may receive, with at least one entry
- * the updater accepts, and above `currentVersion` when given. Versions are read newest first by
- * their sort key, `count` at a time, so a product with thousands of versions costs the same as
- * one with ten; the index on the entries finds those with a usable entry.
+ * the updater accepts, and above `currentVersion` when given. One statement reads the versions
+ * newest first by their sort key, joined to their usable entries, a page at a time, so a product
+ * with thousands of versions costs the same as one with ten.
  */
 export async function findFeedReleases(
   db: Kysely<DB>,
   query: FeedQuery,
   count: number,
 ): Promise<FeedRelease[]> {
+  const channels = channelsFor[query.channel];
+  const params: FeedParams = {
+    productId: query.product.id,
+    // Lists of fixed length, padded with repeats, so that one statement serves every request.
+    channel1: channels[0] ?? query.channel,
+    channel2: channels[1] ?? query.channel,
+    channel3: channels[2] ?? query.channel,
+    platform: query.platform,
+    arch1: query.arch ?? "X64",
+    arch2: query.arch ?? "ARM64",
+    above: query.currentVersion === undefined ? "" : sortKeyAbove(query.currentVersion),
+    below: aboveEveryKey,
+    publishedUpTo: query.publishedUpTo ?? Number.MAX_SAFE_INTEGER,
+  };
+  // A version has at most one entry per arch: a page of this many rows holds `count` whole
+  // versions (and maybe part of the next, which the next page reads again).
+  const pageRows = count * (query.arch === undefined ? arches.length : 1);
+  const page = feedPage(query.needs, pageRows);
   const releases: FeedRelease[] = [];
-  let below: string | null = null;
-  const floor = query.currentVersion === undefined ? "" : sortKeyAbove(query.currentVersion);
   for (;;) {
-    let select = db
-      .selectFrom("release_versions")
-      .select(["id", "version", "channel", "release_notes", "created_at", "sort_key"])
-      .where("product_id", "=", query.product.id)
-      .where("yanked_at", "is", null)
-      .where("channel", "in", channelsFor[query.channel])
-      // A row written by hand has no key ("") and is never offered.
-      .where("sort_key", ">", floor)
-      // Only versions with an entry this updater can use, found by the entries' unique index.
-      .where((eb) => eb.exists(usableEntries(eb.selectFrom("release_artifacts as a"), query)));
-    if (query.publishedUpTo !== null)
-      select = select.where("created_at", "<=", query.publishedUpTo);
-    if (below !== null) select = select.where("sort_key", "<", below);
-    // As many as wanted: the SQL filter is exact but for .zip, which isZip may still refuse.
-    const versions = await select.orderBy("sort_key", "desc").limit(count).execute();
+    const { rows } = await page(db, params);
+    const versions = byVersion(rows, query.needs).slice(0, count);
+    for (const { release } of versions) {
+      if (release.entries.length > 0 && releases.push(release) === count) return releases;
+    }
     const last = versions[versions.length - 1];
-    if (!last) return releases;
-    let artifacts = db
-      .selectFrom("release_artifacts")
-      .select([
-        "version_id",
-        "platform",
-        "arch",
-        "download_url",
-        "signature",
-        "sha512",
-        "file_size",
-      ])
-      .where(
-        "version_id",
-        "in",
-        versions.map((v) => v.id),
-      )
-      .where("platform", "=", query.platform);
-    if (query.arch) artifacts = artifacts.where("arch", "=", query.arch);
-    const entries = new Map<string, FeedEntry[]>();
-    for (const row of await artifacts.execute()) {
-      const entry: FeedEntry = {
-        platform: row.platform,
-        arch: row.arch,
-        downloadUrl: row.download_url,
-        signature: row.signature,
-        sha512: row.sha512,
-        fileSize: row.file_size === null ? null : Number(row.file_size),
-      };
-      if (!meets(entry, query.needs)) continue;
-      entries.set(row.version_id, [...(entries.get(row.version_id) ?? []), entry]);
-    }
-    for (const version of versions) {
-      const offered = entries.get(version.id);
-      if (!offered) continue;
-      releases.push({
-        version: version.version,
-        channel: version.channel,
-        notes: version.release_notes,
-        publishedAt: Number(version.created_at),
-        entries: offered.sort(byArch),
-      });
-      if (releases.length === count) return releases;
-    }
-    if (versions.length < count) return releases;
-    below = last.sort_key;
+    if (rows.length < pageRows || !last) return releases;
+    params.below = last.sortKey;
   }
+}
+
+/** Rows (newest version first) grouped by version; entries in arch order. */
+function byVersion(
+  rows: FeedRow[],
+  needs: EntryNeed | undefined,
+): Array<{ release: FeedRelease; sortKey: string }> {
+  const versions: Array<{ release: FeedRelease; sortKey: string }> = [];
+  for (const row of rows) {
+    let last = versions[versions.length - 1];
+    if (last?.release.version !== row.version) {
+      const release: FeedRelease = {
+        version: row.version,
+        channel: row.channel,
+        notes: row.release_notes,
+        publishedAt: Number(row.created_at),
+        entries: [],
+      };
+      last = { release, sortKey: row.sort_key };
+      versions.push(last);
+    }
+    // The SQL filter is exact but for .zip, which isZip may still refuse.
+    if (needs === "zip" && !isZip(row.download_url)) continue;
+    last.release.entries.push({
+      platform: row.platform,
+      arch: row.arch,
+      downloadUrl: row.download_url,
+      signature: row.signature,
+      sha512: row.sha512,
+      fileSize: row.file_size === null ? null : Number(row.file_size),
+    });
+  }
+  for (const { release } of versions) release.entries.sort(byArch);
+  return versions;
+}
+
+interface FeedParams extends Record<string, unknown> {
+  productId: string;
+  channel1: Channel;
+  channel2: Channel;
+  channel3: Channel;
+  platform: Platform;
+  arch1: Arch;
+  arch2: Arch;
+  above: string;
+  below: string;
+  publishedUpTo: number;
+}
+
+/** Sort keys use 0-9 and a-z only (lib/version-sort-key.ts): "~" sorts after every one. */
+const aboveEveryKey = "~";
+
+type FeedRow = Pick<
+  Selectable<DB["release_versions"]>,
+  "version" | "channel" | "release_notes" | "created_at" | "sort_key"
+> &
+  Pick<
+    Selectable<DB["release_artifacts"]>,
+    "platform" | "arch" | "download_url" | "signature" | "sha512" | "file_size"
+  >;
+
+const feedPages = new Map<string, ReturnType<typeof compileFeedPage>>();
+
+/** The feed statement for an updater's need and a page size (a literal LIMIT), compiled once. */
+function feedPage(needs: EntryNeed | undefined, rows: number) {
+  const key = `${needs ?? "any"} ${rows}`;
+  let page = feedPages.get(key);
+  if (page === undefined) {
+    page = compileFeedPage(needs, rows);
+    feedPages.set(key, page);
+  }
+  return page;
+}
+
+const feedParamNames = [
+  "productId",
+  "channel1",
+  "channel2",
+  "channel3",
+  "platform",
+  "arch1",
+  "arch2",
+  "above",
+  "below",
+  "publishedUpTo",
+] as const;
+
+function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
+  return compileOnce<FeedParams, FeedRow>(feedParamNames, (db, p) => {
+    let select = db
+      .selectFrom("release_versions as v")
+      .innerJoin("release_artifacts as a", "a.version_id", "v.id")
+      .select([
+        "v.version",
+        "v.channel",
+        "v.release_notes",
+        "v.created_at",
+        "v.sort_key",
+        "a.platform",
+        "a.arch",
+        "a.download_url",
+        "a.signature",
+        "a.sha512",
+        "a.file_size",
+      ])
+      .where("v.product_id", "=", p.productId)
+      .where("v.yanked_at", "is", null)
+      .where("v.channel", "in", [p.channel1, p.channel2, p.channel3])
+      // A row written by hand has no key ("") and is never offered.
+      .where("v.sort_key", ">", p.above)
+      .where("v.sort_key", "<", p.below)
+      .where("v.created_at", "<=", p.publishedUpTo)
+      .where("a.platform", "=", p.platform)
+      .where("a.arch", "in", [p.arch1, p.arch2]);
+    if (needs === "signature") select = select.where("a.signature", "is not", null);
+    if (needs === "sha512") select = select.where("a.sha512", "is not", null);
+    // A superset of isZip (a .zip before a query or fragment); isZip decides on each entry.
+    if (needs === "zip")
+      select = select.where(sql<string>`lower(a.download_url)`, "like", "%.zip%");
+    // By the sort key alone, so the index on (product_id, sort_key) gives the order.
+    return select.orderBy("v.sort_key", "desc").limit(sql.lit(rows));
+  });
 }
 
 /** The newest release a feed offers, or null. */
@@ -157,31 +242,6 @@ export async function findLatestRelease(
 export function newestFirst(a: string, b: string): number {
   const [ka, kb] = [versionSortKey(a), versionSortKey(b)];
   return ka < kb ? 1 : ka > kb ? -1 : 0;
-}
-
-/** The entries of a version (release_versions in the outer query) that a feed can offer. */
-function usableEntries(
-  from: SelectQueryBuilder<DB & { a: DB["release_artifacts"] }, "a", object>,
-  { platform, arch, needs }: FeedQuery,
-) {
-  let entries = from
-    .select(sql.lit(1).as("one"))
-    .where("a.version_id", "=", sql.ref<string>("release_versions.id"))
-    .where("a.platform", "=", platform);
-  if (arch) entries = entries.where("a.arch", "=", arch);
-  if (needs === "signature") entries = entries.where("a.signature", "is not", null);
-  if (needs === "sha512") entries = entries.where("a.sha512", "is not", null);
-  // A superset of isZip (a .zip before a query or fragment); isZip decides on each entry.
-  if (needs === "zip")
-    entries = entries.where(sql<string>`lower(a.download_url)`, "like", "%.zip%");
-  return entries;
-}
-
-function meets(entry: FeedEntry, need: EntryNeed | undefined): boolean {
-  if (need === "signature") return entry.signature !== null;
-  if (need === "sha512") return entry.sha512 !== null;
-  if (need === "zip") return isZip(entry.downloadUrl);
-  return true;
 }
 
 const archOrder: Record<Arch, number> = { X64: 0, ARM64: 1 };
