@@ -1,48 +1,9 @@
-import {
-  type Kysely,
-  type Migration,
-  type MigrationResultSet,
-  Migrator,
-  SqliteAdapter,
-  sql,
-} from "kysely";
-import * as initial from "./migrations/0001_initial.js";
-import * as admin from "./migrations/0002_admin.js";
-import * as admins from "./migrations/0003_admins.js";
-import * as activationSightings from "./migrations/0004_activation_sightings.js";
-import * as machineSightings from "./migrations/0005_machine_sightings.js";
-import * as activeMachineList from "./migrations/0006_active_machine_list.js";
-import * as lastSeenLogFile from "./migrations/0007_last_seen_log_file.js";
-import * as licenseSlots from "./migrations/0008_license_slots.js";
-import * as plainStorage from "./migrations/0009_plain_storage.js";
-import * as idempotencyAndRetention from "./migrations/0010_idempotency_and_retention.js";
-import * as updateFeeds from "./migrations/0011_update_feeds.js";
-import * as tauriPublicKey from "./migrations/0012_tauri_public_key.js";
-import * as signingKeys from "./migrations/0013_signing_keys.js";
-import * as updateAccessAndCounts from "./migrations/0014_update_access_and_counts.js";
+import { type Kysely, type MigrationResultSet, Migrator, SqliteAdapter, sql } from "kysely";
+import { migrations } from "./migrations/index.js";
 import { foldLegacyLastSeenLog } from "./migrations/legacy-last-seen-log.js";
 import { sqliteBusyTimeoutMs } from "./database.js";
 import type { DB } from "./schema.js";
 import { analyzeHotTables } from "./statistics.js";
-
-// Imported statically (not read from a folder at run time) so the compiled service and the
-// tests run exactly the same list, in this order.
-const migrations: Record<string, Migration> = {
-  "0001_initial": initial,
-  "0002_admin": admin,
-  "0003_admins": admins,
-  "0004_activation_sightings": activationSightings,
-  "0005_machine_sightings": machineSightings,
-  "0006_active_machine_list": activeMachineList,
-  "0007_last_seen_log_file": lastSeenLogFile,
-  "0008_license_slots": licenseSlots,
-  "0009_plain_storage": plainStorage,
-  "0010_idempotency_and_retention": idempotencyAndRetention,
-  "0011_update_feeds": updateFeeds,
-  "0012_tauri_public_key": tauriPublicKey,
-  "0013_signing_keys": signingKeys,
-  "0014_update_access_and_counts": updateAccessAndCounts,
-};
 
 export class MigrationError extends Error {
   override name = "MigrationError";

@@ -1,0 +1,34 @@
+import type { Migration } from "kysely";
+import * as initial from "./0001_initial.js";
+import * as admin from "./0002_admin.js";
+import * as admins from "./0003_admins.js";
+import * as activationSightings from "./0004_activation_sightings.js";
+import * as machineSightings from "./0005_machine_sightings.js";
+import * as activeMachineList from "./0006_active_machine_list.js";
+import * as lastSeenLogFile from "./0007_last_seen_log_file.js";
+import * as licenseSlots from "./0008_license_slots.js";
+import * as plainStorage from "./0009_plain_storage.js";
+import * as idempotencyAndRetention from "./0010_idempotency_and_retention.js";
+import * as updateFeeds from "./0011_update_feeds.js";
+import * as tauriPublicKey from "./0012_tauri_public_key.js";
+import * as signingKeys from "./0013_signing_keys.js";
+import * as updateAccessAndCounts from "./0014_update_access_and_counts.js";
+
+// Imported statically (not read from a folder at run time) so the compiled service and the
+// tests run exactly the same list, in this order.
+export const migrations: Record<string, Migration> = {
+  "0001_initial": initial,
+  "0002_admin": admin,
+  "0003_admins": admins,
+  "0004_activation_sightings": activationSightings,
+  "0005_machine_sightings": machineSightings,
+  "0006_active_machine_list": activeMachineList,
+  "0007_last_seen_log_file": lastSeenLogFile,
+  "0008_license_slots": licenseSlots,
+  "0009_plain_storage": plainStorage,
+  "0010_idempotency_and_retention": idempotencyAndRetention,
+  "0011_update_feeds": updateFeeds,
+  "0012_tauri_public_key": tauriPublicKey,
+  "0013_signing_keys": signingKeys,
+  "0014_update_access_and_counts": updateAccessAndCounts,
+};
