@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   verifySignIn,
@@ -97,6 +98,55 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
     expect(entries.filter((e) => e.action === "admin.remove")).toHaveLength(1);
   });
 
+  it("a sign-in gets no session once its admin is removed or its password reset after the check", async () => {
+    await freshAdmins("a@example.com", "b@example.com");
+    const removed = await verifySignIn(db(), "a@example.com", password);
+    await removeAdminAudited(db(), actor, "a@example.com");
+    await expect(
+      createSession(db(), removed.admin?.id ?? "", Date.now(), removed.verifiedHash ?? ""),
+    ).rejects.toMatchObject({ code: "ADMIN_NOT_FOUND" });
+
+    const reset = await verifySignIn(db(), "b@example.com", password);
+    expect(reset.admin).not.toBeNull();
+    await resetAdminPasswordAudited(db(), actor, {
+      email: "b@example.com",
+      password: "a brand new password",
+    });
+    await expect(
+      createSession(db(), reset.admin?.id ?? "", Date.now(), reset.verifiedHash ?? ""),
+    ).rejects.toMatchObject({ code: "ADMIN_NOT_FOUND" });
+    const after = await verifySignIn(db(), "b@example.com", "a brand new password");
+    const session = await createSession(
+      db(),
+      after.admin?.id ?? "",
+      Date.now(),
+      after.verifiedHash ?? "",
+    );
+    expect(await findSession(db(), session.token)).not.toBeNull();
+  });
+
+  it.runIf(dialect === "postgres")(
+    "a sign-in racing a removal that commits after its check gets ADMIN_NOT_FOUND, not a foreign-key error",
+    async () => {
+      await freshAdmins("a@example.com", "b@example.com");
+      const signIn = await verifySignIn(db(), "a@example.com", password);
+      const adminId = signIn.admin?.id ?? "";
+      let creating: Promise<unknown> = Promise.resolve();
+      await db()
+        .transaction()
+        .execute(async (trx) => {
+          await removeAdmin(trx, "a@example.com");
+          // The session's check still sees the admin; its insert waits on the removal's lock.
+          creating = createSession(db(), adminId, Date.now(), signIn.verifiedHash ?? "").then(
+            () => "created",
+            (err: unknown) => err,
+          );
+          await waitForLockWait(db);
+        });
+      expect(await creating).toMatchObject({ code: "ADMIN_NOT_FOUND" });
+    },
+  );
+
   it("of two concurrent removals of the last two admins, one is refused", async () => {
     await freshAdmins("a@example.com", "b@example.com");
     let removedA!: () => void;
@@ -124,3 +174,14 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
     expect(await countAdmins(db())).toBe(1);
   });
 });
+
+/** Resolves once a PostgreSQL backend waits on a lock (within 10 s). */
+async function waitForLockWait(db: () => Database["db"]): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const { rows } = await sql`select 1 from pg_locks where not granted`.execute(db());
+    if (rows.length > 0) return;
+    await sleep(10);
+  }
+  throw new Error("no backend waited on a lock");
+}

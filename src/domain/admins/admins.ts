@@ -1,3 +1,4 @@
+import { isForeignKeyViolation } from "../../db/faults.js";
 import { inTransaction } from "../../db/transaction.js";
 import { createHash, randomBytes } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
@@ -144,12 +145,14 @@ export async function countAdmins(db: Kysely<DB>): Promise<number> {
 /**
  * The admin for these credentials (or null), and whether the email names an admin at all (for
  * the sign-in throttle; never shown to the client). Runs one argon2 verification whatever happens.
+ * `verifiedHash` is the password hash the password was checked against: createSession makes the
+ * session only while the admin still has it.
  */
 export async function verifySignIn(
   db: Kysely<DB>,
   email: string,
   password: string,
-): Promise<{ admin: AdminView | null; accountExists: boolean }> {
+): Promise<{ admin: AdminView | null; accountExists: boolean; verifiedHash: string | null }> {
   const normalized = normalizeEmail(email);
   const admin =
     normalized.length > 255 || password.length > 1024
@@ -162,10 +165,13 @@ export async function verifySignIn(
   dummyHash ??= hashPassword(randomBytes(16).toString("hex"));
   const stored = admin?.password_hash ?? (await dummyHash);
   const ok = await verify(stored, password.slice(0, 1024)).catch(() => false);
-  if (!admin || !ok) return { admin: null, accountExists: admin !== undefined };
+  if (!admin || !ok) {
+    return { admin: null, accountExists: admin !== undefined, verifiedHash: null };
+  }
   return {
     admin: { id: admin.id, email: admin.email, createdAt: toIso(admin.created_at) },
     accountExists: true,
+    verifiedHash: admin.password_hash,
   };
 }
 
@@ -179,16 +185,30 @@ export interface Session {
   expiresAt: number;
 }
 
-/** A new session; returns the token for the cookie (only its hash is stored). */
+/**
+ * A new session; returns the token for the cookie (only its hash is stored). Throws
+ * ADMIN_NOT_FOUND when the admin is gone, or, given `verifiedHash`, when its password changed
+ * since the sign-in checked it: a sign-in racing a removal or a password reset gets no session.
+ */
 export async function createSession(
   db: Kysely<DB>,
   adminId: string,
   now = Date.now(),
+  verifiedHash?: string,
 ): Promise<{ token: string; csrfToken: string; expiresAt: number }> {
   const token = randomBytes(32).toString("base64url");
   const csrfToken = randomBytes(32).toString("base64url");
   const expiresAt = now + sessionLifetimeMs;
+  const gone = () => new ShipkeyError("ADMIN_NOT_FOUND", "the admin was removed or changed");
   await inTransaction(db, async (trx) => {
+    const admin = await trx
+      .selectFrom("admins")
+      .select("password_hash")
+      .where("id", "=", adminId)
+      .executeTakeFirst();
+    if (!admin || (verifiedHash !== undefined && admin.password_hash !== verifiedHash)) {
+      throw gone();
+    }
     await trx
       .insertInto("admin_sessions")
       .values({
@@ -198,7 +218,11 @@ export async function createSession(
         created_at: now,
         expires_at: expiresAt,
       })
-      .execute();
+      .execute()
+      // PostgreSQL: a removal committed after the check above.
+      .catch((err: unknown) => {
+        throw isForeignKeyViolation(err) ? gone() : err;
+      });
     // Expired sessions are cleared as new ones are made.
     await trx.deleteFrom("admin_sessions").where("expires_at", "<=", now).execute();
   });

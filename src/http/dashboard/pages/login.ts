@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import { createSession, deleteSession, verifySignIn } from "../../../domain/admins/admins.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
+import { ShipkeyError } from "../../../errors.js";
 import { document, html } from "../html.js";
 import { clearSessionCookie, csrfMatches, sessionCookie, setSessionCookie } from "../session.js";
 import type { SignInThrottle } from "../sign-in-throttle.js";
@@ -69,16 +70,23 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
           );
       }
       if (verdict.attempt.waitMs > 0) await sleep(verdict.attempt.waitMs);
-      const { admin, accountExists } = await verifySignIn(db, email, password);
+      const { admin, accountExists, verifiedHash } = await verifySignIn(db, email, password);
       throttle.end(verdict.attempt, { succeeded: admin !== null, accountExists });
-      if (!admin) {
+      // Removed, or its password reset, since the check: refused like a wrong password.
+      const session =
+        admin && verifiedHash !== null
+          ? await createSession(db, admin.id, Date.now(), verifiedHash).catch((err: unknown) => {
+              if (err instanceof ShipkeyError && err.code === "ADMIN_NOT_FOUND") return null;
+              throw err;
+            })
+          : null;
+      if (!admin || !session) {
         // The same answer whether or not the email exists.
         return reply
           .status(401)
           .type("text/html; charset=utf-8")
           .send(loginPage(csrf, "Wrong email or password.", email).value);
       }
-      const session = await createSession(db, admin.id);
       setSessionCookie(request, reply, session.token);
       await recordAudit(
         db,
