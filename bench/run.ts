@@ -105,6 +105,7 @@ async function main(): Promise<void> {
     // The rate limiter runs on every request, as in production, with budgets the load never
     // spends: the figures include its cost.
     RATE_LIMIT_LICENSE: unspendable,
+    RATE_LIMIT_UPDATES: unspendable,
     RATE_LIMIT_UNKNOWN_KEY: unspendable,
     RATE_LIMIT_PUBLISH: unspendable,
     RATE_LIMIT_ADMIN: unspendable,

@@ -89,6 +89,7 @@ function oneOf<T extends string>(
 /** The environment variable that sets each limit. */
 export const rateLimitVariables: Record<RateLimitName, string> = {
   license: "RATE_LIMIT_LICENSE",
+  updates: "RATE_LIMIT_UPDATES",
   unknownKey: "RATE_LIMIT_UNKNOWN_KEY",
   publish: "RATE_LIMIT_PUBLISH",
   admin: "RATE_LIMIT_ADMIN",

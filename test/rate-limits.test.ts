@@ -90,6 +90,38 @@ describe.each(dialects)("rate limits (%s)", (dialect) => {
     expect((await validate(f, key, someAddress())).statusCode).not.toBe(429);
   });
 
+  it("update feeds and downloads: per client address, a budget apart from the license endpoints'", async () => {
+    const f = await fixture(dialect, { updates: perMinute(3) });
+    const key = await f.createLicense();
+    const address = someAddress();
+    const feed = (url: string) => f.app.inject({ method: "GET", url, remoteAddress: address });
+    const slug = f.product.slug;
+    const urls = [
+      `/api/updates/${slug}/latest?platform=WINDOWS&arch=X64`,
+      `/api/updates/${slug}/tauri/windows/x86_64/1.0.0`,
+      `/api/downloads/${slug}/1.0.0/WINDOWS/X64`,
+    ];
+    for (const url of urls) {
+      const answer = await feed(url);
+      expect(answer.statusCode, url).not.toBe(429);
+      expect(answer.headers["ratelimit-policy"]).toBeUndefined();
+    }
+    const limited = await feed(`/api/updates/${slug}/electron/latest.yml`);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toEqual({ error: "Too many requests", code: "RATE_LIMITED" });
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    expect(limited.headers["ratelimit-policy"]).toBe('"updates";q=3;w=60');
+    expect((await feed(`/api/downloads/${slug}/1.0.0/WINDOWS/X64`)).statusCode).toBe(429);
+    // The license endpoints keep their own budget; another address has its own.
+    expect((await validate(f, key, address)).statusCode).not.toBe(429);
+    const other = await f.app.inject({
+      method: "GET",
+      url: urls[0] ?? "",
+      remoteAddress: someAddress(),
+    });
+    expect(other.statusCode).not.toBe(429);
+  });
+
   it("unknown license keys: past the budget, every license request of the address is refused", async () => {
     const f = await fixture(dialect, { unknownKey: perMinute(3) });
     const key = await f.createLicense();
@@ -181,12 +213,14 @@ describe("rate-limit configuration", () => {
     expect(loadConfig({ RATE_LIMITS: "off" }).rateLimits).toBe("off");
     const custom = loadConfig({
       RATE_LIMIT_LICENSE: "1000/30s",
+      RATE_LIMIT_UPDATES: "20/1m",
       RATE_LIMIT_UNKNOWN_KEY: "5/1h",
       RATE_LIMIT_PUBLISH: "10/1m",
       RATE_LIMIT_ADMIN: "50/2m",
     }).rateLimits;
     expect(custom).toEqual({
       license: { max: 1000, windowMs: 30_000 },
+      updates: { max: 20, windowMs: 60_000 },
       unknownKey: { max: 5, windowMs: 3_600_000 },
       publish: { max: 10, windowMs: 60_000 },
       admin: { max: 50, windowMs: 120_000 },

@@ -10,7 +10,7 @@ import type {
 import { Redis } from "ioredis";
 import { ShipkeyError } from "../errors.js";
 
-export type RateLimitName = "license" | "unknownKey" | "publish" | "admin";
+export type RateLimitName = "license" | "updates" | "unknownKey" | "publish" | "admin";
 export interface RateLimit {
   max: number;
   windowMs: number;
@@ -22,6 +22,9 @@ export const defaultRateLimits: RateLimitSettings = {
   // Per client address. A site of a few thousand installs behind one NAT, validating hourly,
   // stays far below it; a burst of re-activations after a fleet redeploy too.
   license: { max: 300, windowMs: 60_000 },
+  // Per client address: the update feeds and downloads. Updaters check at start and every few
+  // hours; the same NAT reasoning as the license endpoints.
+  updates: { max: 300, windowMs: 60_000 },
   // Per client address: requests naming a license key or API key that does not exist. Past it,
   // the address gets 429 on every license, publish and admin API request until the window ends,
   // so a guessed key cannot be told apart from a wrong one.
@@ -38,14 +41,18 @@ const maxSpentAddresses = 20_000;
 /** The policy names of the RateLimit-Policy / RateLimit headers (IETF draft). */
 const policyNames: Record<RateLimitName, string> = {
   license: "license",
+  updates: "updates",
   unknownKey: "unknown-key",
   publish: "publish",
   admin: "admin",
 };
 
 export interface RateLimitHooks {
-  /** License endpoints, onRequest: the address's request and unknown-key budgets. */
-  perAddress: onRequestAsyncHookHandler;
+  /**
+   * License endpoints ("license") and the update feeds and downloads ("updates"), onRequest: the
+   * address's request and unknown-key budgets.
+   */
+  perAddress(name: "license" | "updates"): onRequestAsyncHookHandler;
   /** Publish and the admin API, onRequest (before authentication): the unknown-key budget. */
   unknownKeyBudget: onRequestAsyncHookHandler;
   /** onError: a request naming an unknown license key or API key spends the address's budget. */
@@ -86,7 +93,10 @@ export async function registerRateLimits(
   const caller = (request: FastifyRequest) =>
     request.actor ? `${request.actor.type}:${request.actor.id}` : `address:${address(request)}`;
 
-  const license = limiter("license", address);
+  const perAddressLimits = {
+    license: limiter("license", address),
+    updates: limiter("updates", address),
+  };
   const unknownKey = limiter("unknownKey", address);
   const callers = { publish: limiter("publish", caller), admin: limiter("admin", caller) };
 
@@ -114,12 +124,12 @@ export async function registerRateLimits(
   };
 
   return {
-    perAddress: async (request, reply) => {
+    perAddress: (name) => async (request, reply) => {
       refuseIfGuessing(request, reply);
-      const requests = await license(request);
+      const requests = await perAddressLimits[name](request);
       // Only a refusal describes the limit: an app's answers stay as small as the spec's.
       if (requests.isAllowed || !requests.isExceeded) return;
-      describeLimit(reply, "license", requests);
+      describeLimit(reply, name, requests);
       throw tooManyRequests(reply, requests.ttlInSeconds);
     },
     unknownKeyBudget: async (request, reply) => refuseIfGuessing(request, reply),

@@ -62,7 +62,7 @@ export function registerRoutes(
   // Each group in a scope of its own, so its hooks (rate limits, admin checks) run only there.
   void app.register(async (license) => {
     if (limits) {
-      license.addHook("onRequest", limits.perAddress);
+      license.addHook("onRequest", limits.perAddress("license"));
       license.addHook("onError", limits.countUnknownKey);
     }
     signLicenseAnswers(license, db, signing.ring);
@@ -82,11 +82,12 @@ export function registerRoutes(
   });
 
   // The update feeds and downloads: public reads (unless the product wants a license),
-  // revalidated on every use. A guessed license key spends the unknown-key budget.
+  // revalidated on every use, limited per address. A guessed license key spends the unknown-key
+  // budget.
   void app.register(async (updates) => {
     updates.addHook("onRequest", noCache);
     if (limits) {
-      updates.addHook("onRequest", limits.unknownKeyBudget);
+      updates.addHook("onRequest", limits.perAddress("updates"));
       updates.addHook("onError", limits.countUnknownKey);
     }
     const deps = { db, counts };
