@@ -9,7 +9,8 @@ import type { Arch, Channel, Platform } from "../src/db/schema.js";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { listAudit } from "../src/domain/audit/audit-log.js";
-import { createProduct } from "../src/domain/products/products.js";
+import { createProduct, requireProduct } from "../src/domain/products/products.js";
+import { findFeedReleases } from "../src/domain/releases/update-feed.js";
 import { listReleases } from "../src/domain/releases/manage-releases.js";
 import { publishRelease } from "../src/domain/releases/publish-release.js";
 import { adminAccess } from "./helpers/admin-access.js";
@@ -626,6 +627,44 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
     expect(appcast.statusCode).toBe(200);
     const titles = [...appcast.body.matchAll(/<title>(1\.0\.\d+)<\/title>/g)].map((m) => m[1]);
     expect(titles).toEqual(Array.from({ length: 20 }, (_, i) => `1.0.${43 - i}`));
+  });
+
+  it("electron-updater lists only the newest version's files when it has fewer arches than the next", async () => {
+    const slug = await newProduct();
+    await publish(slug, "1.0.0", "STABLE", [entry("MACOS", "X64"), entry("MACOS", "ARM64")]);
+    await publish(slug, "1.1.0", "STABLE", [entry("MACOS", "ARM64")]);
+    const yaml = parseYaml((await get(`/api/updates/${slug}/electron/latest-mac.yml`)).body, {
+      version: "1.1",
+    }) as { version: string; files: Array<{ url: string }> };
+    expect(yaml.version).toBe("1.1.0");
+    expect(yaml.files.map((file) => file.url)).toEqual([
+      "https://cdn.example.com/app-MACOS-ARM64.zip",
+    ]);
+  });
+
+  it("every arch, .zip only: versions refused by isZip give way to older ones on the last page", async () => {
+    const slug = await newProduct();
+    await publish(slug, "0.0.1", "STABLE", [entry("MACOS", "X64"), entry("MACOS", "ARM64")]);
+    await publish(slug, "0.0.2", "STABLE", [entry("MACOS", "ARM64")]);
+    const notZip = { downloadUrl: "https://cdn.example.com/app.dmg?file=.zip" };
+    await publish(slug, "1.0.0", "STABLE", [entry("MACOS", "X64", notZip)]);
+    await publish(slug, "2.0.0", "STABLE", [entry("MACOS", "X64")]);
+    const product = await requireProduct(f.db, slug);
+    const query = { product, publishedUpTo: null, platform: "MACOS", channel: "STABLE" } as const;
+    const versions = async (count: number) =>
+      (await findFeedReleases(f.db, { ...query, needs: "zip" }, count)).map((release) => [
+        release.version,
+        release.entries.map((e) => e.arch),
+      ]);
+    expect(await versions(2)).toEqual([
+      ["2.0.0", ["X64"]],
+      ["0.0.2", ["ARM64"]],
+    ]);
+    expect(await versions(3)).toEqual([
+      ["2.0.0", ["X64"]],
+      ["0.0.2", ["ARM64"]],
+      ["0.0.1", ["X64", "ARM64"]],
+    ]);
   });
 
   it("rows written by hand that publish would refuse are skipped, not a 500", async () => {

@@ -74,6 +74,7 @@ export async function findFeedReleases(
   count: number,
 ): Promise<FeedRelease[]> {
   const channels = channelsFor[query.channel];
+  const [arch1, arch2] = query.arch === undefined ? everyArch : [query.arch, query.arch];
   const params: FeedParams = {
     productId: query.product.id,
     // Lists of fixed length, padded with repeats, so that one statement serves every request.
@@ -81,25 +82,28 @@ export async function findFeedReleases(
     channel2: channels[1] ?? query.channel,
     channel3: channels[2] ?? query.channel,
     platform: query.platform,
-    arch1: query.arch ?? "X64",
-    arch2: query.arch ?? "ARM64",
+    arch1,
+    arch2,
     above: query.currentVersion === undefined ? "" : sortKeyAbove(query.currentVersion),
     below: aboveEveryKey,
     publishedUpTo: query.publishedUpTo ?? Number.MAX_SAFE_INTEGER,
   };
   // A version has at most one entry per arch: a page of this many rows holds `count` whole
   // versions (and maybe part of the next, which the next page reads again).
-  const pageRows = count * (query.arch === undefined ? arches.length : 1);
+  const pageRows = count * (query.arch === undefined ? everyArch.length : 1);
   const page = feedPage(query.needs, pageRows);
   const releases: FeedRelease[] = [];
   for (;;) {
     const { rows } = await page(db, params);
-    const versions = byVersion(rows, query.needs).slice(0, count);
+    const grouped = byVersion(rows, query.needs);
+    // A short page is the last one, and whole; a full one may end inside version count + 1.
+    const lastPage = rows.length < pageRows;
+    const versions = lastPage ? grouped : grouped.slice(0, count);
     for (const { release } of versions) {
       if (release.entries.length > 0 && releases.push(release) === count) return releases;
     }
     const last = versions[versions.length - 1];
-    if (rows.length < pageRows || !last) return releases;
+    if (lastPage || !last) return releases;
     params.below = last.sortKey;
   }
 }
@@ -150,6 +154,9 @@ interface FeedParams extends Record<string, unknown> {
   below: string;
   publishedUpTo: number;
 }
+
+/** Every arch, as the statement's two arch parameters (a third arch would not compile here). */
+const everyArch: readonly [Arch, Arch] = arches;
 
 /** Sort keys use 0-9 and a-z only (lib/version-sort-key.ts): "~" sorts after every one. */
 const aboveEveryKey = "~";
