@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { sql } from "kysely";
+import { sql, type Transaction } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   verifySignIn,
@@ -17,6 +17,7 @@ import {
 } from "../src/domain/audit/audited-actions.js";
 import { dialects, openTestDatabase } from "./helpers/database.js";
 import type { Database } from "../src/db/database.js";
+import type { DB } from "../src/db/schema.js";
 import type { TestDatabase } from "./helpers/database.js";
 
 const actor: Actor = { type: "cli", id: null, label: "test@host", ip: null };
@@ -126,24 +127,40 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
   });
 
   it.runIf(dialect === "postgres")(
-    "a sign-in racing a removal that commits after its check gets ADMIN_NOT_FOUND, not a foreign-key error",
+    "a sign-in waits for a removal or a password reset in progress, then gets no session",
     async () => {
-      await freshAdmins("a@example.com", "b@example.com");
-      const signIn = await verifySignIn(db(), "a@example.com", password);
-      const adminId = signIn.admin?.id ?? "";
-      let creating: Promise<unknown> = Promise.resolve();
-      await db()
-        .transaction()
-        .execute(async (trx) => {
-          await removeAdmin(trx, "a@example.com");
-          // The session's check still sees the admin; its insert waits on the removal's lock.
-          creating = createSession(db(), adminId, Date.now(), signIn.verifiedHash ?? "").then(
-            () => "created",
-            (err: unknown) => err,
-          );
-          await waitForLockWait(db);
-        });
-      expect(await creating).toMatchObject({ code: "ADMIN_NOT_FOUND" });
+      await freshAdmins("a@example.com", "b@example.com", "c@example.com");
+      const race = async (email: string, change: (trx: Transaction<DB>) => Promise<unknown>) => {
+        const signIn = await verifySignIn(db(), email, password);
+        let creating: Promise<unknown> = Promise.resolve();
+        await db()
+          .transaction()
+          .execute(async (trx) => {
+            await change(trx);
+            creating = createSession(
+              db(),
+              signIn.admin?.id ?? "",
+              Date.now(),
+              signIn.verifiedHash ?? "",
+            ).then(
+              () => "created",
+              (err: unknown) => err,
+            );
+            await waitForLockWait(db);
+          });
+        return creating;
+      };
+      expect(await race("a@example.com", (trx) => removeAdmin(trx, "a@example.com"))).toMatchObject(
+        { code: "ADMIN_NOT_FOUND" },
+      );
+      const reset = (trx: Transaction<DB>) =>
+        trx
+          .updateTable("admins")
+          .set({ password_hash: "changed" })
+          .where("email", "=", "b@example.com")
+          .execute();
+      expect(await race("b@example.com", reset)).toMatchObject({ code: "ADMIN_NOT_FOUND" });
+      expect(await db().selectFrom("admin_sessions").select("id_hash").execute()).toEqual([]);
     },
   );
 
@@ -175,11 +192,12 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
   });
 });
 
-/** Resolves once a PostgreSQL backend waits on a lock (within 10 s). */
+/** Resolves once a backend of this test's database waits on a lock (within 10 s). */
 async function waitForLockWait(db: () => Database["db"]): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const { rows } = await sql`select 1 from pg_locks where not granted`.execute(db());
+    const { rows } = await sql`select 1 from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`.execute(db());
     if (rows.length > 0) return;
     await sleep(10);
   }

@@ -111,6 +111,7 @@ describe.each(dialects)("rate limits (%s)", (dialect) => {
     expect(limited.json()).toEqual({ error: "Too many requests", code: "RATE_LIMITED" });
     expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
     expect(limited.headers["ratelimit-policy"]).toBe('"updates";q=3;w=60');
+    expect(limited.headers["cache-control"]).toBe("no-cache");
     expect((await feed(`/api/downloads/${slug}/1.0.0/WINDOWS/X64`)).statusCode).toBe(429);
     // The license endpoints keep their own budget; another address has its own.
     expect((await validate(f, key, address)).statusCode).not.toBe(429);

@@ -37,21 +37,13 @@ const networkCodes = new Set([
 const pgConnectionLost =
   /^Connection terminated|not queryable|^Client was closed|timeout exceeded when trying to connect|^Connection ended|^Query read timeout/;
 
-const codeOf = (err: unknown) =>
-  typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
-
 /** Whether an error is a unique-index violation (SQLite or PostgreSQL SQLSTATE 23505). */
 export function isUniqueViolation(err: unknown): boolean {
-  const code = codeOf(err);
+  if (typeof err !== "object" || err === null) return false;
+  const code = (err as { code?: unknown }).code;
   return (
     code === "23505" ||
     code === "SQLITE_CONSTRAINT_UNIQUE" ||
     code === "SQLITE_CONSTRAINT_PRIMARYKEY"
   );
-}
-
-/** Whether an error is a foreign-key violation (SQLite or PostgreSQL SQLSTATE 23503). */
-export function isForeignKeyViolation(err: unknown): boolean {
-  const code = codeOf(err);
-  return code === "23503" || code === "SQLITE_CONSTRAINT_FOREIGNKEY";
 }

@@ -22,8 +22,8 @@ export const defaultRateLimits: RateLimitSettings = {
   // Per client address. A site of a few thousand installs behind one NAT, validating hourly,
   // stays far below it; a burst of re-activations after a fleet redeploy too.
   license: { max: 300, windowMs: 60_000 },
-  // Per client address: the update feeds and downloads. Updaters check at start and every few
-  // hours; the same NAT reasoning as the license endpoints.
+  // Per client address: the update feeds, downloads and signing keys. Updaters check at start and
+  // every few hours; the same NAT reasoning as the license endpoints.
   updates: { max: 300, windowMs: 60_000 },
   // Per client address: requests naming a license key or API key that does not exist. Past it,
   // the address gets 429 on every license, publish and admin API request until the window ends,

@@ -1,4 +1,3 @@
-import { isForeignKeyViolation } from "../../db/faults.js";
 import { inTransaction } from "../../db/transaction.js";
 import { createHash, randomBytes } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
@@ -199,15 +198,17 @@ export async function createSession(
   const token = randomBytes(32).toString("base64url");
   const csrfToken = randomBytes(32).toString("base64url");
   const expiresAt = now + sessionLifetimeMs;
-  const gone = () => new ShipkeyError("ADMIN_NOT_FOUND", "the admin was removed or changed");
   await inTransaction(db, async (trx) => {
-    const admin = await trx
-      .selectFrom("admins")
-      .select("password_hash")
-      .where("id", "=", adminId)
-      .executeTakeFirst();
-    if (!admin || (verifiedHash !== undefined && admin.password_hash !== verifiedHash)) {
-      throw gone();
+    // A write that changes nothing, to lock the admin's row until the session is stored: a
+    // removal or a password reset waits for it, or it for them (and then finds no row).
+    let admin = trx
+      .updateTable("admins")
+      .set((eb) => ({ password_hash: eb.ref("password_hash") }))
+      .where("id", "=", adminId);
+    if (verifiedHash !== undefined) admin = admin.where("password_hash", "=", verifiedHash);
+    const { numUpdatedRows } = await admin.executeTakeFirst();
+    if (numUpdatedRows === 0n) {
+      throw new ShipkeyError("ADMIN_NOT_FOUND", "the admin was removed or its password changed");
     }
     await trx
       .insertInto("admin_sessions")
@@ -218,11 +219,7 @@ export async function createSession(
         created_at: now,
         expires_at: expiresAt,
       })
-      .execute()
-      // PostgreSQL: a removal committed after the check above.
-      .catch((err: unknown) => {
-        throw isForeignKeyViolation(err) ? gone() : err;
-      });
+      .execute();
     // Expired sessions are cleared as new ones are made.
     await trx.deleteFrom("admin_sessions").where("expires_at", "<=", now).execute();
   });

@@ -71,15 +71,17 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
       }
       if (verdict.attempt.waitMs > 0) await sleep(verdict.attempt.waitMs);
       const { admin, accountExists, verifiedHash } = await verifySignIn(db, email, password);
-      throttle.end(verdict.attempt, { succeeded: admin !== null, accountExists });
-      // Removed, or its password reset, since the check: refused like a wrong password.
-      const session =
-        admin && verifiedHash !== null
-          ? await createSession(db, admin.id, Date.now(), verifiedHash).catch((err: unknown) => {
-              if (err instanceof ShipkeyError && err.code === "ADMIN_NOT_FOUND") return null;
-              throw err;
-            })
-          : null;
+      let session: Awaited<ReturnType<typeof createSession>> | null = null;
+      try {
+        if (admin && verifiedHash !== null) {
+          session = await createSession(db, admin.id, Date.now(), verifiedHash);
+        }
+      } catch (err) {
+        // Removed, or its password reset, since the check: refused like a wrong password.
+        if (!(err instanceof ShipkeyError && err.code === "ADMIN_NOT_FOUND")) throw err;
+      } finally {
+        throttle.end(verdict.attempt, { succeeded: session !== null, accountExists });
+      }
       if (!admin || !session) {
         // The same answer whether or not the email exists.
         return reply
