@@ -15,7 +15,9 @@ import {
   ShipkeyError,
 } from "../packages/client/src/index.js";
 import { backoff, defaultRetry, retryAfterMs, send } from "../packages/client/src/http.js";
+import type { ServerErrorCode } from "../packages/client/src/errors.js";
 import { parseSignatureHeader } from "../packages/client/src/signature.js";
+import { type ErrorCode, httpStatusByCode } from "../src/errors.js";
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
@@ -286,5 +288,12 @@ describe("Shipkey-Signature header", () => {
     expect(
       parseSignatureHeader('keyid="k1" algorithm="ed25519" signature="x" junk'),
     ).toBeUndefined();
+  });
+});
+
+describe("the SDK's list of server error codes", () => {
+  it("names only codes the server has (the type-check fails otherwise)", () => {
+    const serverCode = (code: ServerErrorCode): ErrorCode => code;
+    expect(httpStatusByCode[serverCode("UPDATES_LICENSE_REQUIRED")]).toBe(401);
   });
 });

@@ -191,6 +191,19 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
         releaseNotes: notes,
         entries: [entry("1.2.0")],
       });
+      // A product that gives its updates only to licensed machines, through the redirect.
+      const gated = await createProduct(db, { slug: "gated", name: "Gated" });
+      await db
+        .updateTable("products")
+        .set({ updates_require_license: 1, download_redirects: 1 })
+        .where("id", "=", gated.id)
+        .execute();
+      await publishRelease(db, gated, {
+        version: "1.2.0",
+        channel: "STABLE",
+        releaseNotes: notes,
+        entries: [entry("1.2.0")],
+      });
       await publishRelease(db, app, {
         version: "1.3.0-beta.1",
         channel: "BETA",
@@ -445,6 +458,30 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
     );
     const unknown = client({ productSlug: "no-such-product" }).sdk;
     expect((await codeOf(unknown.checkForUpdate(noChannel))).code).toBe("PRODUCT_NOT_FOUND");
+  });
+
+  it("checkForUpdate sends the stored license where updates need one; updateHeaders() opens the download", async () => {
+    const licenseKey = await license({ productSlug: "gated", maxMachines: 1 });
+    const keys = (await (await fetch(`${server.baseUrl}/api/products/gated/keys`)).json()) as {
+      keys: JWK[];
+    };
+    const { sdk } = client({ productSlug: "gated", publicKeys: keys });
+    const options = { platform: "MACOS", arch: "ARM64", currentVersion: "1.0.0" } as const;
+    expect(await sdk.updateHeaders()).toEqual({});
+    expect((await codeOf(sdk.checkForUpdate(options))).code).toBe("UPDATES_LICENSE_REQUIRED");
+
+    await sdk.activate(licenseKey);
+    const update = await sdk.checkForUpdate(options);
+    expect(update?.version).toBe("1.2.0");
+    const url = update?.url ?? "";
+    expect(url).toBe(`${server.baseUrl}/api/downloads/gated/1.2.0/MACOS/ARM64/app-1.2.0.zip`);
+    const download = await fetch(url, { redirect: "manual", headers: await sdk.updateHeaders() });
+    expect(download.status).toBe(302);
+    expect(download.headers.get("location")).toBe("https://downloads.example.com/app-1.2.0.zip");
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
+
+    await sdk.deactivate();
+    expect((await codeOf(sdk.checkForUpdate(options))).code).toBe("UPDATES_LICENSE_REQUIRED");
   });
 
   it("jwksUrl and FileStorage: keys fetched once, kept, and used offline by a restarted app", async () => {

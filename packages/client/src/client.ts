@@ -316,7 +316,9 @@ export class ShipkeyClient {
 
   /**
    * The newest release above currentVersion from the generic feed, or null when there is none.
-   * The feed is not signed: verify the downloaded file (sha512, signature) before installing.
+   * The stored license goes with the request (`updateHeaders()`), for a product that gives its
+   * updates only to licensed machines. The feed is not signed: verify the downloaded file
+   * (sha512, signature) before installing.
    */
   async checkForUpdate(options: CheckForUpdateOptions): Promise<UpdateInfo | null> {
     const url = new URL(`api/updates/${encodeURIComponent(this.productSlug)}/latest`, this.#base);
@@ -324,7 +326,11 @@ export class ShipkeyClient {
     url.searchParams.set("arch", updateArch(options.arch ?? process.arch));
     url.searchParams.set("channel", (options.channel ?? "stable").toLowerCase());
     url.searchParams.set("currentVersion", options.currentVersion);
-    const answer = await send(url, { method: "GET" }, { fetch: this.#fetch, retry: this.#retry });
+    const answer = await send(
+      url,
+      { method: "GET", headers: await this.updateHeaders() },
+      { fetch: this.#fetch, retry: this.#retry },
+    );
     if (answer.status === 204) return null;
     const json = parseJson<Record<string, unknown>>(answer.body);
     if (answer.status !== 200) throw failure(answer, json, false);
@@ -332,6 +338,18 @@ export class ShipkeyClient {
       throw invalidResponse("the update feed");
     }
     return json as unknown as UpdateInfo;
+  }
+
+  /**
+   * The headers that show the stored license to the update feeds and to Shipkey's download
+   * redirect (`Authorization: License …`, `Shipkey-Machine`); none while nothing is stored.
+   * Send them when downloading a `url` under `/api/downloads/` of a product that requires a
+   * license for updates.
+   */
+  async updateHeaders(): Promise<Record<string, string>> {
+    const state = await this.#readState();
+    if (!state) return {};
+    return { authorization: `License ${state.licenseKey}`, "shipkey-machine": state.machineId };
   }
 
   /** What is stored for this product, if anything. */

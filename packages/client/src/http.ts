@@ -58,7 +58,7 @@ export function newNonce(): string {
  */
 export async function send(
   url: URL,
-  init: { method: "GET" | "POST"; body?: unknown },
+  init: { method: "GET" | "POST"; body?: unknown; headers?: Record<string, string> },
   options: SendOptions,
 ): Promise<Answer> {
   const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
@@ -68,7 +68,11 @@ export async function send(
   let lastError: unknown;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const nonce = newNonce();
-    const headers: Record<string, string> = { accept: "application/json", "shipkey-nonce": nonce };
+    const headers: Record<string, string> = {
+      ...init.headers,
+      accept: "application/json",
+      "shipkey-nonce": nonce,
+    };
     if (init.body !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
