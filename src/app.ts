@@ -16,7 +16,7 @@ import { registerOpenApi } from "./http/openapi.js";
 import { connectRedis, registerRateLimits, type RateLimitSettings } from "./http/rate-limits.js";
 import { type PruningOptions, schedulePruning } from "./http/pruning.js";
 import { registerRoutes } from "./http/routes.js";
-import type { CookieSecure } from "./config.js";
+import type { CookieSecure } from "./http/cookie-security.js";
 import { type MasterKey, masterKeyBytes } from "./domain/signing/key-material.js";
 import { defaultKeyRefreshMs, SigningKeyRing } from "./domain/signing/key-ring.js";
 

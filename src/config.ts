@@ -1,4 +1,5 @@
 import { parseDatabaseUrl } from "./db/database.js";
+import { type CookieSecure, cookieSecureModes } from "./http/cookie-security.js";
 import { type MasterKey, parseMasterKey } from "./domain/signing/key-material.js";
 import {
   defaultRateLimits,
@@ -32,9 +33,6 @@ export interface Config {
   /** SHIPKEY_MASTER_KEY; null when unset (SQLite then keeps one beside the database). */
   masterKey: MasterKey | null;
 }
-
-export const cookieSecureModes = ["auto", "always", "never"] as const;
-export type CookieSecure = (typeof cookieSecureModes)[number];
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof logLevels)[number];

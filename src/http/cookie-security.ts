@@ -1,5 +1,8 @@
 import type { FastifyRequest } from "fastify";
-import type { CookieSecure } from "../config.js";
+
+/** COOKIE_SECURE's values. */
+export const cookieSecureModes = ["auto", "always", "never"] as const;
+export type CookieSecure = (typeof cookieSecureModes)[number];
 
 /**
  * Whether a cookie set in answer to this request carries Secure (COOKIE_SECURE): "auto" when

@@ -4,8 +4,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
 import type { UsageCounts } from "../domain/releases/usage-counts.js";
-import type { MasterKey } from "../domain/signing/key-material.js";
-import type { SigningKeyRing } from "../domain/signing/key-ring.js";
+import type { Signing } from "../domain/signing/key-ring.js";
 import { registerActor } from "./admin-auth.js";
 import { signLicenseAnswers } from "./response-signing.js";
 import { productKeysRoute } from "./routes/product-keys.js";
@@ -31,12 +30,6 @@ import { latestFeedRoute } from "./routes/updates/latest.js";
 import { sparkleFeedRoute } from "./routes/updates/sparkle.js";
 import { squirrelMacFeedRoute } from "./routes/updates/squirrel-mac.js";
 import { tauriFeedRoute } from "./routes/updates/tauri.js";
-
-/** The products' signing keys: the master key that opens them, and the current ones in memory. */
-export interface Signing {
-  masterKey: MasterKey;
-  ring: SigningKeyRing;
-}
 
 /** The whole HTTP surface, in one place. */
 export function registerRoutes(

@@ -7,7 +7,14 @@ import {
   parseSignatureFile,
 } from "../../lib/minisign.js";
 import { readTauriPublicKey } from "../products/tauri-public-key.js";
-import type { ReleaseEntry } from "./publish-release.js";
+import type { Arch, Platform } from "../../db/schema.js";
+
+/** What the check reads of a publish entry. */
+interface SignedEntry {
+  platform: Platform;
+  arch: Arch;
+  signature: string | null;
+}
 
 /**
  * While a product holds a Tauri public key, every signature published for it must be a base64
@@ -15,7 +22,7 @@ import type { ReleaseEntry } from "./publish-release.js";
  * signature verifies. Entries without a signature pass (the Tauri feed never offers them).
  * Throws TAURI_SIGNATURE_INVALID naming the first entry that fails.
  */
-export function checkTauriSignatures(tauriPublicKey: string | null, entries: ReleaseEntry[]): void {
+export function checkTauriSignatures(tauriPublicKey: string | null, entries: SignedEntry[]): void {
   if (tauriPublicKey === null || entries.every((entry) => entry.signature === null)) return;
   const key = readTauriPublicKey(tauriPublicKey);
   if (!key) {

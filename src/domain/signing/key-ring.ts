@@ -121,3 +121,9 @@ export class SigningKeyRing {
     return row ?? null;
   }
 }
+
+/** The products' signing keys: the master key that opens them, and the current ones in memory. */
+export interface Signing {
+  masterKey: MasterKey;
+  ring: SigningKeyRing;
+}

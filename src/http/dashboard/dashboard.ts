@@ -18,7 +18,7 @@ import { licensePages } from "./pages/licenses.js";
 import { loginRoutes } from "./pages/login.js";
 import { productKeyPages } from "./pages/product-keys.js";
 import { productPages } from "./pages/products.js";
-import type { Signing } from "../routes.js";
+import type { Signing } from "../../domain/signing/key-ring.js";
 import { releasePages } from "./pages/releases.js";
 import { rejectNulInput } from "../request-fields.js";
 import { csrfMatches, loadSession, setSecurityHeaders } from "./session.js";

@@ -8,7 +8,7 @@ import {
 } from "../../../domain/audit/audited-actions.js";
 import { type Product, requireProduct } from "../../../domain/products/products.js";
 import { listProductKeys, type SigningKeyView } from "../../../domain/signing/signing-keys.js";
-import type { Signing } from "../../routes.js";
+import type { Signing } from "../../../domain/signing/key-ring.js";
 import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
 import { adminActor, contextOf, errorsFor, type Form, integerFrom, sendPage } from "../page-kit.js";
 

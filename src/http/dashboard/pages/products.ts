@@ -9,7 +9,7 @@ import {
 } from "../../../domain/audit/audited-actions.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
-import type { Signing } from "../../routes.js";
+import type { Signing } from "../../../domain/signing/key-ring.js";
 import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
 import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
 

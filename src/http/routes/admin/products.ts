@@ -15,7 +15,7 @@ import {
   type UpdateDelivery,
 } from "../../../domain/products/products.js";
 import { listProductKeys } from "../../../domain/signing/signing-keys.js";
-import type { Signing } from "../../routes.js";
+import type { Signing } from "../../../domain/signing/key-ring.js";
 import { actorOf, requireScope } from "../../admin-auth.js";
 import { failure } from "../public-schemas.js";
 import { productSchema, slugParam } from "./schemas.js";
