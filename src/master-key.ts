@@ -5,6 +5,7 @@ import {
   mkdirSync,
   linkSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
@@ -60,6 +61,55 @@ export function resolveMasterKey(fromEnv: MasterKey | null, databaseUrl: string)
   const key = parseMasterKey(text);
   if (!key) throw new ConfigError(`the master key file ${file} must hold ${masterKeyFormat}`);
   return key;
+}
+
+/**
+ * `shipkey master-key rotate`: `reseal` seals every signing key under a new master key. With
+ * SHIPKEY_MASTER_KEY set, the new key is SHIPKEY_NEW_MASTER_KEY's, and the operator then sets it
+ * on every process. On SQLite without it, the key file is replaced: the new key (given, else
+ * random) is written to `<file>.new` first and moved over the file once the keys are sealed.
+ */
+export async function rotateMasterKey(
+  fromEnv: MasterKey | null,
+  newKeyText: string | undefined,
+  databaseUrl: string,
+  reseal: (from: MasterKey, to: MasterKey) => Promise<{ keys: number }>,
+): Promise<{ keys: number; file: string | null }> {
+  const from = resolveMasterKey(fromEnv, databaseUrl);
+  const given = newKeyText ? parseMasterKey(newKeyText) : null;
+  if (newKeyText && !given) {
+    throw new ConfigError(`SHIPKEY_NEW_MASTER_KEY must be ${masterKeyFormat}`);
+  }
+  const target = parseDatabaseUrl(databaseUrl);
+  const file =
+    fromEnv === null && target.dialect === "sqlite" && target.path !== ":memory:"
+      ? masterKeyFileOf(target.path)
+      : null;
+  if (file === null && given === null) {
+    throw new ConfigError(`set SHIPKEY_NEW_MASTER_KEY to the new master key: ${masterKeyFormat}`);
+  }
+  const to = given ?? randomBytes(masterKeyBytes);
+  if (to.equals(from)) throw new ConfigError("SHIPKEY_NEW_MASTER_KEY is the current master key");
+  if (file === null) return { ...(await reseal(from, to)), file: null };
+
+  const next = `${file}.new`;
+  rmSync(next, { force: true });
+  writeFileSync(next, `${to.toString("base64")}\n`, { flag: "wx", mode: 0o600 });
+  let result: { keys: number };
+  try {
+    result = await reseal(from, to);
+  } catch (err) {
+    rmSync(next, { force: true });
+    throw err;
+  }
+  try {
+    renameSync(next, file);
+  } catch (err) {
+    throw new ConfigError(
+      `the signing keys are sealed under the new master key in ${next}, but ${file} could not be replaced (${messageOf(err)}): move ${next} over it before starting the service`,
+    );
+  }
+  return { ...result, file };
 }
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));

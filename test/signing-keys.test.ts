@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createPublicKey, randomBytes, sign, verify } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
@@ -7,17 +7,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
-import { rotateSigningKeyAudited } from "../src/domain/audit/audited-actions.js";
-import { MasterKeyMismatchError, parseMasterKey } from "../src/domain/signing/key-material.js";
+import {
+  rotateMasterKeyAudited,
+  rotateSigningKeyAudited,
+} from "../src/domain/audit/audited-actions.js";
+import {
+  decryptPrivateKey,
+  MasterKeyMismatchError,
+  parseMasterKey,
+} from "../src/domain/signing/key-material.js";
 import {
   assertMasterKeyOpensKeys,
+  encryptedOf,
   ensureAllSigningKeys,
 } from "../src/domain/signing/signing-keys.js";
 import { masterKeyFileOf, resolveMasterKey } from "../src/master-key.js";
 import { type AdminRoute, describeAdminAuth } from "./helpers/admin-auth-cases.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
-import { runServerToExit } from "./helpers/server-process.js";
+import { runCli, runServerToExit } from "./helpers/server-process.js";
 
 const masterKey = randomBytes(32);
 const cli = { type: "cli", id: null, label: "test", ip: null } as const;
@@ -190,6 +198,50 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
     expect((await call("PATCH", url, {})).statusCode).toBe(400);
   });
 
+  it("master key rotation seals every key again, all or none, audited", async () => {
+    const before = await f.db.selectFrom("signing_keys").selectAll().orderBy("kid").execute();
+    const stranger = randomBytes(32);
+    await expect(rotateMasterKeyAudited(f.db, cli, stranger, randomBytes(32))).rejects.toThrow(
+      MasterKeyMismatchError,
+    );
+    expect(await f.db.selectFrom("signing_keys").selectAll().orderBy("kid").execute()).toEqual(
+      before,
+    );
+
+    const next = randomBytes(32);
+    expect(await rotateMasterKeyAudited(f.db, cli, masterKey, next)).toEqual({
+      keys: before.length,
+    });
+    await assertMasterKeyOpensKeys(f.db, next);
+    const after = await f.db.selectFrom("signing_keys").selectAll().orderBy("kid").execute();
+    for (const [i, row] of after.entries()) {
+      const old = before[i];
+      expect(row).toMatchObject({ kid: old?.kid, public_x: old?.public_x, status: old?.status });
+      expect(row.private_key_ciphertext).not.toBe(old?.private_key_ciphertext);
+      // Same key pair: the private key opened with the new master key signs for the old kid.
+      const privateKey = decryptPrivateKey(next, row.product_id, row.kid, encryptedOf(row));
+      const publicKey = createPublicKey({
+        key: { kty: "OKP", crv: "Ed25519", x: row.public_x },
+        format: "jwk",
+      });
+      expect(
+        verify(null, Buffer.from("x"), publicKey, sign(null, Buffer.from("x"), privateKey)),
+      ).toBe(true);
+      expect(() => decryptPrivateKey(masterKey, row.product_id, row.kid, encryptedOf(row))).toThrow(
+        MasterKeyMismatchError,
+      );
+    }
+    const audit = await f.db
+      .selectFrom("audit_log")
+      .select(["target_type", "details"])
+      .where("action", "=", "master_key.rotate")
+      .executeTakeFirstOrThrow();
+    expect(audit.target_type).toBe("master_key");
+    expect(JSON.parse(audit.details)).toEqual({ keys: before.length });
+    // Back, so the other tests' app keeps opening its keys.
+    await rotateMasterKeyAudited(f.db, cli, next, masterKey);
+  });
+
   it("another master key does not open the stored keys", async () => {
     await assertMasterKeyOpensKeys(f.db, masterKey);
     await expect(assertMasterKeyOpensKeys(f.db, randomBytes(32))).rejects.toThrow(
@@ -233,6 +285,59 @@ describe("master key", () => {
       // SHIPKEY_MASTER_KEY wins over the file.
       const configured = randomBytes(32);
       expect(resolveMasterKey(configured, url).equals(configured)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("shipkey master-key rotate: SQLite's key file is replaced, SHIPKEY_NEW_MASTER_KEY otherwise", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "shipkey-rotate-"));
+    try {
+      const path = join(dir, "shipkey.db");
+      const url = `sqlite:${path}`;
+      const noEnv = { SHIPKEY_MASTER_KEY: "", SHIPKEY_NEW_MASTER_KEY: "" };
+      expect(
+        (
+          await runCli(url, ["products", "create", "--slug", "app", "--name", "App"], {
+            env: noEnv,
+          })
+        ).code,
+      ).toBe(0);
+      const file = masterKeyFileOf(path);
+      const first = readFileSync(file, "utf8");
+      const keysOf = async (env: Record<string, string>) =>
+        runCli(url, ["products", "rotate-key", "app", "--json"], { env });
+
+      const rotated = await runCli(url, ["master-key", "rotate", "--json"], { env: noEnv });
+      expect(rotated.code, rotated.stderr).toBe(0);
+      expect(JSON.parse(rotated.stdout)).toEqual({ keys: 1, file });
+      const second = readFileSync(file, "utf8");
+      expect(second).not.toBe(first);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(existsSync(`${file}.new`)).toBe(false);
+      expect((await keysOf(noEnv)).code).toBe(0);
+      expect((await keysOf({ SHIPKEY_MASTER_KEY: first.trim() })).stderr).toMatch(
+        /does not decrypt/,
+      );
+
+      // With SHIPKEY_MASTER_KEY: the new key must be given, and is not written anywhere.
+      const current = { SHIPKEY_MASTER_KEY: second.trim() };
+      const missing = await runCli(url, ["master-key", "rotate"], { env: current });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/set SHIPKEY_NEW_MASTER_KEY/);
+      const same = await runCli(url, ["master-key", "rotate"], {
+        env: { ...current, SHIPKEY_NEW_MASTER_KEY: second.trim() },
+      });
+      expect(same.stderr).toMatch(/is the current master key/);
+      const next = randomBytes(32).toString("hex");
+      const byEnv = await runCli(url, ["master-key", "rotate"], {
+        env: { ...current, SHIPKEY_NEW_MASTER_KEY: next },
+      });
+      expect(byEnv.code, byEnv.stderr).toBe(0);
+      expect(byEnv.stdout).toMatch(/Set SHIPKEY_MASTER_KEY to it for every process/);
+      expect(readFileSync(file, "utf8")).toBe(second);
+      expect((await keysOf({ SHIPKEY_MASTER_KEY: next })).code).toBe(0);
+      expect((await keysOf(current)).code).toBe(1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import { activationHistoryMsFrom, databaseUrlFrom, masterKeyFromEnv } from "../config.js";
 import type { MasterKey } from "../domain/signing/key-material.js";
 import { assertMasterKeyOpensKeys, listProductKeys } from "../domain/signing/signing-keys.js";
-import { resolveMasterKey } from "../master-key.js";
+import { resolveMasterKey, rotateMasterKey } from "../master-key.js";
 import type { DB } from "../db/schema.js";
 import { listAdmins } from "../domain/admins/admins.js";
 import { escapeControlCharacters } from "../lib/control-characters.js";
@@ -19,6 +19,7 @@ import {
   resetAdminPasswordAudited,
   removeSigningKeyAudited,
   revokeApiKeyAudited,
+  rotateMasterKeyAudited,
   rotateSigningKeyAudited,
   setOfflinePeriodAudited,
   setReleaseYankedAudited,
@@ -64,6 +65,8 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   products rotate-key <slug>   (new current key; servers use it within 30 s; old one retired)
   products remove-key <slug> --kid <kid>   (a retired key only)
   products set-offline-period <slug> --seconds <n>   (certificate lifetime, 60 s to 90 days)
+  master-key rotate   (seals every signing key under SHIPKEY_NEW_MASTER_KEY; on SQLite without
+      SHIPKEY_MASTER_KEY, under a new random key written to the key file; stop the service first)
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
       [--edition-name <n>] [--features a,b,c] [--customer-name <n>] [--customer-email <e>]
@@ -212,6 +215,24 @@ export const commands: Record<string, Command> = {
       return {
         data: rotation,
         text: `${describe({ ...rotation })}\nRunning servers sign with the new key within 30 seconds.`,
+      };
+    },
+  },
+  "master-key rotate": {
+    run: async (db, args) => {
+      noArguments(args);
+      const rotation = await rotateMasterKey(
+        masterKeyFromEnv(),
+        process.env.SHIPKEY_NEW_MASTER_KEY,
+        databaseUrlFrom(),
+        (from, to) => rotateMasterKeyAudited(db, cliActor(), from, to),
+      );
+      return {
+        data: rotation,
+        text:
+          rotation.file === null
+            ? `${rotation.keys} signing keys sealed under SHIPKEY_NEW_MASTER_KEY. Set SHIPKEY_MASTER_KEY to it for every process, then start them.`
+            : `${rotation.keys} signing keys sealed under a new master key, now in ${rotation.file}. Back it up, then start the service.`,
       };
     },
   },

@@ -34,7 +34,12 @@ import {
   type UpdateDelivery,
 } from "../products/products.js";
 import type { MasterKey } from "../signing/key-material.js";
-import { ensureSigningKey, removeSigningKey, rotateSigningKey } from "../signing/signing-keys.js";
+import {
+  ensureSigningKey,
+  removeSigningKey,
+  resealSigningKeys,
+  rotateSigningKey,
+} from "../signing/signing-keys.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
 import { type Actor, withAudit } from "./audit-log.js";
 
@@ -104,6 +109,21 @@ export const rotateSigningKeyAudited = (
       target: { type: "product", id: slug },
       details: { kid: rotation.kid, retiredKid: rotation.retiredKid },
     }),
+  );
+
+/** Every signing key sealed again under a new master key; the audit names how many. */
+export const rotateMasterKeyAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  from: MasterKey,
+  to: MasterKey,
+) =>
+  withAudit(
+    db,
+    actor,
+    "master_key.rotate",
+    (trx) => resealSigningKeys(trx, from, to),
+    (result) => ({ target: { type: "master_key", id: "signing_keys" }, details: result }),
   );
 
 export const removeSigningKeyAudited = (db: Kysely<DB>, actor: Actor, slug: string, kid: string) =>

@@ -107,7 +107,27 @@ export function decryptPrivateKey(
   kid: string,
   encrypted: EncryptedPrivateKey,
 ): KeyObject {
-  let der: Buffer;
+  const der = openPrivateKey(masterKey, productId, kid, encrypted);
+  return createPrivateKey({ key: der, format: "der", type: "pkcs8" });
+}
+
+/** The private key sealed again under another master key (`shipkey master-key rotate`). */
+export function resealPrivateKey(
+  from: MasterKey,
+  to: MasterKey,
+  productId: string,
+  kid: string,
+  encrypted: EncryptedPrivateKey,
+): EncryptedPrivateKey {
+  return encryptPrivateKey(to, productId, kid, openPrivateKey(from, productId, kid, encrypted));
+}
+
+function openPrivateKey(
+  masterKey: MasterKey,
+  productId: string,
+  kid: string,
+  encrypted: EncryptedPrivateKey,
+): Buffer {
   try {
     const decipher = createDecipheriv(
       "aes-256-gcm",
@@ -116,7 +136,7 @@ export function decryptPrivateKey(
     );
     decipher.setAAD(associatedData(productId, kid));
     decipher.setAuthTag(Buffer.from(encrypted.tag, "base64"));
-    der = Buffer.concat([
+    return Buffer.concat([
       decipher.update(Buffer.from(encrypted.ciphertext, "base64")),
       decipher.final(),
     ]);
@@ -125,7 +145,6 @@ export function decryptPrivateKey(
       `the master key does not decrypt signing key ${kid}: SHIPKEY_MASTER_KEY differs from the one that encrypted it`,
     );
   }
-  return createPrivateKey({ key: der, format: "der", type: "pkcs8" });
 }
 
 /**

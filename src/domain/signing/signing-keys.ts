@@ -11,6 +11,7 @@ import {
   publicJwk,
   type PublicJwk,
   publicPem,
+  resealPrivateKey,
 } from "./key-material.js";
 
 /** A signing key as admins see it: never the private half. */
@@ -184,6 +185,35 @@ export async function rotateSigningKey(
       );
     return { kid, retiredKid: retired?.kid ?? null };
   });
+}
+
+/**
+ * Seals every stored private key again under a new master key (`shipkey master-key rotate`):
+ * the keys themselves, their kids and public halves stay. All or none: a key that does not open
+ * with `from` throws MasterKeyMismatchError and the transaction changes nothing.
+ */
+export async function resealSigningKeys(
+  trx: Transaction<DB>,
+  from: MasterKey,
+  to: MasterKey,
+): Promise<{ keys: number }> {
+  const rows = await trx
+    .selectFrom("signing_keys")
+    .select(["kid", "product_id", "private_key_iv", "private_key_ciphertext", "private_key_tag"])
+    .execute();
+  for (const row of rows) {
+    const sealed = resealPrivateKey(from, to, row.product_id, row.kid, encryptedOf(row));
+    await trx
+      .updateTable("signing_keys")
+      .set({
+        private_key_iv: sealed.iv,
+        private_key_ciphertext: sealed.ciphertext,
+        private_key_tag: sealed.tag,
+      })
+      .where("kid", "=", row.kid)
+      .execute();
+  }
+  return { keys: rows.length };
 }
 
 /** Removes a retired key: answers signed with it no longer verify for clients using the JWKS. */
