@@ -467,15 +467,27 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
     };
     const { sdk } = client({ productSlug: "gated", publicKeys: keys });
     const options = { platform: "MACOS", arch: "ARM64", currentVersion: "1.0.0" } as const;
-    expect(await sdk.updateHeaders()).toEqual({});
+    const downloads = `${server.baseUrl}/api/downloads/gated/1.2.0/MACOS/ARM64/app-1.2.0.zip`;
+    expect(await sdk.updateHeaders(downloads)).toEqual({});
     expect((await codeOf(sdk.checkForUpdate(options))).code).toBe("UPDATES_LICENSE_REQUIRED");
 
     await sdk.activate(licenseKey);
     const update = await sdk.checkForUpdate(options);
     expect(update?.version).toBe("1.2.0");
     const url = update?.url ?? "";
-    expect(url).toBe(`${server.baseUrl}/api/downloads/gated/1.2.0/MACOS/ARM64/app-1.2.0.zip`);
-    const download = await fetch(url, { redirect: "manual", headers: await sdk.updateHeaders() });
+    expect(url).toBe(downloads);
+    // The license goes only to this server's download redirect, never to another host.
+    for (const elsewhere of [
+      "https://downloads.example.com/app-1.2.0.zip",
+      `${server.baseUrl}/api/updates/gated/latest`,
+      downloads.replace("127.0.0.1", "localhost"),
+    ]) {
+      expect(await sdk.updateHeaders(elsewhere), elsewhere).toEqual({});
+    }
+    const download = await fetch(url, {
+      redirect: "manual",
+      headers: await sdk.updateHeaders(url),
+    });
     expect(download.status).toBe(302);
     expect(download.headers.get("location")).toBe("https://downloads.example.com/app-1.2.0.zip");
     expect((await fetch(url, { redirect: "manual" })).status).toBe(401);

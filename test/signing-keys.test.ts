@@ -1,5 +1,5 @@
 import { createPublicKey, randomBytes, sign, verify } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
@@ -310,17 +310,30 @@ describe("master key", () => {
 
       const rotated = await runCli(url, ["master-key", "rotate", "--json"], { env: noEnv });
       expect(rotated.code, rotated.stderr).toBe(0);
-      expect(JSON.parse(rotated.stdout)).toEqual({ keys: 1, file });
+      expect(JSON.parse(rotated.stdout)).toEqual({ keys: 1, file, previous: `${file}.old` });
       const second = readFileSync(file, "utf8");
       expect(second).not.toBe(first);
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(existsSync(`${file}.new`)).toBe(false);
+      // The old key is kept until the operator deletes it (a lost last commit stays recoverable).
+      expect(readFileSync(`${file}.old`, "utf8")).toBe(first);
+      expect(statSync(`${file}.old`).mode & 0o777).toBe(0o600);
       expect((await keysOf(noEnv)).code).toBe(0);
       expect((await keysOf({ SHIPKEY_MASTER_KEY: first.trim() })).stderr).toMatch(
         /does not decrypt/,
       );
 
       // With SHIPKEY_MASTER_KEY: the new key must be given, and is not written anywhere.
+      // A rotation that stopped half-way is never run over: its new key may be the only one.
+      writeFileSync(`${file}.new`, `${randomBytes(32).toString("base64")}\n`);
+      const halfWay = await runCli(url, ["master-key", "rotate"], { env: noEnv });
+      expect(halfWay.code).toBe(1);
+      expect(halfWay.stderr).toMatch(/\.new exists: an earlier rotation stopped half-way/);
+      expect(existsSync(`${file}.new`)).toBe(true);
+      rmSync(`${file}.new`);
+      const memory = await runCli("sqlite::memory:", ["master-key", "rotate"], { env: noEnv });
+      expect(memory.stderr).toMatch(/in-memory database has no master key/);
+
       const current = { SHIPKEY_MASTER_KEY: second.trim() };
       const missing = await runCli(url, ["master-key", "rotate"], { env: current });
       expect(missing.code).toBe(1);

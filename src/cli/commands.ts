@@ -65,8 +65,8 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   products rotate-key <slug>   (new current key; servers use it within 30 s; old one retired)
   products remove-key <slug> --kid <kid>   (a retired key only)
   products set-offline-period <slug> --seconds <n>   (certificate lifetime, 60 s to 90 days)
-  master-key rotate   (seals every signing key under SHIPKEY_NEW_MASTER_KEY; on SQLite without
-      SHIPKEY_MASTER_KEY, under a new random key written to the key file; stop the service first)
+  master-key rotate   (stop the service first; seals every signing key under SHIPKEY_NEW_MASTER_KEY,
+      or on SQLite without SHIPKEY_MASTER_KEY under a new key (given, else random) in the key file)
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
       [--edition-name <n>] [--features a,b,c] [--customer-name <n>] [--customer-email <e>]
@@ -232,7 +232,7 @@ export const commands: Record<string, Command> = {
         text:
           rotation.file === null
             ? `${rotation.keys} signing keys sealed under SHIPKEY_NEW_MASTER_KEY. Set SHIPKEY_MASTER_KEY to it for every process, then start them.`
-            : `${rotation.keys} signing keys sealed under a new master key, now in ${rotation.file}. Back it up, then start the service.`,
+            : `${rotation.keys} signing keys sealed under a new master key, now in ${rotation.file}. Back it up, then start the service; once it runs, delete the old key, kept in ${rotation.previous}.`,
       };
     },
   },

@@ -316,7 +316,7 @@ export class ShipkeyClient {
 
   /**
    * The newest release above currentVersion from the generic feed, or null when there is none.
-   * The stored license goes with the request (`updateHeaders()`), for a product that gives its
+   * The stored license goes with the request (as `updateHeaders` gives it), for a product that gives its
    * updates only to licensed machines. The feed is not signed: verify the downloaded file
    * (sha512, signature) before installing.
    */
@@ -328,7 +328,7 @@ export class ShipkeyClient {
     url.searchParams.set("currentVersion", options.currentVersion);
     const answer = await send(
       url,
-      { method: "GET", headers: await this.updateHeaders() },
+      { method: "GET", headers: await this.#licenseHeaders() },
       { fetch: this.#fetch, retry: this.#retry },
     );
     if (answer.status === 204) return null;
@@ -341,15 +341,31 @@ export class ShipkeyClient {
   }
 
   /**
-   * The headers that show the stored license to the update feeds and to Shipkey's download
-   * redirect (`Authorization: License …`, `Shipkey-Machine`); none while nothing is stored.
-   * Send them when downloading a `url` under `/api/downloads/` of a product that requires a
-   * license for updates.
+   * The headers that show the stored license (`Authorization: License …`, `Shipkey-Machine`) to
+   * Shipkey's download redirect, for a product that requires a license for updates: given only
+   * for a `url` on this client's server under `/api/downloads/`, else `{}` (as while nothing is
+   * stored), so the license never goes to another host. Fetch with `redirect: "manual"` and
+   * follow the `Location` without them.
    */
-  async updateHeaders(): Promise<Record<string, string>> {
+  async updateHeaders(url: string): Promise<Record<string, string>> {
+    return this.#isDownloadRedirect(url) ? this.#licenseHeaders() : {};
+  }
+
+  async #licenseHeaders(): Promise<Record<string, string>> {
     const state = await this.#readState();
     if (!state) return {};
     return { authorization: `License ${state.licenseKey}`, "shipkey-machine": state.machineId };
+  }
+
+  #isDownloadRedirect(url: string): boolean {
+    let target: URL;
+    try {
+      target = new URL(url, this.#base);
+    } catch {
+      return false;
+    }
+    const downloads = new URL("api/downloads/", this.#base);
+    return target.origin === downloads.origin && target.pathname.startsWith(downloads.pathname);
   }
 
   /** What is stored for this product, if anything. */

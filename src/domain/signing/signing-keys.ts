@@ -188,9 +188,10 @@ export async function rotateSigningKey(
 }
 
 /**
- * Seals every stored private key again under a new master key (`shipkey master-key rotate`):
- * the keys themselves, their kids and public halves stay. All or none: a key that does not open
- * with `from` throws MasterKeyMismatchError and the transaction changes nothing.
+ * Seals every stored private key again under a new master key (`shipkey master-key rotate`, for
+ * a stopped service): the keys themselves, their kids and public halves stay. All or none: a key
+ * that does not open with `from` throws MasterKeyMismatchError, and one added meanwhile
+ * KEY_ROTATION_CONFLICT; the transaction then changes nothing.
  */
 export async function resealSigningKeys(
   trx: Transaction<DB>,
@@ -212,6 +213,17 @@ export async function resealSigningKeys(
       })
       .where("kid", "=", row.kid)
       .execute();
+  }
+  // A key another process added meanwhile would stay under the old master key.
+  const { count } = await trx
+    .selectFrom("signing_keys")
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .executeTakeFirstOrThrow();
+  if (Number(count) !== rows.length) {
+    throw new ShipkeyError(
+      "KEY_ROTATION_CONFLICT",
+      "A signing key was added during the master key rotation: stop every process, then run it again",
+    );
   }
   return { keys: rows.length };
 }
