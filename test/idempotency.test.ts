@@ -7,7 +7,9 @@ import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   idempotencyWindowMs,
+  releaseIdempotencyKey,
 } from "../src/domain/idempotency/idempotency-keys.js";
+import { createLicenseAudited } from "../src/domain/audit/audited-actions.js";
 import { requestFingerprint } from "../src/http/idempotency.js";
 import { adminAccess } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
@@ -227,6 +229,49 @@ describe.each(dialects)("Idempotency-Key on the admin API (%s)", (dialect) => {
       /still running/,
     );
     expect("claim" in (await claimIdempotencyKey(f.db, abandoned, now + abandonedClaimMs))).toBe(
+      true,
+    );
+  });
+
+  it("a write that committed is never run again, even when its answer was never stored", async () => {
+    const request = {
+      caller: "api_key:crash",
+      key: "order-2001",
+      fingerprint: requestFingerprint("POST", "/api/admin/licenses", {}),
+    };
+    const now = Date.now();
+    const claimed = await claimIdempotencyKey(f.db, request, now);
+    if (!("claim" in claimed)) throw new Error("not claimed");
+    // The write commits with its audit entry under the claim; the process then dies before the
+    // answer is stored (completeIdempotencyKey never runs).
+    const actor = { type: "api_key", id: "crash", label: "ci", ip: null } as const;
+    await createLicenseAudited(
+      f.db,
+      { ...actor, idempotency: claimed.claim },
+      { productSlug: "desktop-app", maxMachines: 1, note: "order-2001" },
+    );
+    // A failure reported after the commit does not give the key up either.
+    await releaseIdempotencyKey(f.db, claimed.claim);
+    await expect(claimIdempotencyKey(f.db, request, now + 1000)).rejects.toThrow(/still running/);
+    const retried = claimIdempotencyKey(f.db, request, now + abandonedClaimMs);
+    await expect(retried).rejects.toMatchObject({
+      code: "IDEMPOTENCY_REPLAY_WITHHELD",
+      message: expect.stringMatching(/applied, but the server stopped before storing its answer/),
+    });
+    expect(await licensesWithNote("order-2001")).toHaveLength(1);
+
+    // A write that did not commit leaves the claim to be taken over, as before.
+    const rolledBack = { ...request, key: "order-2002" };
+    const second = await claimIdempotencyKey(f.db, rolledBack, now);
+    if (!("claim" in second)) throw new Error("not claimed");
+    await expect(
+      createLicenseAudited(
+        f.db,
+        { ...actor, idempotency: second.claim },
+        { productSlug: "no-such-product", maxMachines: 1 },
+      ),
+    ).rejects.toMatchObject({ code: "PRODUCT_NOT_FOUND" });
+    expect("claim" in (await claimIdempotencyKey(f.db, rolledBack, now + abandonedClaimMs))).toBe(
       true,
     );
   });

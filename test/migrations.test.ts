@@ -201,6 +201,7 @@ const allMigrations = [
   "0012_tauri_public_key",
   "0013_signing_keys",
   "0014_update_access_and_counts",
+  "0015_idempotency_applied",
 ];
 
 /**

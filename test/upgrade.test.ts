@@ -95,6 +95,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0012_tauri_public_key", "Success"],
     ["0013_signing_keys", "Success"],
     ["0014_update_access_and_counts", "Success"],
+    ["0015_idempotency_applied", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(before);

@@ -175,6 +175,8 @@ export interface IdempotencyKeysTable {
   /** Hex SHA-256 of method, URL and body. */
   fingerprint: string;
   created_at: number;
+  /** When the request's write committed (in its transaction); null before, or for a failure. */
+  applied_at: number | null;
   /** null while the first request runs. */
   status_code: number | null;
   /** JSON object of the headers to replay. */

@@ -54,5 +54,8 @@ export function requireScope(db: Kysely<DB>, scope: ApiKeyScope): onRequestAsync
 
 export function actorOf(request: FastifyRequest): Actor {
   if (!request.actor) throw new Error("admin route without requireScope");
-  return request.actor;
+  // A write under an Idempotency-Key marks its claim applied with its audit entry.
+  return request.idempotencyClaim
+    ? { ...request.actor, idempotency: request.idempotencyClaim }
+    : request.actor;
 }

@@ -13,6 +13,7 @@ import * as updateFeeds from "./0011_update_feeds.js";
 import * as tauriPublicKey from "./0012_tauri_public_key.js";
 import * as signingKeys from "./0013_signing_keys.js";
 import * as updateAccessAndCounts from "./0014_update_access_and_counts.js";
+import * as idempotencyApplied from "./0015_idempotency_applied.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   "0012_tauri_public_key": tauriPublicKey,
   "0013_signing_keys": signingKeys,
   "0014_update_access_and_counts": updateAccessAndCounts,
+  "0015_idempotency_applied": idempotencyApplied,
 };

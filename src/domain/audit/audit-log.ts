@@ -3,6 +3,7 @@ import { inTransaction } from "../../db/transaction.js";
 import type { AuditActorType, DB } from "../../db/schema.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
+import { type IdempotencyClaim, markIdempotencyApplied } from "../idempotency/idempotency-keys.js";
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
 
 /** Who did something: an API key, a signed-in admin, or the CLI on the server. */
@@ -11,6 +12,8 @@ export interface Actor {
   id: string | null;
   label: string;
   ip: string | null;
+  /** The admin API request's Idempotency-Key claim, marked applied with the audit entry. */
+  idempotency?: IdempotencyClaim | null;
 }
 
 export interface AuditEntry {
@@ -47,6 +50,8 @@ export async function recordAudit(
       details: JSON.stringify(details),
     })
     .execute();
+  // In the write's transaction (withAudit): the write and "applied" commit together.
+  if (actor.idempotency) await markIdempotencyApplied(db, actor.idempotency, now);
 }
 
 /**

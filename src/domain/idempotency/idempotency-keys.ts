@@ -14,7 +14,9 @@ export const idempotencyWindowMs = 24 * 60 * 60_000;
 
 /**
  * A claim still unanswered after this long belongs to a request whose process died: it is taken
- * over. Admin writes are single short transactions, far shorter than this.
+ * over, unless its write had committed (applied_at, set in the write's transaction with its audit
+ * entry: markIdempotencyApplied), which is never run twice. Admin writes are single short
+ * transactions, far shorter than this.
  */
 export const abandonedClaimMs = 5 * 60_000;
 
@@ -68,24 +70,31 @@ export async function claimIdempotencyKey(
         .execute();
       continue;
     }
-    return { replay: answerOf(row, fingerprint) };
+    return { replay: answerOf(row, fingerprint, now) };
   }
   throw inUse();
 }
 
-function isOutdated(row: { created_at: number; status_code: number | null }, now: number): boolean {
+function isOutdated(row: DB["idempotency_keys"], now: number): boolean {
   const age = now - Number(row.created_at);
-  return age >= idempotencyWindowMs || (row.status_code === null && age >= abandonedClaimMs);
+  const abandoned = row.status_code === null && row.applied_at === null && age >= abandonedClaimMs;
+  return age >= idempotencyWindowMs || abandoned;
 }
 
-function answerOf(row: DB["idempotency_keys"], fingerprint: string): StoredAnswer {
+function answerOf(row: DB["idempotency_keys"], fingerprint: string, now: number): StoredAnswer {
   if (row.fingerprint !== fingerprint) {
     throw new ShipkeyError(
       "IDEMPOTENCY_KEY_REUSED",
       "This Idempotency-Key was used for a different request",
     );
   }
-  if (row.status_code === null) throw inUse();
+  if (row.status_code === null) {
+    if (row.applied_at === null || now - Number(row.created_at) < abandonedClaimMs) throw inUse();
+    throw new ShipkeyError(
+      "IDEMPOTENCY_REPLAY_WITHHELD",
+      "The request with this Idempotency-Key was applied, but the server stopped before storing its answer; it is not run again",
+    );
+  }
   if (row.response_body === null) {
     throw new ShipkeyError(
       "IDEMPOTENCY_REPLAY_WITHHELD",
@@ -122,7 +131,27 @@ export async function completeIdempotencyKey(
     .execute();
 }
 
-/** Gives the key up after a failed request, so that a retry runs it again. */
+/**
+ * Records that the claimed request's write committed: recordAudit calls it beside the audit
+ * entry, in the write's transaction. From then on the request is never run again under this key,
+ * even if its answer is never stored.
+ */
+export async function markIdempotencyApplied(
+  db: Kysely<DB>,
+  claim: IdempotencyClaim,
+  now = Date.now(),
+): Promise<void> {
+  await db
+    .updateTable("idempotency_keys")
+    .set({ applied_at: now })
+    .where((eb) => claimed(eb, claim))
+    .execute();
+}
+
+/**
+ * Gives the key up after a failed request, so that a retry runs it again; a request whose write
+ * had committed keeps its claim (a retry is told it was applied).
+ */
 export async function releaseIdempotencyKey(
   db: Kysely<DB>,
   claim: IdempotencyClaim,
@@ -130,6 +159,7 @@ export async function releaseIdempotencyKey(
   await db
     .deleteFrom("idempotency_keys")
     .where((eb) => claimed(eb, claim))
+    .where("applied_at", "is", null)
     .execute();
 }
 
