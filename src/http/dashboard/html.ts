@@ -112,6 +112,36 @@ export function csrfField(token: string): Html {
   return html`<input type="hidden" name="_csrf" value="${token}" />`;
 }
 
+/**
+ * A POST form of one button, with the CSRF field and any hidden fields: the dashboard's row and
+ * page actions. With `confirm`, dashboard.js asks before it submits.
+ */
+export function actionForm(
+  csrfToken: string,
+  form: { action: string; confirm?: string; class?: string; hidden?: Record<string, string> },
+  button: { label: string; class?: string; ariaLabel?: string },
+): Html {
+  const hidden = Object.entries(form.hidden ?? {}).map(
+    ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
+  );
+  return html`<form
+    method="post"
+    action="${form.action}"
+    ${attribute("class", form.class)}${attribute("data-confirm", form.confirm)}
+  >
+    ${csrfField(csrfToken)}${hidden}
+    <button
+      type="submit"
+      ${attribute("class", button.class)}${attribute("aria-label", button.ariaLabel)}
+    >
+      ${button.label}
+    </button>
+  </form>`;
+}
+
+const attribute = (name: string, value: string | undefined) =>
+  value === undefined ? "" : html` ${raw(name)}="${value}"`;
+
 export function fieldError(errors: Record<string, string>, field: string): Html | string {
   const message = errors[field];
   return message ? html`<p class="field-error" id="${field}-error">${message}</p>` : "";

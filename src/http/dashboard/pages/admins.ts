@@ -8,7 +8,15 @@ import {
   resetAdminPasswordAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { ShipkeyError } from "../../../errors.js";
-import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
+import {
+  actionForm,
+  csrfField,
+  fieldError,
+  html,
+  layout,
+  type PageContext,
+  when,
+} from "../html.js";
 import {
   adminActor,
   contextOf,
@@ -54,14 +62,15 @@ function adminRow(context: PageContext, admin: { email: string; createdAt: strin
       </form>
     </td>
     <td>
-      <form
-        method="post"
-        action="${path}/remove"
-        data-confirm="Remove admin ${admin.email}? Their sessions end at once."
-      >
-        ${csrfField(context.csrfToken)}<input type="hidden" name="email" value="${admin.email}" />
-        <button type="submit" class="danger" aria-label="Remove ${admin.email}">Remove</button>
-      </form>
+      ${actionForm(
+        context.csrfToken,
+        {
+          action: `${path}/remove`,
+          confirm: `Remove admin ${admin.email}? Their sessions end at once.`,
+          hidden: { email: admin.email },
+        },
+        { label: "Remove", class: "danger", ariaLabel: `Remove ${admin.email}` },
+      )}
     </td>
   </tr>`;
 }

@@ -4,6 +4,7 @@ import type { DB } from "../../../db/schema.js";
 import { apiKeyScopes, listApiKeys } from "../../../domain/api-keys/api-keys.js";
 import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
 import {
+  actionForm,
   badge,
   csrfField,
   fieldError,
@@ -90,18 +91,14 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
                             ${
                               k.revokedAt
                                 ? ""
-                                : html`<form
-                                    method="post"
-                                    action="/admin/api-keys/${k.id}/revoke"
-                                    data-confirm="Revoke ${k.name}? Anything using it stops working at once."
-                                  >
-                                    ${csrfField(context.csrfToken)}<button
-                                      type="submit"
-                                      class="danger"
-                                    >
-                                      Revoke
-                                    </button>
-                                  </form>`
+                                : actionForm(
+                                    context.csrfToken,
+                                    {
+                                      action: `/admin/api-keys/${k.id}/revoke`,
+                                      confirm: `Revoke ${k.name}? Anything using it stops working at once.`,
+                                    },
+                                    { label: "Revoke", class: "danger" },
+                                  )
                             }
                           </td>
                         </tr>`,

@@ -14,7 +14,7 @@ import {
 } from "../../../domain/licenses/manage-licenses.js";
 import { listProducts } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
-import { badge, csrfField, fieldError, html, layout, when } from "../html.js";
+import { actionForm, badge, csrfField, fieldError, html, layout, when } from "../html.js";
 import {
   adminActor,
   contextOf,
@@ -315,10 +315,11 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     const statusButton = (status: LicenseStatus, label: string, cls: string, confirm: string) =>
       license.status === status
         ? ""
-        : html`<form method="post" action="${base}/status" class="inline" data-confirm="${confirm}">
-            ${csrfField(context.csrfToken)}<input type="hidden" name="status" value="${status}" />
-            <button type="submit" class="${cls}">${label}</button>
-          </form>`;
+        : actionForm(
+            context.csrfToken,
+            { action: `${base}/status`, class: "inline", confirm, hidden: { status } },
+            { label, class: cls },
+          );
     return layout(
       `License ${license.licenseKey}`,
       "licenses",
@@ -381,15 +382,14 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
                           <td>${when(m.activatedAt)}</td>
                           <td class="last-seen">${when(m.lastSeenAt)}</td>
                           <td>
-                            <form
-                              method="post"
-                              action="${base}/machines/${encodeURIComponent(m.machineId)}/deactivate"
-                              data-confirm="Deactivate ${m.machineId}? It frees the slot; the app must activate again."
-                            >
-                              ${csrfField(context.csrfToken)}<button type="submit" class="danger">
-                                Deactivate
-                              </button>
-                            </form>
+                            ${actionForm(
+                              context.csrfToken,
+                              {
+                                action: `${base}/machines/${encodeURIComponent(m.machineId)}/deactivate`,
+                                confirm: `Deactivate ${m.machineId}? It frees the slot; the app must activate again.`,
+                              },
+                              { label: "Deactivate", class: "danger" },
+                            )}
                           </td>
                         </tr>`,
                     )}

@@ -9,7 +9,15 @@ import {
 import { type Product, requireProduct } from "../../../domain/products/products.js";
 import { listProductKeys, type SigningKeyView } from "../../../domain/signing/signing-keys.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
-import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
+import {
+  actionForm,
+  csrfField,
+  fieldError,
+  html,
+  layout,
+  type PageContext,
+  when,
+} from "../html.js";
 import { adminActor, contextOf, errorsFor, type Form, integerFrom, sendPage } from "../page-kit.js";
 
 const done: Record<string, string> = {
@@ -46,14 +54,15 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
                 <pre id="current-pem">${current.pem}</pre>
                 <button type="button" class="secondary" data-copy="current-pem">Copy</button>
               </div>
-              <form
-                method="post"
-                action="${keysPath(product.slug)}/rotate"
-                class="actions"
-                data-confirm="Make a new signing key for ${product.name}? Apps that pin only this key must also get the new one."
-              >
-                ${csrfField(context.csrfToken)}<button type="submit">Rotate key</button>
-              </form>
+              ${actionForm(
+                context.csrfToken,
+                {
+                  action: `${keysPath(product.slug)}/rotate`,
+                  class: "actions",
+                  confirm: `Make a new signing key for ${product.name}? Apps that pin only this key must also get the new one.`,
+                },
+                { label: "Rotate key" },
+              )}
             </section>`
           : html`<p>No key yet: one is made at the product's first signed answer.</p>`
       }
@@ -79,16 +88,15 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
                         <td>${when(key.createdAt)}</td>
                         <td>${when(key.retiredAt)}</td>
                         <td class="actions">
-                          <form
-                            method="post"
-                            action="${keysPath(product.slug)}/${key.kid}/remove"
-                            class="inline"
-                            data-confirm="Remove key ${key.kid}? Answers and certificates it signed no longer verify for apps that read the JWKS."
-                          >
-                            ${csrfField(context.csrfToken)}<button type="submit" class="danger">
-                              Remove
-                            </button>
-                          </form>
+                          ${actionForm(
+                            context.csrfToken,
+                            {
+                              action: `${keysPath(product.slug)}/${key.kid}/remove`,
+                              class: "inline",
+                              confirm: `Remove key ${key.kid}? Answers and certificates it signed no longer verify for apps that read the JWKS.`,
+                            },
+                            { label: "Remove", class: "danger" },
+                          )}
                         </td>
                       </tr>`,
                   )}

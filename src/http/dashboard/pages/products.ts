@@ -10,7 +10,15 @@ import {
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
-import { csrfField, fieldError, html, layout, type PageContext, when } from "../html.js";
+import {
+  actionForm,
+  csrfField,
+  fieldError,
+  html,
+  layout,
+  type PageContext,
+  when,
+} from "../html.js";
 import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
 
 const done: Record<string, string> = {
@@ -80,16 +88,15 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Sign
                             <a href="/admin/products/${p.slug}/keys">Signing keys</a>
                             <a href="/admin/releases?product=${p.slug}">Releases</a>
                             <a href="/admin/licenses?product=${p.slug}">Licenses</a>
-                            <form
-                              method="post"
-                              action="/admin/products/${p.slug}/delete"
-                              class="inline"
-                              data-confirm="Delete product ${p.name}? Only possible while it has no licenses or releases."
-                            >
-                              ${csrfField(context.csrfToken)}<button type="submit" class="danger">
-                                Delete
-                              </button>
-                            </form>
+                            ${actionForm(
+                              context.csrfToken,
+                              {
+                                action: `/admin/products/${p.slug}/delete`,
+                                class: "inline",
+                                confirm: `Delete product ${p.name}? Only possible while it has no licenses or releases.`,
+                              },
+                              { label: "Delete", class: "danger" },
+                            )}
                           </td>
                         </tr>`,
                     )}
@@ -231,14 +238,15 @@ function tauriKeyCell(product: Product, csrfToken: string) {
     </details>
     ${
       set
-        ? html`<form
-            method="post"
-            action="/admin/products/${product.slug}/tauri-key/clear"
-            class="inline"
-            data-confirm="Clear the Tauri key of ${product.name}? Publish will stop checking signatures."
-          >
-            ${csrfField(csrfToken)}<button type="submit" class="secondary">Clear</button>
-          </form>`
+        ? actionForm(
+            csrfToken,
+            {
+              action: `/admin/products/${product.slug}/tauri-key/clear`,
+              class: "inline",
+              confirm: `Clear the Tauri key of ${product.name}? Publish will stop checking signatures.`,
+            },
+            { label: "Clear", class: "secondary" },
+          )
         : ""
     }`;
 }

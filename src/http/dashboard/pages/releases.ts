@@ -11,7 +11,16 @@ import { listReleases, type ReleaseVersionView } from "../../../domain/releases/
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import { requestOrigin } from "../../public-origin.js";
-import { badge, csrfField, type Html, html, layout, type PageContext, when } from "../html.js";
+import {
+  actionForm,
+  badge,
+  csrfField,
+  type Html,
+  html,
+  layout,
+  type PageContext,
+  when,
+} from "../html.js";
 import { renderNotes } from "../markdown.js";
 import { adminActor, contextOf, type Form, sendPage, text } from "../page-kit.js";
 import { feedsSection } from "./feeds.js";
@@ -246,19 +255,20 @@ function versionPanel(
       <span class="muted downloads"
         >${downloads(v.version, "")} downloads in ${usageDays} days</span
       >
-      <form method="post" action="${versionPath}/${v.yankedAt ? "unyank" : "yank"}" class="inline">
-        ${csrfField(csrfToken)}<button type="submit" class="secondary">
-          ${v.yankedAt ? "Restore to feeds" : "Yank from feeds"}
-        </button>
-      </form>
-      <form
-        method="post"
-        action="${versionPath}/delete"
-        class="inline"
-        data-confirm="Delete version ${v.version} and all its files?"
-      >
-        ${csrfField(csrfToken)}<button type="submit" class="danger">Delete version</button>
-      </form>
+      ${actionForm(
+        csrfToken,
+        { action: `${versionPath}/${v.yankedAt ? "unyank" : "yank"}`, class: "inline" },
+        { label: v.yankedAt ? "Restore to feeds" : "Yank from feeds", class: "secondary" },
+      )}
+      ${actionForm(
+        csrfToken,
+        {
+          action: `${versionPath}/delete`,
+          class: "inline",
+          confirm: `Delete version ${v.version} and all its files?`,
+        },
+        { label: "Delete version", class: "danger" },
+      )}
     </div>
     ${v.releaseNotes ? html`<div class="notes">${renderNotes(v.releaseNotes)}</div>` : ""}
     <table class="matrix">
@@ -280,20 +290,18 @@ function versionPanel(
                   ? html`<td class="yes">
                       <a href="${entry.downloadUrl}" rel="noreferrer">✓ download</a
                       >${entry.fileSize !== null ? html`<br /><span class="muted">${(entry.fileSize / 1048576).toFixed(1)} MiB</span>` : ""}
-                      <form
-                        method="post"
-                        action="${versionPath}/${p}/${a}/delete"
-                        data-confirm="Remove the ${p} ${a} file of ${v.version}?"
-                      >
-                        ${csrfField(csrfToken)}
-                        <button
-                          type="submit"
-                          class="danger small"
-                          aria-label="Remove ${p} ${a} of ${v.version}"
-                        >
-                          Remove
-                        </button>
-                      </form>
+                      ${actionForm(
+                        csrfToken,
+                        {
+                          action: `${versionPath}/${p}/${a}/delete`,
+                          confirm: `Remove the ${p} ${a} file of ${v.version}?`,
+                        },
+                        {
+                          label: "Remove",
+                          class: "danger small",
+                          ariaLabel: `Remove ${p} ${a} of ${v.version}`,
+                        },
+                      )}
                     </td>`
                   : html`<td class="no">—</td>`;
               })}
