@@ -3,6 +3,7 @@ import { createAdmin, createSession, deleteSession } from "../src/domain/admins/
 import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { type Actor, withAudit } from "../src/domain/audit/audit-log.js";
 import { createProduct } from "../src/domain/products/products.js";
+import { callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { type AdminRoute, describeAdminAuth } from "./helpers/admin-auth-cases.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
@@ -76,15 +77,7 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
   });
 
   const call = (method: AdminRoute["method"], url: string, body?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${admin}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
+    callWithApiKey(f, admin, method, url, body);
 
   describe("authentication, generated for every route", () => {
     describeAdminAuth(() => f, routes);

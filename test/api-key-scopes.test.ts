@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAdmin, createSession } from "../src/domain/admins/admins.js";
 import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
@@ -23,15 +24,7 @@ describe.each(dialects)("API keys cannot escalate their scopes (%s)", (dialect) 
   });
 
   const asKey = (secret: string, method: "GET" | "POST", url: string, body?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${secret}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
+    callWithApiKey(f, secret, method, url, body);
 
   const asAdmin = (url: string, body?: unknown) =>
     f.app.inject({

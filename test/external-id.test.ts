@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminAccess } from "./helpers/admin-access.js";
+import { adminAccess, callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
@@ -17,15 +17,7 @@ describe.each(dialects)("license externalId (%s)", (dialect) => {
   });
 
   const call = (method: "GET" | "POST" | "PATCH", url: string, body?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${apiKey}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
+    callWithApiKey(f, apiKey, method, url, body);
   const create = (body: Record<string, unknown>) =>
     call("POST", "/api/admin/licenses", { productSlug: "desktop-app", maxMachines: 1, ...body });
 

@@ -23,6 +23,7 @@ import {
 } from "../src/domain/signing/signing-keys.js";
 import { masterKeyFileOf, resolveMasterKey } from "../src/master-key.js";
 import { type AdminRoute, describeAdminAuth } from "./helpers/admin-auth-cases.js";
+import { callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 import { runCli, runServerToExit } from "./helpers/server-process.js";
@@ -56,15 +57,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
   });
 
   const call = (method: AdminRoute["method"], url: string, body?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${admin}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
+    callWithApiKey(f, admin, method, url, body);
   const jwks = async (app: FastifyInstance = f.app, slug = f.product.slug) =>
     (await app.inject({ url: `/api/products/${slug}/keys` })).json<Jwks>();
   const kidOf = (header: unknown) => /keyid="([^"]+)"/.exec(String(header))?.[1];

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
-import { adminAccess } from "./helpers/admin-access.js";
+import { adminAccess, callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 import { runCli } from "./helpers/server-process.js";
@@ -95,15 +95,7 @@ describe.each(dialects)("Tauri signature check at publish (%s)", (dialect) => {
   });
 
   const call = (method: "GET" | "PATCH", url: string, body?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: {
-        authorization: `Bearer ${admin}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
+    callWithApiKey(f, admin, method, url, body);
   const setKey = (slug: string, tauriPublicKey: string | null) =>
     call("PATCH", `/api/admin/products/${slug}`, { tauriPublicKey });
 

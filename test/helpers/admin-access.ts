@@ -12,3 +12,22 @@ export async function adminAccess(
   const session = await createSession(f.db, account.id);
   return { apiKey, cookie: `shipkey_session=${session.token}`, csrf: session.csrfToken };
 }
+
+/** An admin API request with `Authorization: Bearer <apiKey>`, and a JSON body when one is given. */
+export function callWithApiKey(
+  f: Fixture,
+  apiKey: string,
+  method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE",
+  url: string,
+  body?: unknown,
+) {
+  return f.app.inject({
+    method,
+    url,
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+  });
+}
