@@ -93,7 +93,8 @@ export async function ensureAllSigningKeys(
       ),
     )
     .execute();
-  for (const { id } of missing) await ensureSigningKey(db, masterKey, id, now);
+  // Known to lack one: no second look (a process racing this one makes its insert do nothing).
+  for (const { id } of missing) await insertCurrentKey(db, masterKey, id, now);
   return missing.length;
 }
 
