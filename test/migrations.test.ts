@@ -202,6 +202,7 @@ const allMigrations = [
   "0013_signing_keys",
   "0014_update_access_and_counts",
   "0015_idempotency_applied",
+  "0016_license_integrity",
 ];
 
 /**

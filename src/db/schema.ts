@@ -29,9 +29,13 @@ export interface ProductsTable {
   tauri_public_key: string | null;
   /** How long a license certificate lasts, in seconds (default 7 days, at most 90). */
   offline_period_seconds: number;
+  /** Machines beyond max_machines that may hold an unexpired certificate at once (default 1). */
+  offline_allowance: Generated<number>;
+  /** Public deactivations allowed per license in 30 days; null: no limit. */
+  max_deactivations_per_30_days: number | null;
 }
 
-export const signingKeyStatuses = ["current", "retired"] as const;
+export const signingKeyStatuses = ["current", "next", "retired"] as const;
 export type SigningKeyStatus = (typeof signingKeyStatuses)[number];
 
 /** A product's Ed25519 key pair; the private key only ever stored encrypted (AES-256-GCM). */
@@ -45,10 +49,15 @@ export interface SigningKeysTable {
   private_key_iv: string;
   private_key_ciphertext: string;
   private_key_tag: string;
-  /** One `current` key per product; `retired` keys stay published until removed. */
+  /**
+   * One `current` key per product, which signs; at most one `next` key, published but signing
+   * nothing until promoted; `retired` keys stay published until removed.
+   */
   status: SigningKeyStatus;
   created_at: number;
   retired_at: number | null;
+  /** Compact JWS by the key current when this one was prepared, naming this key; null if none. */
+  endorsement: string | null;
 }
 
 export interface LicensesTable {
@@ -71,6 +80,8 @@ export interface LicensesTable {
   note: string | null;
   /** The caller's own reference (an order id); unique per product when set. */
   external_id: string | null;
+  /** Overrides the product's max_deactivations_per_30_days when set. */
+  max_deactivations_per_30_days: number | null;
 }
 
 export interface ActivationsTable {
@@ -83,6 +94,32 @@ export interface ActivationsTable {
   last_seen_at: number;
   /** null while the activation holds a slot. */
   deactivated_at: number | null;
+  /** Who ended it: the public endpoint ("client") or an admin ("admin"); null while active. */
+  deactivated_by: "client" | "admin" | null;
+}
+
+/** The latest certificate issued to a machine of a license: it counts until expires_at. */
+export interface LicenseCertificatesTable {
+  license_id: string;
+  machine_id: string;
+  issued_at: number;
+  expires_at: number;
+}
+
+/** One row (id 1): a value sealed under the master key, which proves a key is the right one. */
+export interface MasterKeyCheckTable {
+  id: number;
+  value: string;
+  created_at: number;
+}
+
+/** A running server's heartbeat: commands for a stopped service refuse while one is fresh. */
+export interface ServiceProcessesTable {
+  id: string;
+  hostname: string;
+  pid: number;
+  started_at: number;
+  heartbeat_at: number;
 }
 
 export interface ReleaseVersionsTable {
@@ -225,4 +262,7 @@ export interface DB {
   download_counts: DownloadCountsTable;
   update_checks: UpdateChecksTable;
   signing_keys: SigningKeysTable;
+  license_certificates: LicenseCertificatesTable;
+  master_key_check: MasterKeyCheckTable;
+  service_processes: ServiceProcessesTable;
 }

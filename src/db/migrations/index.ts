@@ -14,6 +14,7 @@ import * as tauriPublicKey from "./0012_tauri_public_key.js";
 import * as signingKeys from "./0013_signing_keys.js";
 import * as updateAccessAndCounts from "./0014_update_access_and_counts.js";
 import * as idempotencyApplied from "./0015_idempotency_applied.js";
+import * as licenseIntegrity from "./0016_license_integrity.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   "0013_signing_keys": signingKeys,
   "0014_update_access_and_counts": updateAccessAndCounts,
   "0015_idempotency_applied": idempotencyApplied,
+  "0016_license_integrity": licenseIntegrity,
 };

@@ -89,7 +89,7 @@ export async function activateMachine(
   });
 }
 
-type NewActivation = Omit<ActivationsTable, "deactivated_at">;
+type NewActivation = Omit<ActivationsTable, "deactivated_at" | "deactivated_by">;
 
 const insertActivation = compileOnce<NewActivation, { id: string }>(
   ["id", "license_id", "machine_id", "machine_name", "platform", "activated_at", "last_seen_at"],

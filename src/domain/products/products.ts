@@ -61,6 +61,8 @@ export async function createProduct(
     download_redirects: 0,
     tauri_public_key: null,
     offline_period_seconds: offlinePeriod.defaultSeconds,
+    offline_allowance: 1,
+    max_deactivations_per_30_days: null,
   };
   const inserted = await db
     .insertInto("products")
