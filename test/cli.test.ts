@@ -36,7 +36,15 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     return JSON.parse(result.stdout) as T;
   }
 
-  it("migrate works on a fresh database", async () => {
+  it("migrate works on a fresh database; on SQLite it says on stderr that it creates it, and where", async () => {
+    const first = await cli("migrate", "--json");
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toEqual({ migrated: true });
+    expect(first.stderr).toBe(
+      dialect === "sqlite"
+        ? `shipkey: creating a new database at ${testDatabase.url.slice("sqlite:".length)} (DATABASE_URL=${testDatabase.url}, run from ${process.cwd()})\n`
+        : "",
+    );
     expect(await json("migrate")).toEqual({ migrated: true });
   });
 

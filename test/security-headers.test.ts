@@ -29,6 +29,13 @@ describe("security headers", () => {
     }
   });
 
+  it("the server's address leads to the dashboard", async () => {
+    f = await createFixture("sqlite");
+    const response = await f.app.inject({ method: "GET", url: "/" });
+    expect(response.statusCode).toBe(302);
+    expect(response.headers.location).toBe("/admin");
+  });
+
   it("/docs: a content security policy that forbids framing", async () => {
     f = await createFixture("sqlite");
     for (const url of ["/docs", "/docs/static/index.html"]) {

@@ -1,5 +1,7 @@
 import { databaseUrlFrom } from "../config.js";
-import { openDatabase } from "../db/database.js";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { openDatabase, parseDatabaseUrl } from "../db/database.js";
 import { migrateToLatest } from "../db/migrate.js";
 import { ShipkeyError } from "../errors.js";
 import { escapeControlCharacters } from "../lib/control-characters.js";
@@ -40,7 +42,9 @@ async function main(argv: string[]): Promise<number> {
     const command = commands[name];
     if (!command) throw new UsageError(`unknown command "${name.trim()}"`);
 
-    const database = await openDatabase(databaseUrlFrom());
+    const databaseUrl = databaseUrlFrom();
+    announceNewDatabase(databaseUrl);
+    const database = await openDatabase(databaseUrl);
     try {
       await migrateToLatest(database.db);
       print(await command.run(database.db, args, options), json);
@@ -59,6 +63,18 @@ async function main(argv: string[]): Promise<number> {
     if (err instanceof UsageError && !json) process.stderr.write("Run `shipkey help` for usage.\n");
     return err instanceof UsageError ? 2 : 1;
   }
+}
+
+/**
+ * Says on stderr when this command is about to create a SQLite database: run from another
+ * directory, a relative DATABASE_URL (the default ./data/shipkey.db) names a new, empty one.
+ */
+function announceNewDatabase(databaseUrl: string): void {
+  const target = parseDatabaseUrl(databaseUrl);
+  if (target.dialect !== "sqlite" || target.path === ":memory:" || existsSync(target.path)) return;
+  process.stderr.write(
+    `shipkey: creating a new database at ${resolve(target.path)} (DATABASE_URL=${databaseUrl}, run from ${process.cwd()})\n`,
+  );
 }
 
 function print(result: CommandResult, json: boolean): void {

@@ -51,6 +51,8 @@ export function registerRoutes(
 ): void {
   registerActor(app);
   healthRoutes(app, db, faults);
+  // A person who opens the server's address lands on the dashboard's sign-in.
+  app.get("/", { schema: { hide: true } }, (_request, reply) => reply.redirect("/admin", 302));
 
   // Each group in a scope of its own, so its hooks (rate limits, admin checks) run only there.
   void app.register(async (license) => {
