@@ -283,7 +283,9 @@ describe("Shipkey-Signature header", () => {
     expect(parseSignatureHeader('keyid="k1", algorithm="ed25519", signature="x"')).toBeUndefined();
     expect(parseSignatureHeader('keyid="k1", algorithm="ed25519", version="2"')).toBeUndefined();
     expect(
-      parseSignatureHeader('keyid="k1", keyid="k2", algorithm="ed25519", version="2", signature="x"'),
+      parseSignatureHeader(
+        'keyid="k1", keyid="k2", algorithm="ed25519", version="2", signature="x"',
+      ),
     ).toBeUndefined();
     expect(
       parseSignatureHeader('keyid="k1" algorithm="ed25519" version="2" signature="x" junk'),

@@ -64,6 +64,8 @@ export interface Behaviour {
   updateUrl?: string;
   /** Names this machine instead of the one that asked (activate, deactivate). */
   answerMachineId?: string;
+  /** The header's version field (default "2"). */
+  version?: string;
 }
 
 export async function referenceServer(behaviour: Behaviour) {
@@ -160,7 +162,7 @@ export async function referenceServer(behaviour: Behaviour) {
             await webcrypto.subtle.sign("Ed25519", behaviour.key.privateKey, data),
           ).toString("base64");
           headers["shipkey-signature"] =
-            `keyid="${behaviour.key.kid}", algorithm="ed25519", version="2", signature="${signature}"`;
+            `keyid="${behaviour.key.kid}", algorithm="ed25519", version="${behaviour.version ?? "2"}", signature="${signature}"`;
           if (behaviour.endorsements?.length) {
             headers["shipkey-key-endorsements"] = behaviour.endorsements.join(", ");
           }

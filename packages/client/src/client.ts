@@ -260,7 +260,7 @@ export class ShipkeyClient {
     // Bookkeeping: a storage failure here must not turn a valid license into an error.
     const trustedTime = Math.max(state.trustedTime ?? 0, answerTime(answer) ?? 0);
     await this.#writeState({ ...state, trustedTime }).catch(() => undefined);
-    await this.#renewIfDue(state.certificate, state);
+    await this.#renewIfDue(state.certificate);
     return {
       valid: true,
       offline: false,
@@ -450,7 +450,7 @@ export class ShipkeyClient {
     };
   }
 
-  async #renewIfDue(certificate: string | undefined, state: State): Promise<void> {
+  async #renewIfDue(certificate: string | undefined): Promise<void> {
     if (certificate) {
       const claims = await this.#verifyCertificate(certificate).catch(() => undefined);
       const halfway = claims ? ((claims.iat + claims.exp) / 2) * 1000 : 0;

@@ -43,7 +43,9 @@ export function parsePublicKeys(input: unknown): TrustedJwk[] {
     try {
       value = JSON.parse(text) as unknown;
     } catch {
-      throw new TypeError(`publicKeys: the string is neither JSON nor a PEM public key; ${pasteHint}`);
+      throw new TypeError(
+        `publicKeys: the string is neither JSON nor a PEM public key; ${pasteHint}`,
+      );
     }
     if (typeof value === "string") return parsePublicKeys(value);
   }
@@ -74,7 +76,9 @@ function fromJwk(entry: unknown, where: string): TrustedJwk {
     throw new TypeError(`publicKeys${where}: not a JWK; ${pasteHint}`);
   }
   if ("d" in entry) {
-    throw new TypeError(`publicKeys${where}: this JWK is a private key, never ship it; ${pasteHint}`);
+    throw new TypeError(
+      `publicKeys${where}: this JWK is a private key, never ship it; ${pasteHint}`,
+    );
   }
   if (entry.kty !== "OKP" || entry.crv !== "Ed25519") {
     throw new TypeError(
@@ -244,9 +248,7 @@ abstract class EndorsedKeys implements KeySource {
       progress = false;
       const next: string[] = [];
       for (const jws of pending) {
-        const endorsed = await verifyEndorsement(jws, this.#productSlug, (kid) =>
-          trusted.get(kid),
-        );
+        const endorsed = await verifyEndorsement(jws, this.#productSlug, (kid) => trusted.get(kid));
         if (!endorsed) {
           next.push(jws);
           continue;
