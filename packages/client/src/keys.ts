@@ -230,7 +230,10 @@ abstract class EndorsedKeys implements KeySource {
     for (const jwk of root) {
       trusted.set(jwk.kid, createPublicKey({ key: { ...jwk }, format: "jwk" }));
     }
-    const stored = parseStringArray(await this.#storage.get(this.#storageKey));
+    // A storage that cannot be read costs the learned keys, never the root.
+    const stored = parseStringArray(
+      await this.#storage.get(this.#storageKey).catch(() => undefined),
+    );
     this.#endorsements = await this.#accept(trusted, stored);
     this.#trusted = trusted;
     return trusted;
