@@ -9,35 +9,39 @@ interface Jwk {
   crv: string;
   x: string;
   kid: string;
-  alg: string;
-  use: string;
 }
 
+const nonce = "Zm9yLXRoaXMtcmVxdWVzdA";
+
 /**
- * Verifies an answer as a client in any language would, from the documented format only: the
- * four lines rebuilt from the raw response, Ed25519 with the JWKS key named by keyid.
+ * Verifies an answer as a client in any language would, from docs/client.md only: the seven
+ * lines rebuilt from the request sent and the raw answer, Ed25519 with the JWKS key named by
+ * keyid.
  */
 function verifyAnswer(
   response: LightMyRequestResponse,
-  path: string,
-  nonce: string,
+  request: { path: string; nonce: string; body: string },
   keys: Jwk[],
 ): { kid: string; ok: boolean } {
   const header = response.headers["shipkey-signature"];
   if (typeof header !== "string") throw new Error("unsigned answer");
-  const match = /^keyid="([^"]+)", algorithm="ed25519", signature="([A-Za-z0-9+/=]+)"$/.exec(
-    header,
-  );
+  const match =
+    /^keyid="([^"]+)", algorithm="ed25519", version="2", signature="([A-Za-z0-9+/=]+)"$/.exec(
+      header,
+    );
   if (!match?.[1] || !match[2]) throw new Error(`malformed header: ${header}`);
   const kid = match[1];
   const jwk = keys.find((k) => k.kid === kid);
   if (!jwk) return { kid, ok: false };
-  const digest = createHash("sha256").update(response.rawPayload).digest("base64");
+  const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("base64");
   const lines = [
-    `(request-target): post ${path}`,
+    "shipkey-signature: v2",
+    `(request-target): post ${request.path}`,
+    `status: ${response.statusCode}`,
     `date: ${String(response.headers.date)}`,
-    `digest: sha-256=${digest}`,
-    `nonce: ${nonce}`,
+    `nonce: ${request.nonce}`,
+    `request-digest: sha-256=${sha256(request.body)}`,
+    `digest: sha-256=${sha256(response.rawPayload)}`,
   ].join("\n");
   const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
   return { kid, ok: verify(null, Buffer.from(lines), key, Buffer.from(match[2], "base64")) };
@@ -56,14 +60,23 @@ describe.each(dialects)("signed license answers (%s)", (dialect) => {
     await f.close();
   });
 
+  /** POSTs exactly `body` (a string) with a nonce, as a verifying client does. */
+  const send = (path: string, body: string, headers: Record<string, string> = {}) =>
+    f.app.inject({
+      method: "POST",
+      url: path,
+      headers: { "content-type": "application/json", "shipkey-nonce": nonce, ...headers },
+      payload: body,
+    });
+
   const activated = async () => {
     const licenseKey = await f.createLicense();
     const body = { licenseKey, machineId: "machine-1", productSlug: f.product.slug };
     expect((await f.post("/api/license/activate", body)).statusCode).toBe(200);
-    return body;
+    return JSON.stringify(body);
   };
 
-  it("the JWKS lists one Ed25519 key with the documented members", async () => {
+  it("the JWKS lists one current Ed25519 key with the documented members", async () => {
     const response = await f.app.inject({ url: `/api/products/${f.product.slug}/keys` });
     expect(response.statusCode).toBe(200);
     expect(response.headers["cache-control"]).toBe("no-cache");
@@ -75,8 +88,8 @@ describe.each(dialects)("signed license answers (%s)", (dialect) => {
       kid: expect.any(String),
       alg: "EdDSA",
       use: "sig",
+      status: "current",
     });
-    expect(Object.keys(keys[0] ?? {}).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x"]);
   });
 
   it("an unknown product's JWKS is 404", async () => {
@@ -85,36 +98,51 @@ describe.each(dialects)("signed license answers (%s)", (dialect) => {
     expect(response.json()).toEqual({ error: "Product not found", code: "PRODUCT_NOT_FOUND" });
   });
 
-  it("validate: signed over the four lines, with the nonce sent", async () => {
+  it("validate: signed over the seven lines, bound to the nonce, the path and the status", async () => {
     const body = await activated();
-    const response = await f.post("/api/license/validate", body, { "shipkey-nonce": "n-123" });
+    const path = "/api/license/validate";
+    const response = await send(path, body);
     expect(response.statusCode).toBe(200);
-    expect(verifyAnswer(response, "/api/license/validate", "n-123", keys)).toEqual({
+    expect(verifyAnswer(response, { path, nonce, body }, keys)).toEqual({
       kid: keys[0]?.kid,
       ok: true,
     });
-    // Bound to the nonce: the same answer does not verify for another one.
-    expect(verifyAnswer(response, "/api/license/validate", "n-124", keys).ok).toBe(false);
-    // Bound to the path.
-    expect(verifyAnswer(response, "/api/license/activate", "n-123", keys).ok).toBe(false);
+    expect(verifyAnswer(response, { path, nonce: `${nonce}x`, body }, keys).ok).toBe(false);
+    expect(verifyAnswer(response, { path: "/api/license/activate", nonce, body }, keys).ok).toBe(
+      false,
+    );
+    const otherStatus = { ...response, statusCode: 403 } as LightMyRequestResponse;
+    expect(verifyAnswer(otherStatus, { path, nonce, body }, keys).ok).toBe(false);
   });
 
-  it("without a nonce the last line is 'nonce: ' with nothing after it", async () => {
-    const body = await activated();
-    const response = await f.post("/api/license/validate", body);
-    expect(verifyAnswer(response, "/api/license/validate", "", keys).ok).toBe(true);
+  it("bound to the exact request bytes: a proxy that swaps the key or the machine gets an answer that does not verify for what the app sent", async () => {
+    // The donor's license is real and active; the app sent a made-up key.
+    const donor = await activated();
+    const sent = JSON.stringify({
+      licenseKey: "TOTALLY-FAKE-KEY-1",
+      machineId: "machine-1",
+      productSlug: f.product.slug,
+    });
+    const path = "/api/license/validate";
+    const answered = await send(path, donor); // what the proxy forwarded instead
+    expect(answered.statusCode).toBe(200);
+    expect(verifyAnswer(answered, { path, nonce, body: donor }, keys).ok).toBe(true);
+    expect(verifyAnswer(answered, { path, nonce, body: sent }, keys).ok).toBe(false);
+    // Even whitespace counts: the digest is over the bytes, not the JSON's meaning.
+    expect(verifyAnswer(answered, { path, nonce, body: ` ${donor}` }, keys).ok).toBe(false);
   });
 
   it("the path excludes the query string", async () => {
     const body = await activated();
-    const response = await f.post("/api/license/validate?x=1", body, { "shipkey-nonce": "q" });
+    const response = await send("/api/license/validate?x=1", body);
     expect(response.statusCode).toBe(200);
-    expect(verifyAnswer(response, "/api/license/validate", "q", keys).ok).toBe(true);
+    expect(verifyAnswer(response, { path: "/api/license/validate", nonce, body }, keys).ok).toBe(
+      true,
+    );
   });
 
   it("the body is exactly the spec's (no field added)", async () => {
-    const body = await activated();
-    const response = await f.post("/api/license/validate", body, { "shipkey-nonce": "b" });
+    const response = await send("/api/license/validate", await activated());
     expect(Object.keys(response.json<object>()).sort()).toEqual(
       [
         "activeMachines",
@@ -128,81 +156,135 @@ describe.each(dialects)("signed license answers (%s)", (dialect) => {
     );
   });
 
-  it("a tampered body does not verify", async () => {
+  it("a tampered answer body does not verify", async () => {
     const body = await activated();
-    const response = await f.post("/api/license/validate", body, { "shipkey-nonce": "t" });
+    const path = "/api/license/validate";
+    const response = await send(path, body);
     const forged = { ...response, rawPayload: Buffer.from(response.payload.replace("3", "9")) };
-    expect(
-      verifyAnswer(forged as LightMyRequestResponse, "/api/license/validate", "t", keys).ok,
-    ).toBe(false);
+    expect(verifyAnswer(forged as LightMyRequestResponse, { path, nonce, body }, keys).ok).toBe(
+      false,
+    );
   });
 
-  it("activate, deactivate and their failures are signed", async () => {
+  it("activate, deactivate, checkout and their failures are signed when productSlug names the product", async () => {
     const licenseKey = await f.createLicense();
+    const slug = f.product.slug;
     const cases: Array<[string, Record<string, unknown>, number]> = [
-      ["/api/license/activate", { licenseKey, machineId: "m-a", productSlug: f.product.slug }, 200],
-      ["/api/license/activate", { licenseKey, machineId: "m-a", productSlug: f.product.slug }, 200],
-      ["/api/license/validate", { licenseKey, machineId: "m-b", productSlug: f.product.slug }, 403],
-      [
-        "/api/license/validate",
-        { licenseKey: "nope", machineId: "m", productSlug: f.product.slug },
-        404,
-      ],
-      ["/api/license/activate", { licenseKey, productSlug: f.product.slug }, 400],
-      [
-        "/api/license/deactivate",
-        { licenseKey, machineId: "m-a", productSlug: f.product.slug },
-        200,
-      ],
-      // No productSlug: the license's product signs.
-      ["/api/license/deactivate", { licenseKey, machineId: "m-a" }, 404],
+      ["/api/license/activate", { licenseKey, machineId: "m-a", productSlug: slug }, 200],
+      ["/api/license/activate", { licenseKey, machineId: "m-a", productSlug: slug }, 200],
+      ["/api/license/checkout", { licenseKey, machineId: "m-a", productSlug: slug }, 200],
+      ["/api/license/validate", { licenseKey, machineId: "m-b", productSlug: slug }, 403],
+      ["/api/license/validate", { licenseKey: "nope", machineId: "m", productSlug: slug }, 404],
+      ["/api/license/activate", { licenseKey, productSlug: slug }, 400],
+      ["/api/license/deactivate", { licenseKey, machineId: "m-a", productSlug: slug }, 200],
+      ["/api/license/deactivate", { licenseKey, machineId: "m-a", productSlug: slug }, 404],
     ];
-    for (const [path, body, status] of cases) {
-      const response = await f.post(path, body, { "shipkey-nonce": "c" });
-      expect(response.statusCode, `${path} ${JSON.stringify(body)}`).toBe(status);
-      expect(verifyAnswer(response, path, "c", keys).ok, `${path} ${JSON.stringify(body)}`).toBe(
-        true,
-      );
+    for (const [path, fields, status] of cases) {
+      const body = JSON.stringify(fields);
+      const response = await send(path, body);
+      expect(response.statusCode, `${path} ${body}`).toBe(status);
+      expect(verifyAnswer(response, { path, nonce, body }, keys).ok, `${path} ${body}`).toBe(true);
     }
   });
 
   it("a license of another product, asked for this product: signed by the product asked for", async () => {
     const licenseKey = await f.createLicense({ productSlug: f.otherProduct.slug });
-    const response = await f.post(
-      "/api/license/validate",
-      { licenseKey, machineId: "m", productSlug: f.product.slug },
-      { "shipkey-nonce": "p" },
-    );
+    const body = JSON.stringify({ licenseKey, machineId: "m", productSlug: f.product.slug });
+    const response = await send("/api/license/validate", body);
     expect(response.json<{ code: string }>().code).toBe("LICENSE_PRODUCT_MISMATCH");
-    expect(verifyAnswer(response, "/api/license/validate", "p", keys).ok).toBe(true);
+    expect(verifyAnswer(response, { path: "/api/license/validate", nonce, body }, keys).ok).toBe(
+      true,
+    );
   });
 
-  it("answers with no known product are unsigned", async () => {
-    const unsigned: Array<[string, string, Record<string, string>]> = [
-      ["/api/license/validate", "not json", { "content-type": "application/json" }],
-      ["/api/license/validate", JSON.stringify([1]), { "content-type": "application/json" }],
+  it("without a nonce nothing is signed, and the body is the same", async () => {
+    const body = await activated();
+    const plain = await f.app.inject({
+      method: "POST",
+      url: "/api/license/validate",
+      headers: { "content-type": "application/json" },
+      payload: body,
+    });
+    expect(plain.statusCode).toBe(200);
+    expect(plain.headers["shipkey-signature"]).toBeUndefined();
+    const signed = await send("/api/license/validate", body);
+    expect(signed.headers["shipkey-signature"]).toBeDefined();
+    expect(signed.payload).toBe(plain.payload);
+  });
+
+  it.each([
+    ["too short", "abc"],
+    ["too long", "a".repeat(129)],
+    ["outside the alphabet", "nonce with spaces!!"],
+    ["two headers joined by Node", `${nonce}, ${nonce}`],
+  ])(
+    "a malformed nonce (%s) is 400 INVALID_NONCE, unsigned, and changes nothing",
+    async (_, bad) => {
+      const licenseKey = await f.createLicense();
+      const response = await send(
+        "/api/license/activate",
+        JSON.stringify({ licenseKey, machineId: "m-n", productSlug: f.product.slug }),
+        { "shipkey-nonce": bad },
+      );
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({
+        error: "Shipkey-Nonce must be 16 to 128 characters: letters, digits, - or _",
+        code: "INVALID_NONCE",
+        success: false,
+      });
+      expect(response.headers["shipkey-signature"]).toBeUndefined();
+      const license = await f.db
+        .selectFrom("licenses")
+        .select("active_machines")
+        .where("license_key", "=", licenseKey)
+        .executeTakeFirstOrThrow();
+      expect(license.active_machines).toBe(0);
+    },
+  );
+
+  it("answers with no known productSlug are unsigned, whatever the license key", async () => {
+    const realKey = await f.createLicense();
+    const unsigned: Array<[string, string, string]> = [
+      ["/api/license/validate", "not json", "application/json"],
+      ["/api/license/validate", JSON.stringify([1]), "application/json"],
       [
         "/api/license/validate",
-        JSON.stringify({ licenseKey: "nope", machineId: "m", productSlug: "no-such-app" }),
-        { "content-type": "application/json" },
+        JSON.stringify({ licenseKey: realKey, machineId: "m", productSlug: "no-such-app" }),
+        "application/json",
       ],
+      // Deactivate without productSlug: the license's product is never looked up to sign.
       [
         "/api/license/deactivate",
-        JSON.stringify({ licenseKey: "nope", machineId: "m" }),
-        { "content-type": "application/json" },
+        JSON.stringify({ licenseKey: realKey, machineId: "m" }),
+        "application/json",
       ],
-      ["/api/license/validate", "{}", { "content-type": "text/plain" }],
+      ["/api/license/validate", "{}", "text/plain"],
     ];
-    for (const [url, payload, headers] of unsigned) {
-      const response = await f.app.inject({ method: "POST", url, payload, headers });
+    for (const [url, payload, type] of unsigned) {
+      const response = await send(url, payload, { "content-type": type });
       expect(response.statusCode).toBeGreaterThanOrEqual(400);
       expect(response.headers["shipkey-signature"], payload).toBeUndefined();
     }
   });
 
+  it("no existence oracle: a real key and a guessed one under an unknown product get the same headers", async () => {
+    const realKey = await f.createLicense();
+    const probe = (licenseKey: string) =>
+      send(
+        "/api/license/deactivate",
+        JSON.stringify({ licenseKey, machineId: "m", productSlug: "guessed-product" }),
+      );
+    const [real, guessed] = [await probe(realKey), await probe("GUESS-0000-0000")];
+    const signingHeaders = (r: LightMyRequestResponse) =>
+      Object.keys(r.headers)
+        .filter((name) => name.startsWith("shipkey-"))
+        .sort();
+    expect(signingHeaders(real)).toEqual(signingHeaders(guessed));
+    expect(real.headers["shipkey-signature"]).toBeUndefined();
+  });
+
   it("the Date header signed is the one sent, once", async () => {
-    const body = await activated();
-    const response = await f.post("/api/license/validate", body);
+    const response = await send("/api/license/validate", await activated());
     expect(typeof response.headers.date).toBe("string");
     expect(Date.parse(String(response.headers.date))).toBeGreaterThan(Date.now() - 60_000);
   });

@@ -9,7 +9,8 @@ import { ConfigError, loadConfig } from "../src/config.js";
 import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
 import {
   rotateMasterKeyAudited,
-  rotateSigningKeyAudited,
+  prepareSigningKeyAudited,
+  promoteSigningKeyAudited,
 } from "../src/domain/audit/audited-actions.js";
 import {
   decryptPrivateKey,
@@ -33,7 +34,8 @@ const cli = { type: "cli", id: null, label: "test", ip: null } as const;
 
 const routes: AdminRoute[] = [
   { method: "GET", url: "/api/admin/products/desktop-app/keys", scope: "products:read" },
-  { method: "POST", url: "/api/admin/products/desktop-app/keys/rotate", scope: "products:write" },
+  { method: "POST", url: "/api/admin/products/desktop-app/keys/prepare", scope: "products:write" },
+  { method: "POST", url: "/api/admin/products/desktop-app/keys/promote", scope: "products:write" },
   {
     method: "DELETE",
     url: "/api/admin/products/desktop-app/keys/some-kid",
@@ -106,47 +108,108 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
     expect(String(key?.pem)).toMatch(/^-----BEGIN PUBLIC KEY-----/);
   });
 
-  it("rotation: a new current key signs, the old one is listed retired after it, and it is audited", async () => {
+  it("rotation in two steps: prepare publishes an endorsed next key that signs nothing; promote makes it current; both audited", async () => {
+    const nonce = { "shipkey-nonce": "rotation-test-nonce-1" };
     const before = (await jwks()).keys;
-    const response = await call("POST", `/api/admin/products/${f.product.slug}/keys/rotate`);
-    expect(response.statusCode).toBe(201);
-    const rotation = response.json<{ kid: string; retiredKid: string }>();
-    expect(rotation.retiredKid).toBe(before[0]?.kid);
-    const after = (await jwks()).keys.map((k) => k.kid);
-    expect(after).toEqual([rotation.kid, ...before.map((k) => k.kid)]);
-    // This process signs with the new key at once.
-    const answer = await f.post("/api/license/validate", await activatedBody());
-    expect(kidOf(answer.headers["shipkey-signature"])).toBe(rotation.kid);
+    const prepared = await call("POST", `/api/admin/products/${f.product.slug}/keys/prepare`);
+    expect(prepared.statusCode).toBe(201);
+    const next = prepared.json<{ kid: string; endorsedBy: string }>();
+    expect(next.endorsedBy).toBe(before[0]?.kid);
+    const listed = (await jwks()).keys as Array<{
+      kid: string;
+      status: string;
+      endorsement?: string;
+    }>;
+    expect(listed.map((k) => [k.kid, k.status])).toEqual([
+      [before[0]?.kid, "current"],
+      [next.kid, "next"],
+    ]);
+    // The endorsement: a JWS by the current key naming the next one.
+    const endorsement = listed[1]?.endorsement ?? "";
+    const [header, payload] = endorsement
+      .split(".")
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as unknown);
+    expect(header).toEqual({
+      alg: "EdDSA",
+      kid: before[0]?.kid,
+      typ: "shipkey-key-endorsement+jwt",
+    });
+    expect(payload).toMatchObject({
+      product: f.product.slug,
+      key: { kty: "OKP", crv: "Ed25519", kid: next.kid },
+    });
+    // Answers are still signed by the current key, and announce the next one.
+    const during = await f.post("/api/license/validate", await activatedBody(), nonce);
+    expect(kidOf(during.headers["shipkey-signature"])).toBe(before[0]?.kid);
+    expect(during.headers["shipkey-key-endorsements"]).toBe(endorsement);
+    // One next key at a time.
+    const again = await call("POST", `/api/admin/products/${f.product.slug}/keys/prepare`);
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({ code: "SIGNING_KEY_NEXT_EXISTS" });
+    // Younger than the offline period (7 days): refused unless forced.
+    const early = await call("POST", `/api/admin/products/${f.product.slug}/keys/promote`);
+    expect(early.statusCode).toBe(409);
+    expect(early.json()).toMatchObject({ code: "SIGNING_KEY_TOO_NEW" });
+    expect(early.json<{ error: string }>().error).toMatch(/Promote after \d{4}-/);
+    const promoted = await call("POST", `/api/admin/products/${f.product.slug}/keys/promote`, {
+      force: true,
+    });
+    expect(promoted.statusCode).toBe(200);
+    expect(promoted.json()).toMatchObject({
+      kid: next.kid,
+      retiredKid: before[0]?.kid,
+      forced: true,
+    });
+    expect((await jwks()).keys.map((k) => k.kid)).toEqual([next.kid, before[0]?.kid]);
+    // This process signs with the new key at once, and still names its endorsement.
+    const answer = await f.post("/api/license/validate", await activatedBody(), nonce);
+    expect(kidOf(answer.headers["shipkey-signature"])).toBe(next.kid);
+    expect(answer.headers["shipkey-key-endorsements"]).toBe(endorsement);
+    const nothing = await call("POST", `/api/admin/products/${f.product.slug}/keys/promote`);
+    expect(nothing.statusCode).toBe(409);
+    expect(nothing.json()).toMatchObject({ code: "NO_NEXT_SIGNING_KEY" });
     const audit = await f.db
       .selectFrom("audit_log")
-      .select(["target_id", "details"])
-      .where("action", "=", "product.key_rotate")
-      .executeTakeFirstOrThrow();
-    expect(audit.target_id).toBe(f.product.slug);
-    expect(JSON.parse(audit.details)).toEqual({ kid: rotation.kid, retiredKid: before[0]?.kid });
+      .select(["action", "target_id", "details"])
+      .where("action", "in", ["product.key_prepare", "product.key_promote"])
+      .orderBy("at")
+      .execute();
+    expect(audit.map((entry) => [entry.action, JSON.parse(entry.details)])).toEqual([
+      ["product.key_prepare", { kid: next.kid, endorsedBy: before[0]?.kid }],
+      ["product.key_promote", { kid: next.kid, retiredKid: before[0]?.kid, forced: true }],
+    ]);
   });
 
-  it("another process's rotation (the CLI) is used within the refresh window", async () => {
+  it("promote without force once the offline period has passed", async () => {
+    const slug = f.otherProduct.slug;
+    await call("PATCH", `/api/admin/products/${slug}`, { offlinePeriodSeconds: 60 });
+    const { kid } = await prepareSigningKeyAudited(f.db, cli, masterKey, slug);
+    const later = Date.now() + 61_000;
+    const promotion = await f.db.transaction().execute(async (trx) => {
+      const { promoteSigningKey } = await import("../src/domain/signing/signing-keys.js");
+      return promoteSigningKey(trx, slug, { now: later });
+    });
+    expect(promotion).toMatchObject({ kid, forced: false });
+  });
+
+  it("another process's promotion (the CLI) is used within the refresh window", async () => {
     const second = await buildApp({ database: f.database, masterKey, keyRefreshMs: 200 });
     try {
       const body = await activatedBody();
-      const first = await second.inject({
-        method: "POST",
-        url: "/api/license/validate",
-        headers: { "content-type": "application/json" },
-        payload: JSON.stringify(body),
-      });
-      const oldKid = kidOf(first.headers["shipkey-signature"]);
-      const { kid } = await rotateSigningKeyAudited(f.db, cli, masterKey, f.product.slug);
+      const validate = () =>
+        second.inject({
+          method: "POST",
+          url: "/api/license/validate",
+          headers: { "content-type": "application/json", "shipkey-nonce": "another-process-nonce" },
+          payload: JSON.stringify(body),
+        });
+      const oldKid = kidOf((await validate()).headers["shipkey-signature"]);
+      const { kid } = await prepareSigningKeyAudited(f.db, cli, masterKey, f.product.slug);
+      await promoteSigningKeyAudited(f.db, cli, f.product.slug, { force: true });
       expect(kid).not.toBe(oldKid);
       await new Promise((resolve) => setTimeout(resolve, 250));
-      const later = await second.inject({
-        method: "POST",
-        url: "/api/license/validate",
-        headers: { "content-type": "application/json" },
-        payload: JSON.stringify(body),
-      });
-      expect(kidOf(later.headers["shipkey-signature"])).toBe(kid);
+      expect(kidOf((await validate()).headers["shipkey-signature"])).toBe(kid);
     } finally {
       await second.close();
     }
@@ -298,8 +361,13 @@ describe("master key", () => {
       ).toBe(0);
       const file = masterKeyFileOf(path);
       const first = readFileSync(file, "utf8");
-      const keysOf = async (env: Record<string, string>) =>
-        runCli(url, ["products", "rotate-key", "app", "--json"], { env });
+      // Prepares a key (which needs the master key), then promotes it so the next call can.
+      const keysOf = async (env: Record<string, string>) => {
+        const prepared = await runCli(url, ["products", "prepare-key", "app", "--json"], { env });
+        if (prepared.code === 0)
+          await runCli(url, ["products", "promote-key", "app", "--force"], { env });
+        return prepared;
+      };
 
       const rotated = await runCli(url, ["master-key", "rotate", "--json"], { env: noEnv });
       expect(rotated.code, rotated.stderr).toBe(0);

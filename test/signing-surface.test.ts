@@ -46,7 +46,7 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     for (const path of ["activate", "validate", "deactivate", "checkout"]) {
       const operation = doc.paths[`/api/license/${path}`].post;
       expect(operation.responses["200"].headers["Shipkey-Signature"].description).toMatch(
-        /keyid="<kid>", algorithm="ed25519", signature="<base64>"/,
+        /keyid="<kid>", algorithm="ed25519", version="2", signature="<base64>"/,
       );
       expect(operation.responses["4XX"].headers["Shipkey-Signature"]).toBeDefined();
       expect(
@@ -59,33 +59,46 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     expect(keys.security).toBeUndefined();
     expect(
       keys.responses["200"].content["application/json"].schema.properties.keys.items.required,
-    ).toEqual(["kty", "crv", "x", "kid", "alg", "use"]);
-    expect(doc.paths["/api/admin/products/{slug}/keys/rotate"].post.security).toEqual([
-      { apiKey: [] },
-    ]);
+    ).toEqual(["kty", "crv", "x", "kid", "alg", "use", "status"]);
+    for (const step of ["prepare", "promote"]) {
+      expect(doc.paths[`/api/admin/products/{slug}/keys/${step}`].post.security).toEqual([
+        { apiKey: [] },
+      ]);
+    }
     expect(doc.paths["/api/admin/products/{slug}/keys/{kid}"].delete).toBeDefined();
   });
 
-  it("the dashboard shows the current public key as JWK and PEM with copy buttons, never the private key", async () => {
+  it("the dashboard offers the key set (JWKS) and the current public key as JWK and PEM with copy buttons, never the private key", async () => {
     const page = await get(`/admin/products/${f.product.slug}/keys`);
     expect(page.statusCode).toBe(200);
     const [current] = await jwks();
     expect(page.body).toContain(current?.x);
     expect(page.body).toContain("-----BEGIN PUBLIC KEY-----");
+    expect(page.body).toContain('data-copy="jwks"');
     expect(page.body).toContain('data-copy="current-jwk"');
     expect(page.body).toContain('data-copy="current-pem"');
     expect(page.body).not.toMatch(/PRIVATE KEY|&quot;d&quot;/);
     expect((await get("/admin/products")).body).toContain(`/admin/products/${f.product.slug}/keys`);
   });
 
-  it("the dashboard rotates, lists the retired key, removes it, and sets the offline period", async () => {
+  it("the dashboard prepares and promotes a key, lists the retired key, removes it, and sets the offline period", async () => {
     const [before] = await jwks();
-    const rotated = await form(`/admin/products/${f.product.slug}/keys/rotate`);
-    expect(rotated.statusCode).toBe(303);
+    expect((await form(`/admin/products/${f.product.slug}/keys/prepare`)).statusCode).toBe(303);
+    const prepared = await get(`/admin/products/${f.product.slug}/keys?done=prepared`);
+    expect(prepared.body).toContain("Next key made");
+    const [, next] = await jwks();
+    expect(prepared.body).toContain(next?.kid);
+    // Too early without force: the page says why.
+    const early = await form(`/admin/products/${f.product.slug}/keys/promote`);
+    expect(early.statusCode).toBe(409);
+    expect(early.body).toContain("less than the product&#39;s offline period");
+    const promoted = await form(`/admin/products/${f.product.slug}/keys/promote`, {
+      force: "true",
+    });
+    expect(promoted.statusCode).toBe(303);
     const keys = await jwks();
-    expect(keys).toHaveLength(2);
-    expect(keys[1]?.kid).toBe(before?.kid);
-    const page = await get(`/admin/products/${f.product.slug}/keys?done=rotated`);
+    expect(keys.map((k) => k.kid)).toEqual([next?.kid, before?.kid]);
+    const page = await get(`/admin/products/${f.product.slug}/keys?done=promoted`);
     expect(page.body).toContain(`/keys/${before?.kid}/remove`);
     expect(
       (await form(`/admin/products/${f.product.slug}/keys/${before?.kid}/remove`)).statusCode,
@@ -108,21 +121,30 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     // A form without the CSRF token is refused.
     const forged = await f.app.inject({
       method: "POST",
-      url: `/admin/products/${f.product.slug}/keys/rotate`,
+      url: `/admin/products/${f.product.slug}/keys/prepare`,
       headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
       payload: "",
     });
     expect(forged.statusCode).toBe(403);
   });
 
-  it("shipkey products rotate-key: running servers sign with the new key; remove-key refuses the current one", async () => {
+  it("shipkey products prepare-key and promote-key: running servers sign with the new key; remove-key refuses the current one", async () => {
     // The CLI and the server share the master key, as in a deployment.
     const env = { DATABASE_URL: cliFixture.url, SHIPKEY_MASTER_KEY: masterKey.toString("base64") };
     const before = await cliFixture.app.inject({
       url: `/api/products/${cliFixture.product.slug}/keys`,
     });
     const oldKid = before.json<{ keys: Array<{ kid: string }> }>().keys[0]?.kid;
-    const rotated = await runCliToExit(["products", "rotate-key", cliFixture.product.slug], env);
+    const prepared = await runCliToExit(["products", "prepare-key", cliFixture.product.slug], env);
+    expect(prepared.stderr).toBe("");
+    expect(prepared.code).toBe(0);
+    const early = await runCliToExit(["products", "promote-key", cliFixture.product.slug], env);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/less than the product's offline period/);
+    const rotated = await runCliToExit(
+      ["products", "promote-key", cliFixture.product.slug, "--force"],
+      env,
+    );
     expect(rotated.stderr).toBe("");
     expect(rotated.code).toBe(0);
     const after = (
@@ -131,11 +153,11 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     expect(after[1]?.kid).toBe(oldKid);
     await new Promise((resolve) => setTimeout(resolve, 150)); // the app's refresh window
     const licenseKey = await cliFixture.createLicense();
-    const answer = await cliFixture.post("/api/license/activate", {
-      licenseKey,
-      machineId: "m",
-      productSlug: cliFixture.product.slug,
-    });
+    const answer = await cliFixture.post(
+      "/api/license/activate",
+      { licenseKey, machineId: "m", productSlug: cliFixture.product.slug },
+      { "shipkey-nonce": "cli-promotion-nonce" },
+    );
     expect(String(answer.headers["shipkey-signature"])).toContain(`keyid="${after[0]?.kid}"`);
     const removed = await runCliToExit(
       ["products", "remove-key", cliFixture.product.slug, "--kid", after[0]?.kid ?? ""],
@@ -143,7 +165,7 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     );
     expect(removed.code).toBe(1);
     expect(removed.stderr).toMatch(/The current signing key cannot be removed/);
-    const wrongKey = await runCliToExit(["products", "rotate-key", cliFixture.product.slug], {
+    const wrongKey = await runCliToExit(["products", "prepare-key", cliFixture.product.slug], {
       ...env,
       SHIPKEY_MASTER_KEY: randomBytes(32).toString("hex"),
     });

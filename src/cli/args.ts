@@ -65,6 +65,7 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "download-redirects": { type: "string" },
         kid: { type: "string" },
         seconds: { type: "string" },
+        force: { type: "boolean" },
       },
     });
     return { positionals, options: values };

@@ -20,7 +20,8 @@ import {
   removeSigningKeyAudited,
   revokeApiKeyAudited,
   rotateMasterKeyAudited,
-  rotateSigningKeyAudited,
+  prepareSigningKeyAudited,
+  promoteSigningKeyAudited,
   setOfflinePeriodAudited,
   setReleaseYankedAudited,
   updateLicenseAudited,
@@ -61,9 +62,11 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   products update <slug> [--name <name>] [--tauri-public-key <key>|none]
                   [--updates-require-license on|off] [--download-redirects on|off]
       (the key from tauri.conf.json; while set, publish refuses signatures not made by it)
-  products keys <slug>   (public keys: the current one first, then retired ones)
-  products rotate-key <slug>   (new current key; servers use it within 30 s; old one retired)
-  products remove-key <slug> --kid <kid>   (a retired key only)
+  products keys <slug>   (public keys: current, next, then retired ones)
+  products prepare-key <slug>   (a next key, endorsed by the current one; signs nothing yet)
+  products promote-key <slug> [--force]   (the next key signs within 30 s; the current one
+      retires; --force before the product's offline period has passed since prepare)
+  products remove-key <slug> --kid <kid>   (a next or retired key only)
   products set-offline-period <slug> --seconds <n>   (certificate lifetime, 60 s to 90 days)
   master-key rotate   (stop the service first; seals every signing key under SHIPKEY_NEW_MASTER_KEY,
       or on SQLite without SHIPKEY_MASTER_KEY under a new key (given, else random) in the key file)
@@ -205,16 +208,28 @@ export const commands: Record<string, Command> = {
       };
     },
   },
-  "products rotate-key": {
+  "products prepare-key": {
     run: async (db, args) => {
       const slug = oneArgument(args, "product slug");
       const masterKey = cliMasterKey();
       // A key sealed under another master key would leave the servers unable to sign.
       await assertMasterKeyOpensKeys(db, masterKey);
-      const rotation = await rotateSigningKeyAudited(db, cliActor(), masterKey, slug);
+      const prepared = await prepareSigningKeyAudited(db, cliActor(), masterKey, slug);
       return {
-        data: rotation,
-        text: `${describe({ ...rotation })}\nRunning servers sign with the new key within 30 seconds.`,
+        data: prepared,
+        text: `${describe({ ...prepared })}\nPublished as the next key; apps learn it from their next signed answer. Promote it after the product's offline period.`,
+      };
+    },
+  },
+  "products promote-key": {
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const promotion = await promoteSigningKeyAudited(db, cliActor(), slug, {
+        force: options.force === true,
+      });
+      return {
+        data: promotion,
+        text: `${describe({ ...promotion })}\nRunning servers sign with it within 30 seconds.`,
       };
     },
   },

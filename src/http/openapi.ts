@@ -33,8 +33,9 @@ const nonceRequestHeader = {
   properties: {
     "shipkey-nonce": {
       type: "string",
+      pattern: "^[A-Za-z0-9_-]{16,128}$",
       description:
-        "Optional. Echoed into the signature's last line, so a client that sends a fresh nonce can reject a replayed answer",
+        "Optional. Asks for a signed answer bound to this request (docs/client.md); send a fresh random one with every request. Malformed: 400 INVALID_NONCE",
     },
   },
 } as const;
@@ -42,11 +43,19 @@ const nonceRequestHeader = {
 const signatureResponseHeaders = {
   "Shipkey-Signature": {
     description:
-      'keyid="<kid>", algorithm="ed25519", signature="<base64>": Ed25519 with the product\'s key ' +
-      "(GET /api/products/{productSlug}/keys) over four lines joined with \\n: " +
-      '"(request-target): post <path without query>", "date: <Date header>", ' +
-      '"digest: sha-256=<base64 SHA-256 of the body bytes>", "nonce: <Shipkey-Nonce or empty>". ' +
-      "Present on every answer whose product is known (docs/client.md).",
+      'keyid="<kid>", algorithm="ed25519", version="2", signature="<base64>": Ed25519 with the ' +
+      "product's key (GET /api/products/{productSlug}/keys) over seven lines joined with \\n: " +
+      '"shipkey-signature: v2", "(request-target): post <path without query>", ' +
+      '"status: <status code>", "date: <Date header>", "nonce: <Shipkey-Nonce>", ' +
+      '"request-digest: sha-256=<base64 SHA-256 of the request body bytes>", ' +
+      '"digest: sha-256=<base64 SHA-256 of the answer body bytes>". Present when the request ' +
+      "carried a Shipkey-Nonce and its productSlug names a product (docs/client.md).",
+    schema: { type: "string" },
+  },
+  "Shipkey-Key-Endorsements": {
+    description:
+      "On signed answers while the product announces keys: compact JWSs (typ " +
+      'shipkey-key-endorsement+jwt), separated by ", ", each by a key a client already trusts, naming a newer key',
     schema: { type: "string" },
   },
   Date: { description: "The date the signature covers", schema: { type: "string" } },

@@ -1,32 +1,55 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Kysely } from "kysely";
-import type { DB } from "../db/schema.js";
 import { limits } from "../domain/limits.js";
 import type { SigningKey, SigningKeyRing } from "../domain/signing/key-ring.js";
 import { MasterKeyMismatchError } from "../domain/signing/key-material.js";
-import { productSlugOfLicenseKey } from "../domain/signing/signing-keys.js";
 import {
+  endorsementsHeader,
+  isValidNonce,
   nonceHeader,
   signatureBase,
   signatureHeader,
   signatureHeaderValue,
 } from "../domain/signing/response-signature.js";
+import { ShipkeyError } from "../errors.js";
 
-type MaybeKey = SigningKey | null | Promise<SigningKey | null>;
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The exact JSON body bytes received, kept on the license endpoints for signing. */
+    rawBody: Buffer | null;
+  }
+}
 
 /**
- * Signs every answer of the scope's routes whose product is known (docs/decisions.md): the
- * product named by the body's productSlug, else the product of the body's license key. The Date
- * header is set here, so the one signed is the one sent; the body is signed as the exact bytes
- * sent. Answers without a known product (no parsed body, unknown product and key) go unsigned.
+ * Signs the scope's answers when the client asks for it (docs/decisions.md §21): the request
+ * carries a valid Shipkey-Nonce and its body's productSlug names an existing product. The
+ * signature binds the answer (status, Date, body) to the request (path, nonce, exact body
+ * bytes). Which product signs never depends on the license key, so a signature tells nothing
+ * about a key. A malformed nonce is a 400 before anything else.
  */
-export function signLicenseAnswers(
-  app: FastifyInstance,
-  db: Kysely<DB>,
-  ring: SigningKeyRing,
-): void {
+export function signLicenseAnswers(app: FastifyInstance, ring: SigningKeyRing): void {
+  keepRawJsonBodies(app);
+
+  app.addHook("onRequest", (request, _reply, done) => {
+    const nonce = request.headers[nonceHeader];
+    if (nonce !== undefined && (typeof nonce !== "string" || !isValidNonce(nonce))) {
+      done(
+        new ShipkeyError(
+          "INVALID_NONCE",
+          "Shipkey-Nonce must be 16 to 128 characters: letters, digits, - or _",
+        ),
+      );
+      return;
+    }
+    done();
+  });
+
   // Callback style: the usual case (a known product, its key in memory) costs no promise.
   app.addHook("onSend", (request, reply, payload, done) => {
+    const nonce = request.headers[nonceHeader];
+    if (typeof nonce !== "string" || !isValidNonce(nonce)) {
+      done(null, payload);
+      return;
+    }
     if (typeof payload !== "string" && !Buffer.isBuffer(payload)) {
       done(null, payload);
       return;
@@ -37,26 +60,33 @@ export function signLicenseAnswers(
         return;
       }
       const date = new Date().toUTCString();
-      const nonce = request.headers[nonceHeader];
-      const base = signatureBase(
-        pathOf(request.url),
+      const base = signatureBase({
+        path: pathOf(request.url),
+        status: reply.statusCode,
         date,
-        payload,
-        typeof nonce === "string" ? nonce : "",
-      );
+        nonce,
+        requestBody: request.rawBody ?? "",
+        responseBody: payload,
+      });
       signatureHeaderValue(key.kid, key.privateKey, base, (err, value) => {
         if (err) {
           request.log.error({ err }, "cannot sign the answer");
         } else {
           reply.header("date", date);
           reply.header(signatureHeader, value);
+          if (key.endorsements !== null) reply.header(endorsementsHeader, key.endorsements);
         }
         done(null, payload);
       });
     };
-    let key: MaybeKey;
+    const slug = productSlugOf(request);
+    if (slug === null) {
+      attach(null);
+      return;
+    }
+    let key: SigningKey | null | Promise<SigningKey | null>;
     try {
-      key = signingKeyOf(request, db, ring);
+      key = ring.keyFor(slug);
     } catch (err) {
       key = Promise.reject(err);
     }
@@ -75,29 +105,32 @@ export function signLicenseAnswers(
   });
 }
 
+/**
+ * The scope's JSON parser keeps the exact bytes received (request.rawBody), which the signature
+ * covers, then parses them as Fastify's default parser does.
+ */
+function keepRawJsonBodies(app: FastifyInstance): void {
+  app.decorateRequest("rawBody", null);
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
+    const bytes = body as Buffer;
+    request.rawBody = bytes;
+    parseJson(request, bytes.toString("utf8"), done);
+  });
+}
+
 const pathOf = (url: string) => {
   const query = url.indexOf("?");
   return query === -1 ? url : url.slice(0, query);
 };
 
-const stringField = (body: unknown, name: string): string | null => {
+/** The body's productSlug when it is a plausible identifier, else null. */
+function productSlugOf(request: FastifyRequest): string | null {
+  const body = request.body;
   if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
-  const value = (body as Record<string, unknown>)[name];
+  const value = (body as Record<string, unknown>).productSlug;
   return typeof value === "string" && value !== "" && value.length <= limits.identifier
     ? value
     : null;
-};
-
-function signingKeyOf(request: FastifyRequest, db: Kysely<DB>, ring: SigningKeyRing): MaybeKey {
-  const slug = stringField(request.body, "productSlug");
-  const byLicense = async (): Promise<SigningKey | null> => {
-    const licenseKey = stringField(request.body, "licenseKey");
-    if (licenseKey === null) return null;
-    const licenseSlug = await productSlugOfLicenseKey(db, licenseKey);
-    return licenseSlug === null || licenseSlug === slug ? null : ring.keyFor(licenseSlug);
-  };
-  if (slug === null) return byLicense();
-  const key = ring.keyFor(slug);
-  if (key instanceof Promise) return key.then((found) => found ?? byLicense());
-  return key ?? byLicense();
 }

@@ -58,7 +58,7 @@ export function registerRoutes(
       license.addHook("onRequest", limits.perAddress("license"));
       license.addHook("onError", limits.countUnknownKey);
     }
-    signLicenseAnswers(license, db, signing.ring);
+    signLicenseAnswers(license, signing.ring);
     activateMachineRoute(license, db);
     validateLicenseRoute(license, db, lastSeen);
     deactivateMachineRoute(license, db);

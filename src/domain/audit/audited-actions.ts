@@ -37,8 +37,9 @@ import type { MasterKey } from "../signing/key-material.js";
 import {
   ensureSigningKey,
   removeSigningKey,
+  prepareSigningKey,
+  promoteSigningKey,
   resealSigningKeys,
-  rotateSigningKey,
 } from "../signing/signing-keys.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
 import { type Actor, withAudit } from "./audit-log.js";
@@ -93,8 +94,8 @@ export const setOfflinePeriodAudited = (
     }),
   );
 
-/** A new current signing key; the old one stays published as retired. Never the private key. */
-export const rotateSigningKeyAudited = (
+/** A next signing key, endorsed by the current one; it signs nothing until promoted. */
+export const prepareSigningKeyAudited = (
   db: Kysely<DB>,
   actor: Actor,
   masterKey: MasterKey,
@@ -103,12 +104,24 @@ export const rotateSigningKeyAudited = (
   withAudit(
     db,
     actor,
-    "product.key_rotate",
-    (trx) => rotateSigningKey(trx, masterKey, slug),
-    (rotation) => ({
-      target: { type: "product", id: slug },
-      details: { kid: rotation.kid, retiredKid: rotation.retiredKid },
-    }),
+    "product.key_prepare",
+    (trx) => prepareSigningKey(trx, masterKey, slug),
+    (prepared) => ({ target: { type: "product", id: slug }, details: prepared }),
+  );
+
+/** The next key becomes current, the current one retired (still published). */
+export const promoteSigningKeyAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  options: { force?: boolean },
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.key_promote",
+    (trx) => promoteSigningKey(trx, slug, options),
+    (promotion) => ({ target: { type: "product", id: slug }, details: promotion }),
   );
 
 /** Every signing key sealed again under a new master key; the audit names how many. */

@@ -11,6 +11,8 @@ export interface SigningKey {
   productId: string;
   productSlug: string;
   privateKey: KeyObject;
+  /** The Shipkey-Key-Endorsements header value signed answers carry, or null. */
+  endorsements: string | null;
 }
 
 /** How often a process re-reads which key is current: a rotation elsewhere is used within it. */
@@ -70,8 +72,8 @@ export class SigningKeyRing {
   }
 
   private async load(productSlug: string, previous: Entry | undefined): Promise<SigningKey | null> {
-    let row = await this.readCurrent(productSlug);
-    if (row === null) {
+    let rows = await this.readPublished(productSlug);
+    if (!rows.some((row) => row.status === "current")) {
       // A product without a current key (created without the master key at hand) gets one now.
       const product = await this.db
         .selectFrom("products")
@@ -83,42 +85,52 @@ export class SigningKeyRing {
         return null;
       }
       await ensureSigningKey(this.db, this.masterKey, product.id);
-      row = await this.readCurrent(productSlug);
-      if (row === null) return null;
+      rows = await this.readPublished(productSlug);
     }
-    const key =
-      previous && previous.key.kid === row.kid && previous.key.productId === row.product_id
-        ? previous.key
-        : {
-            kid: row.kid,
-            productId: row.product_id,
-            productSlug,
-            privateKey: decryptPrivateKey(
+    const current = rows.find((row) => row.status === "current");
+    if (!current) return null;
+    // The current key's endorsement by its predecessor, then the next key's by the current one.
+    const endorsements = [current, ...rows.filter((row) => row.status === "next")]
+      .map((row) => row.endorsement)
+      .filter((jws): jws is string => jws !== null);
+    const key: SigningKey = {
+      kid: current.kid,
+      productId: current.product_id,
+      productSlug,
+      privateKey:
+        previous &&
+        previous.key.kid === current.kid &&
+        previous.key.productId === current.product_id
+          ? previous.key.privateKey
+          : decryptPrivateKey(
               this.masterKey,
-              row.product_id,
-              row.kid,
-              encryptedOf(row),
+              current.product_id,
+              current.kid,
+              encryptedOf(current),
             ),
-          };
+      endorsements: endorsements.length > 0 ? endorsements.join(", ") : null,
+    };
     this.entries.set(productSlug, { key, checkedAt: this.now() });
     return key;
   }
 
-  private async readCurrent(productSlug: string) {
-    const row = await this.db
+  /** The product's current key and its next key, if any. */
+  private readPublished(productSlug: string) {
+    return this.db
       .selectFrom("signing_keys")
       .innerJoin("products", "products.id", "signing_keys.product_id")
       .select([
         "signing_keys.kid",
+        "signing_keys.status",
         "signing_keys.product_id",
         "signing_keys.private_key_iv",
         "signing_keys.private_key_ciphertext",
         "signing_keys.private_key_tag",
+        "signing_keys.endorsement",
       ])
       .where("products.slug", "=", productSlug)
-      .where("signing_keys.status", "=", "current")
-      .executeTakeFirst();
-    return row ?? null;
+      .where("signing_keys.status", "in", ["current", "next"])
+      .execute();
   }
 }
 

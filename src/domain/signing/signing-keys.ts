@@ -1,6 +1,6 @@
+import { SignJWT } from "jose";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { DB, SigningKeyStatus } from "../../db/schema.js";
-import { inTransaction } from "../../db/transaction.js";
 import { ShipkeyError } from "../../errors.js";
 import { toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
@@ -20,6 +20,8 @@ export interface SigningKeyView {
   status: SigningKeyStatus;
   createdAt: string;
   retiredAt: string | null;
+  /** Compact JWS by the key that was current when this one was prepared; null if none. */
+  endorsement: string | null;
   jwk: PublicJwk;
   pem: string;
 }
@@ -125,7 +127,10 @@ export const encryptedOf = (row: {
   tag: row.private_key_tag,
 });
 
-/** The product's public keys, current first, then retired ones newest first. */
+/** The order keys are listed in: the one that signs, the one that will, then the retired. */
+const statusOrder: Record<SigningKeyStatus, number> = { current: 0, next: 1, retired: 2 };
+
+/** The product's public keys: current, then next, then retired ones newest first. */
 export async function listProductKeys(
   db: Kysely<DB>,
   productSlug: string,
@@ -133,59 +138,153 @@ export async function listProductKeys(
   const product = await requireProduct(db, productSlug);
   const rows = await db
     .selectFrom("signing_keys")
-    .select(["kid", "public_x", "status", "created_at", "retired_at"])
+    .select(["kid", "public_x", "status", "created_at", "retired_at", "endorsement"])
     .where("product_id", "=", product.id)
     .orderBy("created_at", "desc")
     .orderBy("kid")
     .execute();
   return rows
-    .sort((a, b) => Number(a.status !== "current") - Number(b.status !== "current"))
+    .sort((a, b) => statusOrder[a.status] - statusOrder[b.status])
     .map((row) => ({
       kid: row.kid,
       status: row.status,
       createdAt: toIso(row.created_at),
       retiredAt: row.retired_at === null ? null : toIso(row.retired_at),
+      endorsement: row.endorsement,
       jwk: publicJwk(row.kid, row.public_x),
       pem: publicPem(row.public_x),
     }));
 }
 
-/** The public JWKS of a product: `{keys: [current, ...retired]}`. */
+/** A JWKS member: the public JWK, its status and, when it has one, its endorsement. */
+export type PublishedJwk = PublicJwk & { status: SigningKeyStatus; endorsement?: string };
+
+/** The public JWKS of a product: `{keys: [current, next?, ...retired]}`. */
 export async function productJwks(
   db: Kysely<DB>,
   productSlug: string,
-): Promise<{ keys: PublicJwk[] }> {
-  return { keys: (await listProductKeys(db, productSlug)).map((key) => key.jwk) };
+): Promise<{ keys: PublishedJwk[] }> {
+  return {
+    keys: (await listProductKeys(db, productSlug)).map((key) => ({
+      ...key.jwk,
+      status: key.status,
+      ...(key.endorsement === null ? {} : { endorsement: key.endorsement }),
+    })),
+  };
 }
 
+/** The JWS `typ` of a key endorsement (docs/client.md, "Key rotation"). */
+export const endorsementType = "shipkey-key-endorsement+jwt";
+
 /**
- * Makes a new current key and retires the old one, in one transaction. Running servers sign
- * with the new key within their refresh window (key-ring.ts); the old key stays published.
+ * Step one of a rotation: a `next` key, published in the JWKS and announced on signed answers,
+ * with an endorsement by the current key, so clients that trust the current key learn it. It
+ * signs nothing until promoted. One next key at a time.
  */
-export async function rotateSigningKey(
-  db: Kysely<DB>,
+export async function prepareSigningKey(
+  trx: Transaction<DB>,
   masterKey: MasterKey,
   productSlug: string,
   now = Date.now(),
-): Promise<{ kid: string; retiredKid: string | null }> {
-  return inTransaction(db, async (trx) => {
-    const product = await requireProduct(trx, productSlug);
-    const retired = await trx
-      .updateTable("signing_keys")
-      .set({ status: "retired", retired_at: now })
-      .where("product_id", "=", product.id)
-      .where("status", "=", "current")
-      .returning("kid")
-      .executeTakeFirst();
-    const kid = await insertCurrentKey(trx, masterKey, product.id, now);
-    // Another rotation committed its new key between our update and insert.
-    if (kid === null)
-      throw new ShipkeyError(
-        "KEY_ROTATION_CONFLICT",
-        "Another key rotation is under way; try again",
-      );
-    return { kid, retiredKid: retired?.kid ?? null };
-  });
+): Promise<{ kid: string; endorsedBy: string }> {
+  const product = await requireProduct(trx, productSlug);
+  const rows = await trx
+    .selectFrom("signing_keys")
+    .select(["kid", "status", "private_key_iv", "private_key_ciphertext", "private_key_tag"])
+    .where("product_id", "=", product.id)
+    .where("status", "in", ["current", "next"])
+    .execute();
+  const pending = rows.find((row) => row.status === "next");
+  if (pending) {
+    throw new ShipkeyError(
+      "SIGNING_KEY_NEXT_EXISTS",
+      `Product "${productSlug}" already has a next key (${pending.kid}): promote it, or remove it to prepare another`,
+    );
+  }
+  const current = rows.find((row) => row.status === "current");
+  if (!current) throw new Error(`product ${productSlug} has no current signing key`);
+  const endorser = decryptPrivateKey(masterKey, product.id, current.kid, encryptedOf(current));
+  const key = generateSigningKey(masterKey, product.id);
+  const endorsement = await new SignJWT({
+    product: product.slug,
+    key: { kty: "OKP", crv: "Ed25519", x: key.publicX, kid: key.kid },
+  })
+    .setProtectedHeader({ alg: "EdDSA", kid: current.kid, typ: endorsementType })
+    .setIssuedAt(Math.floor(now / 1000))
+    .sign(endorser);
+  const inserted = await trx
+    .insertInto("signing_keys")
+    .values({
+      kid: key.kid,
+      product_id: product.id,
+      public_x: key.publicX,
+      private_key_iv: key.encrypted.iv,
+      private_key_ciphertext: key.encrypted.ciphertext,
+      private_key_tag: key.encrypted.tag,
+      status: "next",
+      created_at: now,
+      retired_at: null,
+      endorsement,
+    })
+    .onConflict((oc) => oc.column("product_id").where("status", "=", sql.lit("next")).doNothing())
+    .returning("kid")
+    .executeTakeFirst();
+  if (!inserted) {
+    throw new ShipkeyError("KEY_ROTATION_CONFLICT", "Another key rotation is under way; try again");
+  }
+  return { kid: key.kid, endorsedBy: current.kid };
+}
+
+/**
+ * Step two: the next key becomes current and the current one retired, in one transaction.
+ * Refused while the next key is younger than the product's offline period (an app offline since
+ * before it was prepared has not learned it yet), unless forced. Running servers sign with it
+ * within their refresh window (key-ring.ts).
+ */
+export async function promoteSigningKey(
+  trx: Transaction<DB>,
+  productSlug: string,
+  options: { force?: boolean; now?: number } = {},
+): Promise<{ kid: string; retiredKid: string | null; forced: boolean }> {
+  const now = options.now ?? Date.now();
+  const product = await requireProduct(trx, productSlug);
+  const next = await trx
+    .selectFrom("signing_keys")
+    .select(["kid", "created_at"])
+    .where("product_id", "=", product.id)
+    .where("status", "=", "next")
+    .executeTakeFirst();
+  if (!next) {
+    throw new ShipkeyError(
+      "NO_NEXT_SIGNING_KEY",
+      `Product "${productSlug}" has no next key to promote: prepare one first`,
+    );
+  }
+  const readyAt = next.created_at + product.offlinePeriodSeconds * 1000;
+  const early = now < readyAt;
+  if (early && options.force !== true) {
+    throw new ShipkeyError(
+      "SIGNING_KEY_TOO_NEW",
+      `The next key was prepared less than the product's offline period ago: apps offline since before ${toIso(next.created_at)} have not learned it and would stop verifying answers. Promote after ${toIso(readyAt)}, or force it`,
+    );
+  }
+  const retired = await trx
+    .updateTable("signing_keys")
+    .set({ status: "retired", retired_at: now })
+    .where("product_id", "=", product.id)
+    .where("status", "=", "current")
+    .returning("kid")
+    .executeTakeFirst();
+  const promoted = await trx
+    .updateTable("signing_keys")
+    .set({ status: "current" })
+    .where("kid", "=", next.kid)
+    .where("status", "=", "next")
+    .executeTakeFirst();
+  if (promoted.numUpdatedRows === 0n) {
+    throw new ShipkeyError("KEY_ROTATION_CONFLICT", "Another key rotation is under way; try again");
+  }
+  return { kid: next.kid, retiredKid: retired?.kid ?? null, forced: early };
 }
 
 /**
@@ -247,23 +346,9 @@ export async function removeSigningKey(
   if (row.status === "current") {
     throw new ShipkeyError(
       "SIGNING_KEY_CURRENT",
-      "The current signing key cannot be removed; rotate first",
+      "The current signing key cannot be removed: prepare a next key and promote it first",
     );
   }
   await trx.deleteFrom("signing_keys").where("kid", "=", kid).execute();
   return { kid };
-}
-
-/** The slug of the product a license key belongs to; null for an unknown key. */
-export async function productSlugOfLicenseKey(
-  db: Kysely<DB>,
-  licenseKey: string,
-): Promise<string | null> {
-  const row = await db
-    .selectFrom("licenses")
-    .innerJoin("products", "products.id", "licenses.product_id")
-    .select("products.slug")
-    .where("licenses.license_key", "=", licenseKey)
-    .executeTakeFirst();
-  return row?.slug ?? null;
 }

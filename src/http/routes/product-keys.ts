@@ -19,7 +19,27 @@ export const jwkSchema = {
   },
 } as const;
 
-/** The product's public signing keys as a JWKS: the current key first, then retired ones. */
+/** A JWKS member as published: the JWK, its status and its endorsement (docs/client.md). */
+const publishedJwkSchema = {
+  ...jwkSchema,
+  required: [...jwkSchema.required, "status"],
+  properties: {
+    ...jwkSchema.properties,
+    status: {
+      type: "string",
+      enum: ["current", "next", "retired"],
+      description:
+        "current signs; next is published ahead of its promotion; retired no longer signs",
+    },
+    endorsement: {
+      type: "string",
+      description:
+        "Compact JWS (typ shipkey-key-endorsement+jwt) by the key that was current when this one was prepared, naming this key",
+    },
+  },
+} as const;
+
+/** The product's public signing keys as a JWKS: current, then next, then retired ones. */
 export function productKeysRoute(app: FastifyInstance, db: Kysely<DB>, ring: SigningKeyRing): void {
   app.get<{ Params: ProductParams }>(
     "/api/products/:productSlug/keys",
@@ -33,7 +53,7 @@ export function productKeysRoute(app: FastifyInstance, db: Kysely<DB>, ring: Sig
 }
 
 const productKeysSchema = {
-  summary: "The product's public signing keys (JWKS): current first, then retired",
+  summary: "The product's public signing keys (JWKS): current, then next, then retired",
   description:
     "Public. Verifies the Shipkey-Signature header of license answers and license certificates. Revalidated on every use (Cache-Control: no-cache).",
   params: { type: "object", required: ["productSlug"], properties: { ...productSlugParam } },
@@ -41,7 +61,7 @@ const productKeysSchema = {
     200: {
       type: "object",
       required: ["keys"],
-      properties: { keys: { type: "array", items: jwkSchema } },
+      properties: { keys: { type: "array", items: publishedJwkSchema } },
     },
     "4xx": failure(),
     "5xx": failure(),

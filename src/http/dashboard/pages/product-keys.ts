@@ -2,8 +2,9 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import {
+  prepareSigningKeyAudited,
+  promoteSigningKeyAudited,
   removeSigningKeyAudited,
-  rotateSigningKeyAudited,
   setOfflinePeriodAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { type Product, requireProduct } from "../../../domain/products/products.js";
@@ -21,29 +22,56 @@ import {
 import { adminActor, contextOf, errorsFor, type Form, integerFrom, sendPage } from "../page-kit.js";
 
 const done: Record<string, string> = {
-  rotated: "New signing key made. Running servers use it within 30 seconds.",
-  removed: "Retired key removed.",
+  prepared:
+    "Next key made. Apps learn it from their next signed answer; promote it after the offline period.",
+  promoted: "Next key promoted. Running servers sign with it within 30 seconds.",
+  removed: "Key removed.",
   period: "Offline period saved.",
 };
 
 /**
- * A product's signing keys: the current public key as JWK and PEM to paste into an app, the
- * rotate button, the retired keys still published, and the offline period of certificates. The
- * private key is never shown.
+ * A product's signing keys: the key set (JWKS) to paste into an app, the current public key as
+ * JWK and PEM, the two steps of a rotation (prepare a next key, promote it), the retired keys
+ * still published, and the offline period of certificates. The private key is never shown.
  */
 export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: Signing): void {
   const keysPath = (slug: string) => `/admin/products/${encodeURIComponent(slug)}/keys`;
 
   const view = (context: PageContext, product: Product, keys: SigningKeyView[]) => {
-    const [current, ...retired] = keys;
-    return html`${
+    const current = keys.find((key) => key.status === "current");
+    const next = keys.find((key) => key.status === "next");
+    const retired = keys.filter((key) => key.status === "retired");
+    const jwks = JSON.stringify({ keys: keys.map((key) => key.jwk) });
+    const readyAt = next
+      ? new Date(Date.parse(next.createdAt) + product.offlinePeriodSeconds * 1000)
+      : null;
+    const removeForm = (key: SigningKeyView) =>
+      actionForm(
+        context.csrfToken,
+        {
+          action: `${keysPath(product.slug)}/${key.kid}/remove`,
+          class: "inline",
+          confirm: `Remove key ${key.kid}? Answers and certificates it signed no longer verify for apps that read the JWKS.`,
+        },
+        { label: "Remove", class: "danger" },
+      );
+    return html`<section class="panel" aria-labelledby="key-set">
+        <h2 id="key-set">Key set for your app</h2>
+        <p>
+          Paste this into your app as the SDK's <code>publicKeys</code> (the same as
+          <code>/api/products/${product.slug}/keys</code>). Apps learn later keys by themselves, on
+          the word of a key they already trust.
+        </p>
+        <div class="secret">
+          <code id="jwks">${jwks}</code
+          ><button type="button" class="secondary" data-copy="jwks">Copy</button>
+        </div>
+      </section>
+      ${
         current
           ? html`<section class="panel" aria-labelledby="current-key">
               <h2 id="current-key">Current key <span class="mono">${current.kid}</span></h2>
-              <p>
-                Pin it in your app, or fetch <code>/api/products/${product.slug}/keys</code>. Made
-                ${when(current.createdAt)}.
-              </p>
+              <p>Signs every answer and certificate. Made ${when(current.createdAt)}.</p>
               <h3>JWK</h3>
               <div class="secret">
                 <code id="current-jwk">${JSON.stringify(current.jwk)}</code
@@ -54,18 +82,57 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
                 <pre id="current-pem">${current.pem}</pre>
                 <button type="button" class="secondary" data-copy="current-pem">Copy</button>
               </div>
-              ${actionForm(
-                context.csrfToken,
-                {
-                  action: `${keysPath(product.slug)}/rotate`,
-                  class: "actions",
-                  confirm: `Make a new signing key for ${product.name}? Apps that pin only this key must also get the new one.`,
-                },
-                { label: "Rotate key" },
-              )}
             </section>`
           : html`<p>No key yet: one is made at the product's first signed answer.</p>`
       }
+      <section class="panel" aria-labelledby="rotation">
+        <h2 id="rotation">Rotation</h2>
+        ${
+          next && readyAt
+            ? html`<p>
+                  Next key <span class="mono">${next.kid}</span>, prepared ${when(next.createdAt)}:
+                  published and announced on signed answers, signing nothing yet. Promote it from
+                  ${when(readyAt.toISOString())}, once apps that were offline have had the offline
+                  period to learn it.
+                </p>
+                <div class="actions">
+                  ${actionForm(
+                    context.csrfToken,
+                    {
+                      action: `${keysPath(product.slug)}/promote`,
+                      class: "inline",
+                      confirm: `Sign with key ${next.kid} from now on?`,
+                    },
+                    { label: "Promote" },
+                  )}
+                  ${actionForm(
+                    context.csrfToken,
+                    {
+                      action: `${keysPath(product.slug)}/promote`,
+                      class: "inline",
+                      confirm: `Promote key ${next.kid} before the offline period has passed? Apps that have not been online since it was prepared stop verifying answers until they are.`,
+                      hidden: { force: "true" },
+                    },
+                    { label: "Promote now", class: "danger" },
+                  )}
+                  ${removeForm(next)}
+                </div>`
+            : html`<p>
+                  Step one makes a next key, endorsed by the current one; apps learn it from their
+                  next signed answer. Step two, after the product's offline period, makes it
+                  current. No app needs an update.
+                </p>
+                ${actionForm(
+                  context.csrfToken,
+                  {
+                    action: `${keysPath(product.slug)}/prepare`,
+                    class: "actions",
+                    confirm: `Prepare a next signing key for ${product.name}?`,
+                  },
+                  { label: "Prepare next key" },
+                )}`
+        }
+      </section>
       <h2>Retired keys</h2>
       ${
         retired.length === 0
@@ -87,17 +154,7 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
                         <td class="mono">${key.kid}</td>
                         <td>${when(key.createdAt)}</td>
                         <td>${when(key.retiredAt)}</td>
-                        <td class="actions">
-                          ${actionForm(
-                            context.csrfToken,
-                            {
-                              action: `${keysPath(product.slug)}/${key.kid}/remove`,
-                              class: "inline",
-                              confirm: `Remove key ${key.kid}? Answers and certificates it signed no longer verify for apps that read the JWKS.`,
-                            },
-                            { label: "Remove", class: "danger" },
-                          )}
-                        </td>
+                        <td class="actions">${removeForm(key)}</td>
                       </tr>`,
                   )}
                 </tbody>
@@ -153,12 +210,32 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
   );
 
   app.post<{ Params: { slug: string } }>(
-    "/admin/products/:slug/keys/rotate",
+    "/admin/products/:slug/keys/prepare",
     async (request, reply) => {
       const { slug } = request.params;
-      await rotateSigningKeyAudited(db, adminActor(request), signing.masterKey, slug);
+      try {
+        await prepareSigningKeyAudited(db, adminActor(request), signing.masterKey, slug);
+      } catch (err) {
+        return sendPage(reply, await page(contextOf(request), slug, errorsFor(err, [])), 409);
+      }
       signing.ring.forget(slug);
-      return reply.redirect(`${keysPath(slug)}?done=rotated`, 303);
+      return reply.redirect(`${keysPath(slug)}?done=prepared`, 303);
+    },
+  );
+
+  app.post<{ Params: { slug: string }; Body: Form }>(
+    "/admin/products/:slug/keys/promote",
+    async (request, reply) => {
+      const { slug } = request.params;
+      try {
+        await promoteSigningKeyAudited(db, adminActor(request), slug, {
+          force: request.body.force === "true",
+        });
+      } catch (err) {
+        return sendPage(reply, await page(contextOf(request), slug, errorsFor(err, [])), 409);
+      }
+      signing.ring.forget(slug);
+      return reply.redirect(`${keysPath(slug)}?done=promoted`, 303);
     },
   );
 

@@ -5,7 +5,8 @@ import {
   createProductAudited,
   deleteProductAudited,
   removeSigningKeyAudited,
-  rotateSigningKeyAudited,
+  prepareSigningKeyAudited,
+  promoteSigningKeyAudited,
   updateProductAudited,
 } from "../../../domain/audit/audited-actions.js";
 import {
@@ -136,7 +137,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
       onRequest: read,
       schema: {
         description:
-          "The product's signing keys (public halves only): the current one first, then retired ones.",
+          "The product's signing keys (public halves only): current, next, then retired ones.",
         params: slugParam,
       },
     },
@@ -144,21 +145,52 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
   );
 
   app.post<{ Params: { slug: string } }>(
-    "/api/admin/products/:slug/keys/rotate",
+    "/api/admin/products/:slug/keys/prepare",
     {
       onRequest: write,
       schema: {
         description:
-          "Makes a new current signing key; the old one stays in the JWKS as retired until removed. Every server uses the new key within 30 s.",
+          "Step one of a key rotation: a next signing key, endorsed by the current one, published in the JWKS and announced on signed answers. It signs nothing until promoted.",
         params: slugParam,
       },
     },
     async (request, reply) => {
       const { slug } = request.params;
-      const rotation = await rotateSigningKeyAudited(db, actorOf(request), signing.masterKey, slug);
+      const prepared = await prepareSigningKeyAudited(
+        db,
+        actorOf(request),
+        signing.masterKey,
+        slug,
+      );
       signing.ring.forget(slug);
       const keys = await listProductKeys(db, slug);
-      return reply.status(201).send({ ...rotation, keys });
+      return reply.status(201).send({ ...prepared, keys });
+    },
+  );
+
+  app.post<{ Params: { slug: string }; Body: { force?: boolean } | undefined }>(
+    "/api/admin/products/:slug/keys/promote",
+    {
+      onRequest: write,
+      schema: {
+        description:
+          "Step two: the next key becomes current (every server signs with it within 30 s) and the current one is retired, still published. Refused (409 SIGNING_KEY_TOO_NEW) while the next key is younger than the product's offline period, unless force is true.",
+        params: slugParam,
+        body: {
+          type: ["object", "null"],
+          additionalProperties: false,
+          properties: { force: { type: "boolean" } },
+        },
+      },
+    },
+    async (request) => {
+      const { slug } = request.params;
+      const promotion = await promoteSigningKeyAudited(db, actorOf(request), slug, {
+        force: request.body?.force === true,
+      });
+      signing.ring.forget(slug);
+      const keys = await listProductKeys(db, slug);
+      return { ...promotion, keys };
     },
   );
 
@@ -168,7 +200,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
       onRequest: write,
       schema: {
         description:
-          "Removes a retired signing key from the JWKS; the current key cannot be removed (rotate first).",
+          "Removes a next or retired signing key from the JWKS; the current key cannot be removed.",
         params: {
           type: "object",
           required: ["slug", "kid"],
