@@ -387,17 +387,20 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
 
     for (const mode of ["rewrite-body", "strip-header", "forge", "replay"] as const) {
       proxy.state.mode = mode;
-      const error = await codeOf(sdk.validate());
-      expect(error.code, mode).toBe("SIGNATURE_INVALID");
+      // validate never counts the answer: it runs on the certificate, as when offline.
+      expect(await sdk.validate(), mode).toMatchObject({ valid: true, offline: true });
       proxy.state.mode = "pass";
       await sdk.validate(); // records a fresh signed answer for the replay
     }
-    // A refusal whose body was rewritten is tampering too; the genuine one is reported.
+    // A refusal whose body was rewritten is tampering too: it changes nothing stored, and the
+    // genuine refusal, once it comes through, ends offline use.
     await withDb((db) => updateLicense(db, licenseKey, { status: "SUSPENDED" }));
     proxy.state.mode = "rewrite-body";
-    expect((await codeOf(sdk.validate())).code).toBe("SIGNATURE_INVALID");
+    expect((await codeOf(sdk.checkout())).code).toBe("SIGNATURE_INVALID");
+    expect((await sdk.validate()).offline).toBe(true);
     proxy.state.mode = "pass";
     expect((await codeOf(sdk.validate())).code).toBe("LICENSE_NOT_ACTIVE");
+    expect((await sdk.stored())?.certificateExpiresAt).toBeUndefined();
   });
 
   it("a proxy that keeps the nonce and swaps licenseKey/machineId for a donor's: the genuine signed answer is refused", async () => {
@@ -693,15 +696,17 @@ describe.each(dialects)(
       expect((error.cause as ShipkeyError).code).toBe("NETWORK_ERROR");
     });
 
-    it("key rotation: an answer signed by the new key verifies for an app pinning both", async () => {
+    it("key rotation with the CLI: apps pinning the old key follow its endorsement, an unrelated pin refuses", async () => {
       const before = await started();
       const oldKeys = await keysOf(before);
       const licenseKey = await newLicense();
       await stop(before);
 
       // Rotated with the CLI, as an operator does.
-      const rotated = await runCliToExit(["products", "rotate-key", "app"], env());
-      expect(rotated).toMatchObject({ code: 0 });
+      const prepared = await runCliToExit(["products", "prepare-key", "app"], env());
+      expect(prepared).toMatchObject({ code: 0 });
+      const promoted = await runCliToExit(["products", "promote-key", "app", "--force"], env());
+      expect(promoted).toMatchObject({ code: 0 });
 
       const after = await started();
       const bothKeys = await keysOf(after);
@@ -723,14 +728,22 @@ describe.each(dialects)(
       expect((await updatedApp.validate()).offline).toBe(false);
       expect((await updatedApp.checkout()).claims.sub).toBe("m-1");
 
+      // Signed answers carry the current key's endorsement by the old one.
       const outdatedApp = pinned(oldKeys, "m-2");
-      expect((await codeOf(outdatedApp.activate(licenseKey))).code).toBe("SIGNATURE_INVALID");
+      expect((await outdatedApp.activate(licenseKey)).activated).toBe(true);
+      expect((await outdatedApp.validate()).offline).toBe(false);
+
+      const stranger = await signingKey();
+      const unrelatedApp = pinned({ keys: [stranger.jwk] }, "m-3");
+      expect((await codeOf(unrelatedApp.activate(licenseKey))).code).toBe("SIGNATURE_INVALID");
     });
 
     it("prepare and promote: an app pinning only the old key, online once in between, verifies the new key's answers with no update", async () => {
       const server = await started();
-      const oldKeys = await keysOf(server);
-      expect(oldKeys.keys).toHaveLength(1);
+      const current = (await keysOf(server)).keys.find(
+        (k) => (k as JWK & { status?: string }).status === "current",
+      );
+      expect(current).toBeDefined();
       const licenseKey = await newLicense();
       const database = await openDatabase(databaseUrl);
       const apiKey = await createApiKey(database.db, {
@@ -747,7 +760,7 @@ describe.each(dialects)(
         new ShipkeyClient({
           server: server.baseUrl,
           productSlug: "app",
-          publicKeys: oldKeys.keys[0] as JWK, // one JWK, as copied from the dashboard
+          publicKeys: current as JWK, // one JWK, as copied from the dashboard
           storage,
           machineId,
           retry: { attempts: 1 },
@@ -765,7 +778,7 @@ describe.each(dialects)(
         (k) => (k as JWK & { status?: string }).status === "current",
       )?.kid;
       expect(newKid).toBeDefined();
-      expect(newKid).not.toBe(oldKeys.keys[0]?.kid);
+      expect(newKid).not.toBe(current?.kid);
       expect((await app.validate()).offline).toBe(false);
       const { certificate } = await app.checkout();
       expect(
