@@ -11,6 +11,7 @@ import {
 
 export const scenarioNames = [
   "validate",
+  "validate-signed",
   "activate-deactivate",
   "publish",
   "validate-1000",
@@ -32,6 +33,14 @@ function validateRequest(shape: DatasetShape, license?: number): Partial<Request
     headers: json,
     body: JSON.stringify(activatedMachine(shape, license)),
   };
+}
+
+let nonceCounter = 0;
+
+/** Validate as the SDK sends it: with a fresh Shipkey-Nonce, so the answer is signed. */
+function signedValidateRequest(shape: DatasetShape): Partial<Request> {
+  const nonce = `bench-${process.pid}-${String(nonceCounter++).padStart(10, "0")}`;
+  return { ...validateRequest(shape), headers: { ...json, "shipkey-nonce": nonce } };
 }
 
 function activateRequest(shape: DatasetShape, context: Context): Partial<Request> {
@@ -107,6 +116,8 @@ export function requestsFor(name: ScenarioName, shape: DatasetShape, apiKey: str
     case "baseline":
     case "validate":
       return [setup(() => validateRequest(shape))];
+    case "validate-signed":
+      return [setup(() => signedValidateRequest(shape))];
     case "validate-1000":
       return [setup(() => validateRequest(shape, bigLicense(shape)))];
     case "validate-2":

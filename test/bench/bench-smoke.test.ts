@@ -44,6 +44,7 @@ function expectClean({ stdout, report }: { stdout: string; report: Report }, dat
   expect(report.serverFaults).toEqual([]);
   expect(report.scenarios.map((s) => s.scenario)).toEqual([
     "validate",
+    "validate-signed",
     "activate-deactivate",
     "publish",
     "validate-1000",
