@@ -1,8 +1,5 @@
-import { createHash, webcrypto } from "node:crypto";
-import { once } from "node:events";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
+import { createHash } from "node:crypto";
+import type { JWK } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   MemoryStorage,
@@ -10,6 +7,11 @@ import {
   ShipkeyError,
   signingString,
 } from "../packages/client/src/index.js";
+import {
+  type Behaviour,
+  referenceServer as startReferenceServer,
+  signingKey,
+} from "./helpers/reference-signer.js";
 
 /**
  * The SDK against a reference signer written from the published format (docs/client.md): a
@@ -18,111 +20,15 @@ import {
  * same SDK against the real server process.
  */
 
-type SigningKey = { kid: string; privateKey: webcrypto.CryptoKey; jwk: JWK };
-
-async function signingKey(kid: string): Promise<SigningKey> {
-  const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519" });
-  const jwk = { ...(await exportJWK(publicKey)), kid, alg: "EdDSA", use: "sig" };
-  return { kid, privateKey: privateKey as webcrypto.CryptoKey, jwk };
-}
-
-interface Behaviour {
-  key: SigningKey;
-  /** Sign with this nonce instead of the request's (a replayed answer). */
-  nonce?: string;
-  refuse?: { status: number; code: string; error: string; signed: boolean };
-  offlineSeconds: number;
-}
-
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 async function referenceServer(behaviour: Behaviour) {
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      void (async () => {
-        const input = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, string>;
-        const path = (request.url ?? "/").split("?")[0] ?? "/";
-        let status = 200;
-        let body: Record<string, unknown>;
-        let signed = true;
-        if (behaviour.refuse) {
-          ({ status } = behaviour.refuse);
-          signed = behaviour.refuse.signed;
-          body = { error: behaviour.refuse.error, code: behaviour.refuse.code, valid: false };
-        } else if (path.endsWith("/activate")) {
-          body = {
-            success: true,
-            message: "Machine activated",
-            activation: {
-              machineId: input.machineId,
-              machineName: null,
-              activatedAt: new Date().toISOString(),
-            },
-            activeMachines: 1,
-            maxMachines: 3,
-          };
-        } else if (path.endsWith("/validate")) {
-          body = {
-            valid: true,
-            edition: "pro",
-            editionName: "Pro",
-            features: ["export"],
-            expiresAt: null,
-            maxMachines: 3,
-            activeMachines: 1,
-          };
-        } else if (path.endsWith("/checkout")) {
-          const now = Math.floor(Date.now() / 1000);
-          const exp = now + behaviour.offlineSeconds;
-          const certificate = await new SignJWT({
-            product: input.productSlug,
-            edition: "pro",
-            editionName: "Pro",
-            features: ["export"],
-            maxMachines: 3,
-            licenseExpiresAt: null,
-          })
-            .setProtectedHeader({
-              alg: "EdDSA",
-              kid: behaviour.key.kid,
-              typ: "shipkey-license+jwt",
-            })
-            .setSubject(String(input.machineId))
-            .setIssuedAt(now)
-            .setExpirationTime(exp)
-            .sign(behaviour.key.privateKey);
-          body = { success: true, certificate, expiresAt: new Date(exp * 1000).toISOString() };
-        } else {
-          body = { success: true, message: "Machine deactivated", machineId: input.machineId };
-        }
-        const bytes = Buffer.from(JSON.stringify(body));
-        const date = new Date().toUTCString();
-        const headers: Record<string, string> = { "content-type": "application/json", date };
-        if (signed) {
-          const nonce = behaviour.nonce ?? String(request.headers["shipkey-nonce"] ?? "");
-          const data = new TextEncoder().encode(signingString({ path, date, body: bytes, nonce }));
-          const signature = Buffer.from(
-            await webcrypto.subtle.sign("Ed25519", behaviour.key.privateKey, data),
-          ).toString("base64");
-          headers["shipkey-signature"] =
-            `keyid="${behaviour.key.kid}", algorithm="ed25519", signature="${signature}"`;
-        }
-        response.writeHead(status, headers);
-        response.end(bytes);
-      })();
-    });
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  cleanups.push(close);
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close };
+  const server = await startReferenceServer(behaviour);
+  cleanups.push(server.close);
+  return server;
 }
 
 function client(url: string, keys: JWK[], clock?: () => Date) {
@@ -152,7 +58,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 
 describe("the SDK against the reference signer", () => {
   it("verifies answers signed over path, Date, body digest and its own nonce", async () => {
-    const key = await signingKey("k1");
+    const key = await signingKey();
     const server = await referenceServer({ key, offlineSeconds: 3600 });
     const { client: app } = client(server.url, [key.jwk]);
     const activated = await app.activate("KEY-1");
@@ -166,21 +72,39 @@ describe("the SDK against the reference signer", () => {
     expect(await app.stored()).toBeUndefined();
   });
 
-  it("the digest is of the exact body bytes: the signing string matches the format", () => {
+  it("the digests are of the exact body bytes: the signing string matches the format", () => {
+    const requestBody = new TextEncoder().encode('{"licenseKey":"K"}');
     const body = new TextEncoder().encode('{"valid":true}');
-    const digest = createHash("sha256").update(body).digest("base64");
-    expect(signingString({ path: "/api/license/validate", date: "D", body, nonce: "" })).toBe(
-      `(request-target): post /api/license/validate\ndate: D\ndigest: sha-256=${digest}\nnonce: `,
+    const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("base64");
+    expect(
+      signingString({
+        path: "/api/license/validate",
+        status: 200,
+        date: "D",
+        nonce: "N",
+        requestBody,
+        body,
+      }),
+    ).toBe(
+      [
+        "shipkey-signature: v2",
+        "(request-target): post /api/license/validate",
+        "status: 200",
+        "date: D",
+        "nonce: N",
+        `request-digest: sha-256=${digest(requestBody)}`,
+        `digest: sha-256=${digest(body)}`,
+      ].join("\n"),
     );
   });
 
   it("refuses an answer signed for another nonce (replay) and one by an unpinned key", async () => {
-    const key = await signingKey("k1");
+    const key = await signingKey();
     const replay = await referenceServer({ key, nonce: "an-old-nonce", offlineSeconds: 3600 });
     expect(await codeOf(client(replay.url, [key.jwk]).client.activate("KEY-1"))).toBe(
       "SIGNATURE_INVALID",
     );
-    const stranger = await signingKey("k1");
+    const stranger = await signingKey(key.kid); // claims the pinned kid
     const server = await referenceServer({ key: stranger, offlineSeconds: 3600 });
     expect(await codeOf(client(server.url, [key.jwk]).client.activate("KEY-1"))).toBe(
       "SIGNATURE_INVALID",
@@ -188,7 +112,7 @@ describe("the SDK against the reference signer", () => {
   });
 
   it("an app pinning the old and the new key accepts answers by either", async () => {
-    const [oldKey, newKey] = [await signingKey("old"), await signingKey("new")];
+    const [oldKey, newKey] = [await signingKey(), await signingKey()];
     const server = await referenceServer({ key: newKey, offlineSeconds: 3600 });
     await client(server.url, [newKey.jwk, oldKey.jwk]).client.activate("KEY-1");
     expect(await codeOf(client(server.url, [oldKey.jwk]).client.activate("KEY-1"))).toBe(
@@ -197,7 +121,7 @@ describe("the SDK against the reference signer", () => {
   });
 
   it("an unsigned refusal is reported with signed: false and keeps the certificate", async () => {
-    const key = await signingKey("k1");
+    const key = await signingKey();
     const behaviour: Behaviour = { key, offlineSeconds: 3600 };
     const server = await referenceServer(behaviour);
     const { client: app } = client(server.url, [key.jwk]);
@@ -221,7 +145,7 @@ describe("the SDK against the reference signer", () => {
   });
 
   it("a storage that cannot be written does not turn a valid answer into an error", async () => {
-    const key = await signingKey("k1");
+    const key = await signingKey();
     const server = await referenceServer({ key, offlineSeconds: 3600 });
     const { client: app, storage } = client(server.url, [key.jwk]);
     await app.activate("KEY-1");
@@ -232,7 +156,7 @@ describe("the SDK against the reference signer", () => {
   });
 
   it("offline: the certificate holds until exp, a clock set back does not reopen it", async () => {
-    const key = await signingKey("k1");
+    const key = await signingKey();
     const server = await referenceServer({ key, offlineSeconds: 3600 });
     let now = Date.now();
     const { client: app } = client(server.url, [key.jwk], () => new Date(now));

@@ -275,18 +275,20 @@ describe("retries", () => {
 });
 
 describe("Shipkey-Signature header", () => {
-  it("parses the three fields and refuses anything else", () => {
-    expect(parseSignatureHeader('keyid="k1", algorithm="ed25519", signature="AbC+/="')).toEqual({
-      keyid: "k1",
-      algorithm: "ed25519",
-      signature: "AbC+/=",
-    });
-    expect(parseSignatureHeader('keyid="k1", algorithm="ed25519"')).toBeUndefined();
+  it("parses the four fields and refuses anything else", () => {
     expect(
-      parseSignatureHeader('keyid="k1", keyid="k2", algorithm="ed25519", signature="x"'),
+      parseSignatureHeader('keyid="k1", algorithm="ed25519", version="2", signature="AbC+/="'),
+    ).toEqual({ keyid: "k1", algorithm: "ed25519", version: "2", signature: "AbC+/=" });
+    // Version 1 had no version field: it is not read as version 2.
+    expect(parseSignatureHeader('keyid="k1", algorithm="ed25519", signature="x"')).toBeUndefined();
+    expect(parseSignatureHeader('keyid="k1", algorithm="ed25519", version="2"')).toBeUndefined();
+    expect(
+      parseSignatureHeader(
+        'keyid="k1", keyid="k2", algorithm="ed25519", version="2", signature="x"',
+      ),
     ).toBeUndefined();
     expect(
-      parseSignatureHeader('keyid="k1" algorithm="ed25519" signature="x" junk'),
+      parseSignatureHeader('keyid="k1" algorithm="ed25519" version="2" signature="x" junk'),
     ).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
@@ -18,10 +18,13 @@ import {
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import type { DB } from "../src/db/schema.js";
+import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createLicense, updateLicense } from "../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { publishRelease } from "../src/domain/releases/publish-release.js";
+import { bodySwappingProxy } from "./helpers/attack-proxies.js";
 import { createTestDatabase, dialects } from "./helpers/database.js";
+import { referenceServer, signingKey } from "./helpers/reference-signer.js";
 import {
   postJson,
   runCliToExit,
@@ -156,7 +159,7 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
     withDb(async (db) => (await createLicense(db, settings)).licenseKey);
 
   function client(options: Partial<ShipkeyClientOptions> = {}) {
-    const storage = new MemoryStorage();
+    const storage = options.storage ?? new MemoryStorage();
     const sdk = new ShipkeyClient({
       server: server.baseUrl,
       productSlug: "app",
@@ -384,17 +387,96 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
 
     for (const mode of ["rewrite-body", "strip-header", "forge", "replay"] as const) {
       proxy.state.mode = mode;
-      const error = await codeOf(sdk.validate());
-      expect(error.code, mode).toBe("SIGNATURE_INVALID");
+      // validate never counts the answer: it runs on the certificate, as when offline.
+      expect(await sdk.validate(), mode).toMatchObject({ valid: true, offline: true });
       proxy.state.mode = "pass";
       await sdk.validate(); // records a fresh signed answer for the replay
     }
-    // A refusal whose body was rewritten is tampering too; the genuine one is reported.
+    // A refusal whose body was rewritten is tampering too: it changes nothing stored, and the
+    // genuine refusal, once it comes through, ends offline use.
     await withDb((db) => updateLicense(db, licenseKey, { status: "SUSPENDED" }));
     proxy.state.mode = "rewrite-body";
-    expect((await codeOf(sdk.validate())).code).toBe("SIGNATURE_INVALID");
+    expect((await codeOf(sdk.checkout())).code).toBe("SIGNATURE_INVALID");
+    expect((await sdk.validate()).offline).toBe(true);
     proxy.state.mode = "pass";
     expect((await codeOf(sdk.validate())).code).toBe("LICENSE_NOT_ACTIVE");
+    expect((await sdk.stored())?.certificateExpiresAt).toBeUndefined();
+  });
+
+  it("a proxy that keeps the nonce and swaps licenseKey/machineId for a donor's: the genuine signed answer is refused", async () => {
+    const donorKey = await license({ productSlug: "app", maxMachines: 3 });
+    const donor = client();
+    await donor.sdk.activate(donorKey);
+    const proxy = await bodySwappingProxy(server.baseUrl, {
+      licenseKey: donorKey,
+      machineId: await donor.sdk.machineId(),
+    });
+    cleanups.push(proxy.close);
+
+    const { sdk, storage } = client({ server: proxy.url });
+    expect((await codeOf(sdk.activate("MADE-UP-KEY-0000"))).code).toBe("SIGNATURE_INVALID");
+    expect(await sdk.stored()).toBeUndefined();
+    // The made-up key written into the storage by hand is not reported valid either.
+    await storage.set(
+      "shipkey:app:state",
+      JSON.stringify({ licenseKey: "MADE-UP-KEY-0000", machineId: await sdk.machineId() }),
+    );
+    expect((await codeOf(sdk.validate())).code).toBe("SIGNATURE_INVALID");
+    expect((await codeOf(sdk.checkout())).code).toBe("SIGNATURE_INVALID");
+    // Without the proxy, the server says what it thinks of the made-up key.
+    const direct = client({ storage, machineId: await sdk.machineId() });
+    expect((await codeOf(direct.sdk.validate())).code).toBe("LICENSE_NOT_FOUND");
+  });
+
+  it("a storage file copied to a second machine is refused there; activate on that machine works", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "shipkey-sdk-"));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const licenseKey = await license({ productSlug: "app", maxMachines: 2 });
+    const first = client({ storage: new FileStorage(join(dir, "a.json")), machineId: "machine-a" });
+    await first.sdk.activate(licenseKey);
+    copyFileSync(join(dir, "a.json"), join(dir, "b.json"));
+
+    const second = client({
+      storage: new FileStorage(join(dir, "b.json")),
+      machineId: "machine-b",
+    });
+    for (const call of [
+      () => second.sdk.validate(),
+      () => second.sdk.checkout(),
+      () => second.sdk.deactivate(),
+    ]) {
+      expect((await codeOf(call())).code).toBe("STATE_FROM_ANOTHER_MACHINE");
+    }
+    expect(await second.sdk.stored()).toBeUndefined();
+    expect((await second.sdk.activate(licenseKey)).activated).toBe(true);
+    expect(await second.sdk.validate()).toMatchObject({
+      valid: true,
+      offline: false,
+      activeMachines: 2,
+    });
+    expect((await first.sdk.validate()).offline).toBe(false);
+  });
+
+  it("jwksUrl: after the root is stored, a proxy serving its own JWKS and signing with its key is refused", async () => {
+    const licenseKey = await license({ productSlug: "app", maxMachines: 1 });
+    const storage = new MemoryStorage();
+    const options = { jwksUrl: "api/products/app/keys", publicKeys: undefined, storage };
+    const genuine = client({ ...options, machineId: "jwks-machine" });
+    await genuine.sdk.activate(licenseKey);
+    const root = await storage.get("shipkey:app:jwks");
+    expect(root).toBeDefined();
+
+    const attacker = await signingKey();
+    const proxy = await referenceServer({
+      key: attacker,
+      offlineSeconds: 3600,
+      jwks: { keys: [{ ...attacker.jwk, status: "current" }] },
+    });
+    cleanups.push(proxy.close);
+    const proxied = client({ ...options, server: proxy.url, machineId: "jwks-machine" });
+    expect((await codeOf(proxied.sdk.checkout())).code).toBe("SIGNATURE_INVALID");
+    expect(await proxied.sdk.validate()).toMatchObject({ valid: true, offline: true });
+    expect(await storage.get("shipkey:app:jwks")).toBe(root);
   });
 
   it("renews the certificate after an online validate once half its period has passed", async () => {
@@ -614,15 +696,17 @@ describe.each(dialects)(
       expect((error.cause as ShipkeyError).code).toBe("NETWORK_ERROR");
     });
 
-    it("key rotation: an answer signed by the new key verifies for an app pinning both", async () => {
+    it("key rotation with the CLI: apps pinning the old key follow its endorsement, an unrelated pin refuses", async () => {
       const before = await started();
       const oldKeys = await keysOf(before);
       const licenseKey = await newLicense();
       await stop(before);
 
       // Rotated with the CLI, as an operator does.
-      const rotated = await runCliToExit(["products", "rotate-key", "app"], env());
-      expect(rotated).toMatchObject({ code: 0 });
+      const prepared = await runCliToExit(["products", "prepare-key", "app"], env());
+      expect(prepared).toMatchObject({ code: 0 });
+      const promoted = await runCliToExit(["products", "promote-key", "app", "--force"], env());
+      expect(promoted).toMatchObject({ code: 0 });
 
       const after = await started();
       const bothKeys = await keysOf(after);
@@ -644,8 +728,64 @@ describe.each(dialects)(
       expect((await updatedApp.validate()).offline).toBe(false);
       expect((await updatedApp.checkout()).claims.sub).toBe("m-1");
 
+      // Signed answers carry the current key's endorsement by the old one.
       const outdatedApp = pinned(oldKeys, "m-2");
-      expect((await codeOf(outdatedApp.activate(licenseKey))).code).toBe("SIGNATURE_INVALID");
+      expect((await outdatedApp.activate(licenseKey)).activated).toBe(true);
+      expect((await outdatedApp.validate()).offline).toBe(false);
+
+      const stranger = await signingKey();
+      const unrelatedApp = pinned({ keys: [stranger.jwk] }, "m-3");
+      expect((await codeOf(unrelatedApp.activate(licenseKey))).code).toBe("SIGNATURE_INVALID");
+    });
+
+    it("prepare and promote: an app pinning only the old key, online once in between, verifies the new key's answers with no update", async () => {
+      const server = await started();
+      const current = (await keysOf(server)).keys.find(
+        (k) => (k as JWK & { status?: string }).status === "current",
+      );
+      expect(current).toBeDefined();
+      const licenseKey = await newLicense();
+      const database = await openDatabase(databaseUrl);
+      const apiKey = await createApiKey(database.db, {
+        name: "rotation",
+        scopes: [...apiKeyScopes],
+      }).finally(() => database.close());
+      const admin = (path: string, body: unknown) =>
+        fetch(`${server.baseUrl}/api/admin/products/app/keys/${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${apiKey.key}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const pinnedApp = (storage: MemoryStorage, machineId: string) =>
+        new ShipkeyClient({
+          server: server.baseUrl,
+          productSlug: "app",
+          publicKeys: current as JWK, // one JWK, as copied from the dashboard
+          storage,
+          machineId,
+          retry: { attempts: 1 },
+        });
+      const storage = new MemoryStorage();
+      const app = pinnedApp(storage, "rotating-machine");
+      await app.activate(licenseKey);
+
+      expect((await admin("prepare", {})).status).toBeLessThan(300);
+      expect((await app.validate()).offline).toBe(false); // learns the next key here
+      expect(await storage.get("shipkey:app:endorsements")).toBeDefined();
+      expect((await admin("promote", { force: true })).status).toBeLessThan(300);
+
+      const newKid = (await keysOf(server)).keys.find(
+        (k) => (k as JWK & { status?: string }).status === "current",
+      )?.kid;
+      expect(newKid).toBeDefined();
+      expect(newKid).not.toBe(current?.kid);
+      expect((await app.validate()).offline).toBe(false);
+      const { certificate } = await app.checkout();
+      expect(
+        JSON.parse(Buffer.from(certificate.split(".")[0] ?? "", "base64url").toString()).kid,
+      ).toBe(newKid);
+      // Restarted with the same storage: the learned key is verified again from the pinned one.
+      expect((await pinnedApp(storage, "rotating-machine").validate()).offline).toBe(false);
     });
   },
 );

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import type { JWK } from "jose";
 import { type CertificateClaims, verifyCertificate } from "./certificate.js";
 import { ShipkeyError } from "./errors.js";
 import { type Answer, defaultRetry, type FetchFunction, type RetryOptions, send } from "./http.js";
@@ -12,9 +11,16 @@ export interface ShipkeyClientOptions {
   /** The Shipkey server, e.g. `https://licenses.example.com` (https, except on loopback). */
   server: string | URL;
   productSlug: string;
-  /** The product's public keys, pinned in the app (the JWKS of `GET /api/products/{slug}/keys`). */
+  /**
+   * The product's public keys, pinned in the app: its JWKS (`{keys: [...]}`), an array of JWKs,
+   * one JWK, a PEM (SPKI) public key, or any of these as a JSON string. Checked at once: the
+   * constructor throws a TypeError for anything that is not a set of Ed25519 public keys.
+   */
   publicKeys?: PublicKeys;
-  /** Or: fetch the JWKS from here and remember it (trust on first use; see docs/client.md). */
+  /**
+   * Instead of publicKeys: fetch the JWKS from here once and keep it in storage (trust on first
+   * use; it cannot protect against the machine's owner, who can edit the storage).
+   */
   jwksUrl?: string | URL;
   storage: ShipkeyStorage;
   fetch?: FetchFunction;
@@ -152,6 +158,9 @@ export class ShipkeyClient {
     if (!options.publicKeys && !options.jwksUrl) {
       throw new TypeError("publicKeys (pinned, recommended) or jwksUrl is required");
     }
+    if (options.publicKeys && options.jwksUrl) {
+      throw new TypeError("give publicKeys (pinned, recommended) or jwksUrl, not both");
+    }
     this.productSlug = options.productSlug;
     this.#base = serverUrl(options.server);
     this.#storage = options.storage;
@@ -160,25 +169,30 @@ export class ShipkeyClient {
     this.#retry = { ...defaultRetry, ...options.retry };
     this.#machineIdOption = options.machineId;
     this.#keys = options.publicKeys
-      ? new PinnedKeys(options.publicKeys)
+      ? new PinnedKeys(this.productSlug, this.#storage, options.publicKeys)
       : new RemoteKeys({
+          productSlug: this.productSlug,
           url: new URL(options.jwksUrl ?? "", this.#base),
           fetch: this.#fetch,
-          load: async () => parseJson<JWK[]>(await this.#storage.get(this.#key("jwks"))),
-          save: (keys) => this.#storage.set(this.#key("jwks"), JSON.stringify(keys)),
+          storage: this.#storage,
         });
   }
 
   /**
    * This machine's id as sent to the server: the option if given, else the OS machine id hashed
-   * with the product slug, else (no OS id, e.g. some containers) a random id kept in storage.
+   * with the product slug, else (no OS id, e.g. some containers) a random installation id kept in
+   * storage. Computed, never read from the stored state: a state whose machineId differs was
+   * written on another machine and is not used.
    */
   machineId(): Promise<string> {
     this.#machineId ??= this.#resolveMachineId();
     return this.#machineId;
   }
 
-  /** Activates this machine on the license and remembers it; then fetches a certificate. */
+  /**
+   * Activates this machine on the license and remembers it (replacing any state, including one
+   * copied from another machine); then fetches a certificate.
+   */
   async activate(
     licenseKey: string,
     options: { machineName?: string; platform?: string } = {},
@@ -191,8 +205,14 @@ export class ShipkeyClient {
       machineName: options.machineName,
       platform: options.platform ?? process.platform,
     });
-    const activation = json.activation as Activation | undefined;
-    if (json.success !== true || typeof json.message !== "string" || !isObject(activation)) {
+    const activation = json.activation;
+    if (
+      json.success !== true ||
+      typeof json.message !== "string" ||
+      !isObject(activation) ||
+      activation.machineId !== machineId ||
+      typeof activation.activatedAt !== "string"
+    ) {
       throw invalidResponse("activate");
     }
     await this.#writeState({ licenseKey, machineId, trustedTime: answerTime(answer) });
@@ -201,16 +221,21 @@ export class ShipkeyClient {
     return {
       activated: json.message === "Machine activated",
       message: json.message,
-      activation,
+      activation: {
+        machineId,
+        machineName: stringOrNull(activation.machineName),
+        activatedAt: activation.activatedAt,
+      },
       ...(typeof json.activeMachines === "number" ? { activeMachines: json.activeMachines } : {}),
       ...(typeof json.maxMachines === "number" ? { maxMachines: json.maxMachines } : {}),
     };
   }
 
   /**
-   * Asks the server; when it cannot be reached (network error, 5xx, 429), answers from the stored
-   * certificate until its exp, then throws OFFLINE_PERIOD_EXPIRED. After an online success, the
-   * certificate is renewed once half its period has passed.
+   * Asks the server; when it cannot be reached (network error, 5xx, 429) or its answer cannot be
+   * verified (SIGNATURE_INVALID), answers from the stored certificate until its exp, then throws
+   * OFFLINE_PERIOD_EXPIRED (without a certificate, the original error). After an online success,
+   * the certificate is renewed once half its period has passed.
    */
   async validate(): Promise<ValidateResult> {
     const state = await this.#requireState();
@@ -222,7 +247,9 @@ export class ShipkeyClient {
         productSlug: this.productSlug,
       });
     } catch (error) {
-      if (isUnreachable(error)) return this.#validateOffline(state, error);
+      if (isUnreachable(error) || isUnverified(error)) {
+        return this.#validateOffline(state, error);
+      }
       await this.#afterRefusal(error);
       throw error;
     }
@@ -233,7 +260,7 @@ export class ShipkeyClient {
     // Bookkeeping: a storage failure here must not turn a valid license into an error.
     const trustedTime = Math.max(state.trustedTime ?? 0, answerTime(answer) ?? 0);
     await this.#writeState({ ...state, trustedTime }).catch(() => undefined);
-    await this.#renewIfDue(state.certificate, state);
+    await this.#renewIfDue(state.certificate);
     return {
       valid: true,
       offline: false,
@@ -267,11 +294,13 @@ export class ShipkeyClient {
       }
       throw error;
     }
-    if (json.success !== true) throw invalidResponse("deactivate");
+    if (json.success !== true || json.machineId !== state.machineId) {
+      throw invalidResponse("deactivate");
+    }
     await this.forget();
     return {
       message: typeof json.message === "string" ? json.message : "Machine deactivated",
-      machineId: typeof json.machineId === "string" ? json.machineId : state.machineId,
+      machineId: state.machineId,
     };
   }
 
@@ -297,10 +326,7 @@ export class ShipkeyClient {
     if (json.success !== true || typeof json.certificate !== "string") {
       throw invalidResponse("checkout");
     }
-    const claims = await verifyCertificate(json.certificate, this.#keys, {
-      productSlug: this.productSlug,
-      machineId: state.machineId,
-    });
+    const claims = await this.#verifyCertificate(json.certificate);
     const current = (await this.#readState()) ?? state;
     await this.#writeState({
       ...current,
@@ -316,9 +342,10 @@ export class ShipkeyClient {
 
   /**
    * The newest release above currentVersion from the generic feed, or null when there is none.
-   * The stored license goes with the request (as `updateHeaders` gives it), for a product that gives its
-   * updates only to licensed machines. The feed is not signed: verify the downloaded file
-   * (sha512, signature) before installing.
+   * The stored license goes with the request (as `updateHeaders` gives it), for a product that
+   * gives its updates only to licensed machines. A `url` that is not https (http only on
+   * loopback) is refused with UNSAFE_UPDATE_URL. The feed is not signed: verify the downloaded
+   * file (sha512, signature) before installing.
    */
   async checkForUpdate(options: CheckForUpdateOptions): Promise<UpdateInfo | null> {
     const url = new URL(`api/updates/${encodeURIComponent(this.productSlug)}/latest`, this.#base);
@@ -337,14 +364,16 @@ export class ShipkeyClient {
     if (!isObject(json) || typeof json.version !== "string" || typeof json.url !== "string") {
       throw invalidResponse("the update feed");
     }
+    assertSafeDownloadUrl(json.url);
     return json as unknown as UpdateInfo;
   }
 
   /**
-   * The headers that show the stored license (`Authorization: License …`, `Shipkey-Machine`) to
-   * Shipkey's download redirect, for a product that requires a license for updates: given only
-   * for a `url` on this client's server under `/api/downloads/`, else `{}` (as while nothing is
-   * stored), so the license never goes to another host. Fetch with `redirect: "manual"` and
+   * Resolves to the headers that show the stored license (`Authorization: License …`,
+   * `Shipkey-Machine`) to Shipkey's download redirect, for a product that requires a license for
+   * updates: given only for a `url` on this client's server under `/api/downloads/`, else `{}`
+   * (as while nothing usable is stored), so the license never goes to another host. It returns a
+   * promise: `headers: await shipkey.updateHeaders(url)`. Fetch with `redirect: "manual"` and
    * follow the `Location` without them.
    */
   async updateHeaders(url: string): Promise<Record<string, string>> {
@@ -352,7 +381,7 @@ export class ShipkeyClient {
   }
 
   async #licenseHeaders(): Promise<Record<string, string>> {
-    const state = await this.#readState();
+    const state = await this.#ownState();
     if (!state) return {};
     return { authorization: `License ${state.licenseKey}`, "shipkey-machine": state.machineId };
   }
@@ -368,16 +397,16 @@ export class ShipkeyClient {
     return target.origin === downloads.origin && target.pathname.startsWith(downloads.pathname);
   }
 
-  /** What is stored for this product, if anything. */
+  /**
+   * What is stored for this product and this machine, if anything: a state written on another
+   * machine (a copied storage file) reads as nothing.
+   */
   async stored(): Promise<StoredLicense | undefined> {
-    const state = await this.#readState();
+    const state = await this.#ownState();
     if (!state) return undefined;
     const result: StoredLicense = { licenseKey: state.licenseKey, machineId: state.machineId };
     if (state.certificate) {
-      const claims = await verifyCertificate(state.certificate, this.#keys, {
-        productSlug: this.productSlug,
-        machineId: state.machineId,
-      }).catch(() => undefined);
+      const claims = await this.#verifyCertificate(state.certificate).catch(() => undefined);
       if (claims) result.certificateExpiresAt = isoSeconds(claims.exp);
     }
     return result;
@@ -392,10 +421,7 @@ export class ShipkeyClient {
     if (!state.certificate) throw cause;
     let claims: CertificateClaims;
     try {
-      claims = await verifyCertificate(state.certificate, this.#keys, {
-        productSlug: this.productSlug,
-        machineId: state.machineId,
-      });
+      claims = await this.#verifyCertificate(state.certificate);
     } catch (error) {
       await this.#writeState({ ...state, certificate: undefined });
       throw error;
@@ -424,12 +450,9 @@ export class ShipkeyClient {
     };
   }
 
-  async #renewIfDue(certificate: string | undefined, state: State): Promise<void> {
+  async #renewIfDue(certificate: string | undefined): Promise<void> {
     if (certificate) {
-      const claims = await verifyCertificate(certificate, this.#keys, {
-        productSlug: this.productSlug,
-        machineId: state.machineId,
-      }).catch(() => undefined);
+      const claims = await this.#verifyCertificate(certificate).catch(() => undefined);
       const halfway = claims ? ((claims.iat + claims.exp) / 2) * 1000 : 0;
       if (claims && this.#clock().getTime() < halfway) return;
     }
@@ -443,11 +466,20 @@ export class ShipkeyClient {
     if (state?.certificate) await this.#writeState({ ...state, certificate: undefined });
   }
 
+  /** Verifies a certificate for this product and the computed machine id. */
+  async #verifyCertificate(certificate: string): Promise<CertificateClaims> {
+    return verifyCertificate(certificate, this.#keys, {
+      productSlug: this.productSlug,
+      machineId: await this.machineId(),
+    });
+  }
+
   /**
    * POSTs with a fresh nonce and checks the signature: a success must be validly signed by a
    * trusted key; a failure signed under a trusted kid must verify. A failure without a signature
    * or signed by a key the app does not know (another product's) is reported with
-   * `signed: false`, and only signed refusals change what is stored (#afterRefusal).
+   * `signed: false`, and only signed refusals change what is stored (#afterRefusal). The
+   * answer's key endorsements are learned first: it may be signed by the key they announce.
    */
   async #post(
     path: string,
@@ -458,6 +490,10 @@ export class ShipkeyClient {
       { method: "POST", body },
       { fetch: this.#fetch, retry: this.#retry },
     );
+    const endorsements = answer.headers.get("shipkey-key-endorsements");
+    if (endorsements) {
+      await this.#keys.learn(endorsements.split(",").map((jws) => jws.trim()));
+    }
     const signature = await checkSignature(answer, this.#keys);
     const success = answer.status >= 200 && answer.status < 300;
     if (signature === "invalid" || (success && signature !== "valid")) {
@@ -489,12 +525,26 @@ export class ShipkeyClient {
     return hashMachineId(this.productSlug, `installation:${installationId}`);
   }
 
+  /** This machine's state; NOT_ACTIVATED without one, STATE_FROM_ANOTHER_MACHINE for a copy. */
   async #requireState(): Promise<State> {
     const state = await this.#readState();
     if (!state) {
       throw new ShipkeyError("NOT_ACTIVATED", "No license is activated on this machine yet");
     }
+    if (state.machineId !== (await this.machineId())) {
+      throw new ShipkeyError(
+        "STATE_FROM_ANOTHER_MACHINE",
+        "The stored license was activated on another machine (the storage was copied); " +
+          "activate this machine to use the license here",
+      );
+    }
     return state;
+  }
+
+  /** The stored state when it was written on this machine, else undefined. */
+  async #ownState(): Promise<State | undefined> {
+    const state = await this.#readState();
+    return state && state.machineId === (await this.machineId()) ? state : undefined;
   }
 
   async #readState(): Promise<State | undefined> {
@@ -530,6 +580,27 @@ function serverUrl(server: string | URL): URL {
   url.search = "";
   url.hash = "";
   return url;
+}
+
+/** An answer whose signature does not verify: it counts as no answer at all. */
+function isUnverified(error: unknown): boolean {
+  return error instanceof ShipkeyError && error.code === "SIGNATURE_INVALID";
+}
+
+/** The download URLs the SDK hands out: https, or http on loopback only. */
+function assertSafeDownloadUrl(value: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const loopback = url !== undefined && ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+  if (url?.protocol === "https:" || (url?.protocol === "http:" && loopback)) return;
+  throw new ShipkeyError(
+    "UNSAFE_UPDATE_URL",
+    `The update feed offers a download URL that is not https (${value.slice(0, 40)}): refused`,
+  );
 }
 
 /** No answer, a 5xx or a 429: the server cannot serve now, which offline grace covers. */

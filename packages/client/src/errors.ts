@@ -8,6 +8,7 @@ export type ServerErrorCode =
   | "BODY_NOT_OBJECT"
   | "UNSUPPORTED_MEDIA_TYPE"
   | "PAYLOAD_TOO_LARGE"
+  | "INVALID_NONCE"
   | "PRODUCT_NOT_FOUND"
   | "LICENSE_NOT_FOUND"
   | "LICENSE_NOT_ACTIVE"
@@ -28,7 +29,10 @@ export type ServerErrorCode =
 
 /** Codes the SDK raises itself. */
 export type SdkErrorCode =
-  /** An answer (or a stored certificate) is unsigned, signed by an unknown key, or tampered. */
+  /**
+   * An answer (or a stored certificate) is unsigned, signed by a key this app does not trust, or
+   * does not match its signature (changed, replayed, or answering another request).
+   */
   | "SIGNATURE_INVALID"
   /** Offline, and the stored certificate's `exp` has passed (or there is none). */
   | "OFFLINE_PERIOD_EXPIRED"
@@ -39,7 +43,11 @@ export type SdkErrorCode =
   /** A signed answer whose body is not the JSON the spec defines. */
   | "INVALID_RESPONSE"
   /** No OS machine id could be read (machineId()). */
-  | "MACHINE_ID_UNAVAILABLE";
+  | "MACHINE_ID_UNAVAILABLE"
+  /** The stored license was written on another machine (copied storage); activate here. */
+  | "STATE_FROM_ANOTHER_MACHINE"
+  /** checkForUpdate: the feed offered a download URL that is not https (http only on loopback). */
+  | "UNSAFE_UPDATE_URL";
 
 /** `string & {}` keeps autocompletion of the known codes while accepting a newer server's. */
 export type ShipkeyErrorCode = ServerErrorCode | SdkErrorCode | (string & {});

@@ -34,6 +34,8 @@ export interface Answer {
   path: string;
   /** The Shipkey-Nonce of the attempt that got this answer. */
   nonce: string;
+  /** The exact request body bytes sent (empty without a body). */
+  requestBody: Uint8Array;
 }
 
 export interface SendOptions {
@@ -65,6 +67,9 @@ export async function send(
   const random = options.random ?? Math.random;
   const { retry } = options;
   const attempts = Math.max(1, Math.floor(retry.attempts));
+  // Serialised once: these bytes are sent, and their digest is what the signature covers.
+  const requestBody =
+    init.body === undefined ? new Uint8Array(0) : Buffer.from(JSON.stringify(init.body), "utf8");
   let lastError: unknown;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const nonce = newNonce();
@@ -79,7 +84,7 @@ export async function send(
       response = await options.fetch(url, {
         method: init.method,
         headers,
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        body: init.body === undefined ? undefined : requestBody,
         redirect: "error",
         signal: AbortSignal.timeout(retry.timeoutMs),
       });
@@ -102,6 +107,7 @@ export async function send(
       body,
       path: url.pathname,
       nonce,
+      requestBody,
     };
     if (!retriedStatuses.has(response.status) || attempt === attempts) return answer;
     const retryAfter = retryAfterMs(response.headers.get("retry-after"), Date.now());

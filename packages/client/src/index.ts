@@ -23,7 +23,15 @@ export {
   type ShipkeyErrorOptions,
 } from "./errors.js";
 export { type FetchFunction, type RetryOptions } from "./http.js";
-export { type KeySource, PinnedKeys, type PublicKeys } from "./keys.js";
+export {
+  type KeySource,
+  parsePublicKeys,
+  PinnedKeys,
+  type PublicKeys,
+  RemoteKeys,
+  thumbprint,
+  type TrustedJwk,
+} from "./keys.js";
 export { hashMachineId, machineId, type MachineIdSources, readOsMachineId } from "./machine-id.js";
-export { signingString } from "./signature.js";
+export { type SignedParts, signingString } from "./signature.js";
 export { FileStorage, MemoryStorage, type ShipkeyStorage } from "./storage.js";
