@@ -41,11 +41,14 @@ export interface ResolvedMasterKey {
  */
 export function assertMasterKeyConfigured(fromEnv: MasterKey | null, databaseUrl: string): void {
   if (fromEnv === null && parseDatabaseUrl(databaseUrl).dialect === "postgres") {
-    throw new ConfigError(
-      `SHIPKEY_MASTER_KEY is required with PostgreSQL (every process must share one key): set it to ${masterKeyFormat}`,
-    );
+    throw postgresNeedsKey();
   }
 }
+
+const postgresNeedsKey = () =>
+  new ConfigError(
+    `SHIPKEY_MASTER_KEY is required with PostgreSQL (every process must share one key): set it to ${masterKeyFormat}`,
+  );
 
 /**
  * The master key that encrypts the signing keys: SHIPKEY_MASTER_KEY when set; otherwise, on
@@ -60,9 +63,8 @@ export async function resolveMasterKey(
   db: Kysely<DB>,
 ): Promise<ResolvedMasterKey> {
   if (fromEnv) return { key: fromEnv, source: "SHIPKEY_MASTER_KEY" };
-  assertMasterKeyConfigured(fromEnv, databaseUrl);
   const target = parseDatabaseUrl(databaseUrl);
-  if (target.dialect === "postgres") throw new Error("unreachable: checked above");
+  if (target.dialect === "postgres") throw postgresNeedsKey();
   if (target.path === ":memory:") {
     return { key: randomBytes(masterKeyBytes), source: "this in-memory database's key" };
   }
