@@ -1,6 +1,10 @@
 import { parseDatabaseUrl } from "./db/database.js";
 import { type CookieSecure, cookieSecureModes } from "./http/cookie-security.js";
-import { type MasterKey, parseMasterKey } from "./domain/signing/key-material.js";
+import {
+  isRepeatedByteKey,
+  type MasterKey,
+  parseMasterKey,
+} from "./domain/signing/key-material.js";
 import {
   defaultRateLimits,
   type RateLimitName,
@@ -164,8 +168,21 @@ export const masterKeyFormat =
 export function masterKeyFromEnv(env: NodeJS.ProcessEnv = process.env): MasterKey | null {
   const text = env.SHIPKEY_MASTER_KEY;
   if (text === undefined || text === "") return null;
+  return masterKeyFromText(text, "SHIPKEY_MASTER_KEY");
+}
+
+/**
+ * A master key's text (from `source`: a variable or the key file), checked: the format, and not
+ * one byte repeated (an all-zero or similar placeholder is no secret).
+ */
+export function masterKeyFromText(text: string, source: string): MasterKey {
   const key = parseMasterKey(text);
-  if (!key) throw new ConfigError(`SHIPKEY_MASTER_KEY must be ${masterKeyFormat}`);
+  if (!key) throw new ConfigError(`${source} must be ${masterKeyFormat}`);
+  if (isRepeatedByteKey(key)) {
+    throw new ConfigError(
+      `${source} is one byte repeated 32 times (0x${key.toString("hex", 0, 1)}), a placeholder rather than a secret: use ${masterKeyFormat}`,
+    );
+  }
   return key;
 }
 

@@ -14,46 +14,71 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import type { Kysely } from "kysely";
+import { ConfigError, masterKeyFormat, masterKeyFromText } from "./config.js";
 import { parseDatabaseUrl } from "./db/database.js";
-import { ConfigError, masterKeyFormat } from "./config.js";
-import { type MasterKey, masterKeyBytes, parseMasterKey } from "./domain/signing/key-material.js";
+import type { DB } from "./db/schema.js";
+import {
+  type MasterKey,
+  masterKeyBytes,
+  MasterKeyMismatchError,
+} from "./domain/signing/key-material.js";
+import { refuseWhileServersRun } from "./domain/maintenance/service-processes.js";
+import { holdsSealedKeys, verifyMasterKey } from "./domain/signing/verify-master-key.js";
 
 /** Where SQLite keeps a generated master key: beside the database file. */
 export const masterKeyFileOf = (sqlitePath: string) => `${sqlitePath}.master-key`;
 
+/** A master key and where it came from, for messages ("SHIPKEY_MASTER_KEY", "the key file …"). */
+export interface ResolvedMasterKey {
+  key: MasterKey;
+  source: string;
+}
+
+/**
+ * What can be known before the database is opened: PostgreSQL needs SHIPKEY_MASTER_KEY, because
+ * every process must share one key. The server checks this before waiting for the database.
+ */
+export function assertMasterKeyConfigured(fromEnv: MasterKey | null, databaseUrl: string): void {
+  if (fromEnv === null && parseDatabaseUrl(databaseUrl).dialect === "postgres") {
+    throw postgresNeedsKey();
+  }
+}
+
+const postgresNeedsKey = () =>
+  new ConfigError(
+    `SHIPKEY_MASTER_KEY is required with PostgreSQL (every process must share one key): set it to ${masterKeyFormat}`,
+  );
+
 /**
  * The master key that encrypts the signing keys: SHIPKEY_MASTER_KEY when set; otherwise, on
- * SQLite, the key in `<database>.master-key` (0600), created with a random key on first use;
- * PostgreSQL refuses, because every process must share one key.
+ * SQLite, the key in `<database>.master-key` (0600). The key file is created, with a random key,
+ * only for a database that holds no sealed signing key and no key-check value: a database that
+ * does (a backup restored without its key file) stops here, and no new key file is written.
+ * PostgreSQL without SHIPKEY_MASTER_KEY refuses. `db` is the opened, migrated database.
  */
-export function resolveMasterKey(fromEnv: MasterKey | null, databaseUrl: string): MasterKey {
-  if (fromEnv) return fromEnv;
+export async function resolveMasterKey(
+  fromEnv: MasterKey | null,
+  databaseUrl: string,
+  db: Kysely<DB>,
+): Promise<ResolvedMasterKey> {
+  if (fromEnv) return { key: fromEnv, source: "SHIPKEY_MASTER_KEY" };
   const target = parseDatabaseUrl(databaseUrl);
-  if (target.dialect === "postgres") {
-    throw new ConfigError(
-      `SHIPKEY_MASTER_KEY is required with PostgreSQL (every process must share one key): set it to ${masterKeyFormat}`,
-    );
+  if (target.dialect === "postgres") throw postgresNeedsKey();
+  if (target.path === ":memory:") {
+    return { key: randomBytes(masterKeyBytes), source: "this in-memory database's key" };
   }
-  if (target.path === ":memory:") return randomBytes(masterKeyBytes);
   const file = masterKeyFileOf(target.path);
   if (!existsSync(file)) {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    // Written whole to a private temporary file, then linked into place: link() fails when the
-    // file exists, so of processes starting together one creates it and all read the same key.
-    const temporary = `${file}.${process.pid}.tmp`;
-    try {
-      writeFileSync(temporary, `${randomBytes(masterKeyBytes).toString("base64")}\n`, {
-        flag: "wx",
-        mode: 0o600,
-      });
-      linkSync(temporary, file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new ConfigError(`cannot create the master key file ${file}: ${messageOf(err)}`);
-      }
-    } finally {
-      rmSync(temporary, { force: true });
+    const held = await holdsSealedKeys(db);
+    // Looked at again: a process starting beside this one may have just created the file and
+    // sealed keys under it.
+    if ((held.signingKeys || held.keyCheck) && !existsSync(file)) {
+      throw new ConfigError(
+        `the database holds ${held.signingKeys ? "signing keys sealed under a master key" : "the key-check value of a master key"}, but the key file ${file} is missing: restore it beside the database, or set SHIPKEY_MASTER_KEY to that key (no new key file was written)`,
+      );
     }
+    createKeyFile(file);
   }
   let text: string;
   try {
@@ -62,19 +87,70 @@ export function resolveMasterKey(fromEnv: MasterKey | null, databaseUrl: string)
   } catch (err) {
     throw new ConfigError(`cannot read the master key file ${file}: ${messageOf(err)}`);
   }
-  const key = parseMasterKey(text);
-  if (!key) throw new ConfigError(`the master key file ${file} must hold ${masterKeyFormat}`);
-  return key;
+  return {
+    key: masterKeyFromText(text, `the master key file ${file}`),
+    source: `the key file ${file}`,
+  };
 }
 
 /**
- * `shipkey master-key rotate`, for a stopped service: `reseal` seals every signing key under a
- * new master key. With SHIPKEY_MASTER_KEY set, the new key is SHIPKEY_NEW_MASTER_KEY's, and the
+ * The master key, proven to be this database's (verifyMasterKey: it opens every stored signing
+ * key and the key-check value, written now if the database has none). Anything that seals a
+ * key asks for it this way; a wrong key is a ConfigError naming where it came from.
+ */
+export async function resolveVerifiedMasterKey(
+  fromEnv: MasterKey | null,
+  databaseUrl: string,
+  db: Kysely<DB>,
+): Promise<ResolvedMasterKey> {
+  const resolved = await resolveMasterKey(fromEnv, databaseUrl, db);
+  await verifyResolved(db, resolved);
+  return resolved;
+}
+
+async function verifyResolved(db: Kysely<DB>, resolved: ResolvedMasterKey): Promise<void> {
+  try {
+    await verifyMasterKey(db, resolved.key);
+  } catch (err) {
+    if (err instanceof MasterKeyMismatchError) {
+      throw new ConfigError(`${err.message} (the master key in use: ${resolved.source})`);
+    }
+    throw err;
+  }
+}
+
+/**
+ * Written whole to a private temporary file, then linked into place: link() fails when the file
+ * exists, so of processes creating it together one does, and all read the same key.
+ */
+function createKeyFile(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, `${randomBytes(masterKeyBytes).toString("base64")}\n`, {
+      flag: "wx",
+      mode: 0o600,
+    });
+    linkSync(temporary, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+      throw new ConfigError(`cannot create the master key file ${file}: ${messageOf(err)}`);
+    }
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
+
+/**
+ * `shipkey master-key rotate`, for a stopped service: it refuses while a server's heartbeat is
+ * fresh, and while the current master key is not this database's (resolveVerifiedMasterKey).
+ * `reseal` seals every signing key and the key-check value under a new master key. With SHIPKEY_MASTER_KEY set, the new key is SHIPKEY_NEW_MASTER_KEY's, and the
  * operator then sets it on every process. On SQLite without it, the key file is replaced: the
  * new key (SHIPKEY_NEW_MASTER_KEY if given, else random) is written durably to `<file>.new`, the
  * keys are sealed, then the old key is kept as `<file>.old` and the new one moved into place.
  */
 export async function rotateMasterKey(
+  db: Kysely<DB>,
   fromEnv: MasterKey | null,
   newKeyText: string | undefined,
   databaseUrl: string,
@@ -84,11 +160,9 @@ export async function rotateMasterKey(
   if (target.dialect === "sqlite" && target.path === ":memory:") {
     throw new ConfigError("an in-memory database has no master key to rotate");
   }
-  const from = resolveMasterKey(fromEnv, databaseUrl);
-  const given = newKeyText ? parseMasterKey(newKeyText) : null;
-  if (newKeyText && !given) {
-    throw new ConfigError(`SHIPKEY_NEW_MASTER_KEY must be ${masterKeyFormat}`);
-  }
+  const given = newKeyText ? masterKeyFromText(newKeyText, "SHIPKEY_NEW_MASTER_KEY") : null;
+  await refuseWhileServersRun(db, "shipkey master-key rotate");
+  const { key: from } = await resolveVerifiedMasterKey(fromEnv, databaseUrl, db);
   const file =
     fromEnv === null && target.dialect === "sqlite" ? masterKeyFileOf(target.path) : null;
   if (file === null && given === null) {

@@ -7,9 +7,10 @@ import { analyzeHotTables } from "./db/statistics.js";
 import { countAdmins } from "./domain/admins/admins.js";
 import { insecureCookieWarning } from "./http/cookie-security.js";
 import { boundHeapGrowth } from "./lib/heap-growth.js";
-import { type MasterKey, MasterKeyMismatchError } from "./domain/signing/key-material.js";
-import { assertMasterKeyOpensKeys, ensureAllSigningKeys } from "./domain/signing/signing-keys.js";
-import { resolveMasterKey } from "./master-key.js";
+import { type Heartbeat, startHeartbeat } from "./domain/maintenance/service-processes.js";
+import type { MasterKey } from "./domain/signing/key-material.js";
+import { ensureAllSigningKeys } from "./domain/signing/signing-keys.js";
+import { assertMasterKeyConfigured, resolveVerifiedMasterKey } from "./master-key.js";
 
 /**
  * Process concerns only: configuration, logging, migrations at start, graceful shutdown.
@@ -19,9 +20,10 @@ async function main(): Promise<void> {
   boundHeapGrowth();
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
-  const masterKey = resolveMasterKey(config.masterKey, config.databaseUrl);
+  assertMasterKeyConfigured(config.masterKey, config.databaseUrl);
   const database = await openAndMigrate(config, log);
-  await prepareSigningKeys(database, masterKey, log);
+  const heartbeat = await startServiceHeartbeat(database, log);
+  const masterKey = await prepareSigningKeys(database, config, heartbeat, log);
   const app = await buildApp({
     database,
     trustProxy: config.trustProxy,
@@ -64,6 +66,11 @@ async function main(): Promise<void> {
     try {
       await app.close(); // stops accepting, waits for in-flight requests
       clearTimeout(grace);
+      await heartbeat
+        .stop()
+        .catch((err: unknown) =>
+          app.log.warn({ reason: messageOf(err) }, "cannot remove the service heartbeat"),
+        );
       await database.close();
       process.exit(0);
     } catch (err) {
@@ -87,6 +94,7 @@ async function main(): Promise<void> {
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
+    await heartbeat.stop().catch(() => undefined);
     await database.close();
     throw new ConfigError(
       `cannot listen on ${config.host}:${config.port}: ${err instanceof Error ? err.message : String(err)}`,
@@ -130,21 +138,44 @@ async function openAndMigrate(config: Config, log: pino.Logger): Promise<Databas
 }
 
 /**
- * Refuses a master key that does not open the stored signing keys (it would sign nothing), then
- * gives every product without a signing key one.
+ * This server's row in service_processes, written before the master key is verified and then
+ * every 10 s (`shipkey master-key rotate` refuses while it is fresh); removed on shutdown.
+ */
+async function startServiceHeartbeat(database: Database, log: pino.Logger): Promise<Heartbeat> {
+  try {
+    return await startHeartbeat(database.db, (err) =>
+      log.warn({ reason: messageOf(err) }, "cannot write the service heartbeat; retrying"),
+    );
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+}
+
+/**
+ * The master key, proven to be this database's before anything is signed or sealed: it must
+ * open every stored signing key (current, next and retired; the error names the kid) and the
+ * key-check value (written now on a database without one). Then every product without a signing
+ * key gets one.
  */
 async function prepareSigningKeys(
   database: Database,
-  masterKey: MasterKey,
+  config: Config,
+  heartbeat: Heartbeat,
   log: pino.Logger,
-): Promise<void> {
+): Promise<MasterKey> {
   try {
-    await assertMasterKeyOpensKeys(database.db, masterKey);
-    const created = await ensureAllSigningKeys(database.db, masterKey);
+    const { key } = await resolveVerifiedMasterKey(
+      config.masterKey,
+      config.databaseUrl,
+      database.db,
+    );
+    const created = await ensureAllSigningKeys(database.db, key);
     if (created > 0) log.info({ products: created }, "generated signing keys");
+    return key;
   } catch (err) {
+    await heartbeat.stop().catch(() => undefined);
     await database.close();
-    if (err instanceof MasterKeyMismatchError) throw new ConfigError(err.message);
     throw err;
   }
 }

@@ -175,7 +175,7 @@ function spawnService(env: Record<string, string>): Service {
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       RATE_LIMITS: "off",
-      SHIPKEY_MASTER_KEY: "b".repeat(64),
+      SHIPKEY_MASTER_KEY: "fedcba9876543210".repeat(4),
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

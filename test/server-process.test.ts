@@ -323,7 +323,7 @@ describe("bad configuration fails at start with one clear line", () => {
       {
         DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
         DATABASE_CONNECT_TIMEOUT: "1",
-        SHIPKEY_MASTER_KEY: "0".repeat(64),
+        SHIPKEY_MASTER_KEY: "0123456789abcdef".repeat(4),
       },
       "cannot reach the database",
     ],

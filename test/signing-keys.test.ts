@@ -22,7 +22,9 @@ import {
   encryptedOf,
   ensureAllSigningKeys,
 } from "../src/domain/signing/signing-keys.js";
-import { masterKeyFileOf, resolveMasterKey } from "../src/master-key.js";
+import { openDatabase } from "../src/db/database.js";
+import { migrateToLatest } from "../src/db/migrate.js";
+import { assertMasterKeyConfigured, masterKeyFileOf, resolveMasterKey } from "../src/master-key.js";
 import { type AdminRoute, describeAdminAuth } from "./helpers/admin-auth-cases.js";
 import { callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
@@ -329,19 +331,24 @@ describe("master key", () => {
     );
   });
 
-  it("SQLite without SHIPKEY_MASTER_KEY: a random key in a 0600 file beside the database, kept", () => {
+  it("SQLite without SHIPKEY_MASTER_KEY: a random key in a 0600 file beside the database, kept", async () => {
     const dir = mkdtempSync(join(tmpdir(), "shipkey-master-"));
+    const url = `sqlite:${join(dir, "data", "shipkey.db")}`;
+    const database = await openDatabase(url);
     try {
-      const url = `sqlite:${join(dir, "data", "shipkey.db")}`;
-      const first = resolveMasterKey(null, url);
+      await migrateToLatest(database.db);
+      const first = (await resolveMasterKey(null, url, database.db)).key;
       const file = masterKeyFileOf(join(dir, "data", "shipkey.db"));
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(parseMasterKey(readFileSync(file, "utf8"))?.equals(first)).toBe(true);
-      expect(resolveMasterKey(null, url).equals(first)).toBe(true);
+      expect((await resolveMasterKey(null, url, database.db)).key.equals(first)).toBe(true);
       // SHIPKEY_MASTER_KEY wins over the file.
       const configured = randomBytes(32);
-      expect(resolveMasterKey(configured, url).equals(configured)).toBe(true);
+      expect((await resolveMasterKey(configured, url, database.db)).key.equals(configured)).toBe(
+        true,
+      );
     } finally {
+      await database.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -418,7 +425,7 @@ describe("master key", () => {
   });
 
   it("PostgreSQL without SHIPKEY_MASTER_KEY: refused", () => {
-    expect(() => resolveMasterKey(null, "postgres://localhost/shipkey")).toThrow(
+    expect(() => assertMasterKeyConfigured(null, "postgres://localhost/shipkey")).toThrow(
       /SHIPKEY_MASTER_KEY is required with PostgreSQL/,
     );
   });

@@ -3,8 +3,8 @@ import os from "node:os";
 import type { Kysely } from "kysely";
 import { activationHistoryMsFrom, databaseUrlFrom, masterKeyFromEnv } from "../config.js";
 import type { MasterKey } from "../domain/signing/key-material.js";
-import { assertMasterKeyOpensKeys, listProductKeys } from "../domain/signing/signing-keys.js";
-import { resolveMasterKey, rotateMasterKey } from "../master-key.js";
+import { listProductKeys } from "../domain/signing/signing-keys.js";
+import { resolveVerifiedMasterKey, rotateMasterKey } from "../master-key.js";
 import type { DB } from "../db/schema.js";
 import { listAdmins } from "../domain/admins/admins.js";
 import { escapeControlCharacters } from "../lib/control-characters.js";
@@ -68,7 +68,7 @@ export const usage = `Usage: shipkey <command> [options] [--json]
       retires; --force before the product's offline period has passed since prepare)
   products remove-key <slug> --kid <kid>   (a next or retired key only)
   products set-offline-period <slug> --seconds <n>   (certificate lifetime, 60 s to 90 days)
-  master-key rotate   (stop the service first; seals every signing key under SHIPKEY_NEW_MASTER_KEY,
+  master-key rotate   (stop every server first, else refused; seals every signing key under SHIPKEY_NEW_MASTER_KEY,
       or on SQLite without SHIPKEY_MASTER_KEY under a new key (given, else random) in the key file)
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
@@ -110,15 +110,19 @@ export function cliActor(): Actor {
   return { type: "cli", id: null, label: `${user}@${os.hostname()}`, ip: null };
 }
 
-/** The master key the server uses (SHIPKEY_MASTER_KEY, or SQLite's key file beside the database). */
-function cliMasterKey(): MasterKey {
-  return resolveMasterKey(masterKeyFromEnv(), databaseUrlFrom());
+/**
+ * The master key the server uses (SHIPKEY_MASTER_KEY, or SQLite's key file beside the database),
+ * verified against the database before the command seals anything under it: a wrong key stops
+ * the command with nothing changed.
+ */
+async function cliMasterKey(db: Kysely<DB>): Promise<MasterKey> {
+  return (await resolveVerifiedMasterKey(masterKeyFromEnv(), databaseUrlFrom(), db)).key;
 }
 
 /** The master key when this environment has one; else null (the server makes the key later). */
-function masterKeyIfAvailable(): MasterKey | null {
+async function masterKeyIfAvailable(db: Kysely<DB>): Promise<MasterKey | null> {
   if (masterKeyFromEnv() === null && databaseUrlFrom().startsWith("postgres")) return null;
-  return cliMasterKey();
+  return cliMasterKey(db);
 }
 
 function oneArgument(args: string[], what: string): string {
@@ -185,7 +189,7 @@ export const commands: Record<string, Command> = {
         db,
         cliActor(),
         { slug: requiredOption(options, "slug"), name: requiredOption(options, "name") },
-        masterKeyIfAvailable(),
+        await masterKeyIfAvailable(db),
       );
       return { data: product, text: describe({ ...product }) };
     },
@@ -211,9 +215,8 @@ export const commands: Record<string, Command> = {
   "products prepare-key": {
     run: async (db, args) => {
       const slug = oneArgument(args, "product slug");
-      const masterKey = cliMasterKey();
       // A key sealed under another master key would leave the servers unable to sign.
-      await assertMasterKeyOpensKeys(db, masterKey);
+      const masterKey = await cliMasterKey(db);
       const prepared = await prepareSigningKeyAudited(db, cliActor(), masterKey, slug);
       return {
         data: prepared,
@@ -237,6 +240,7 @@ export const commands: Record<string, Command> = {
     run: async (db, args) => {
       noArguments(args);
       const rotation = await rotateMasterKey(
+        db,
         masterKeyFromEnv(),
         process.env.SHIPKEY_NEW_MASTER_KEY,
         databaseUrlFrom(),

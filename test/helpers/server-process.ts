@@ -15,7 +15,7 @@ export interface ServerProcess {
  * PostgreSQL needs SHIPKEY_MASTER_KEY; the processes of a test share this one unless the test
  * sets its own (or "" for none). SQLite keeps its key file beside the database, as in production.
  */
-const testMasterKey = "a".repeat(64);
+const testMasterKey = "0123456789abcdef".repeat(4);
 const withMasterKey = (env: Record<string, string>) =>
   env.DATABASE_URL?.startsWith("postgres") && env.SHIPKEY_MASTER_KEY === undefined
     ? { ...env, SHIPKEY_MASTER_KEY: testMasterKey }

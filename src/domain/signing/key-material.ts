@@ -142,7 +142,7 @@ function openPrivateKey(
     ]);
   } catch {
     throw new MasterKeyMismatchError(
-      `the master key does not decrypt signing key ${kid}: SHIPKEY_MASTER_KEY differs from the one that encrypted it`,
+      `the master key does not decrypt signing key ${kid}: it is not the master key that sealed it`,
     );
   }
 }
@@ -159,4 +159,12 @@ export function parseMasterKey(text: string): MasterKey | null {
     return bytes.length === masterKeyBytes ? bytes : null;
   }
   return null;
+}
+
+/**
+ * Whether a master key is one byte repeated (all zero, all 0xff, …): the mark of a placeholder,
+ * never of 32 random bytes. Such a key is refused wherever a master key is read.
+ */
+export function isRepeatedByteKey(key: MasterKey): boolean {
+  return key.every((byte) => byte === key[0]);
 }

@@ -13,6 +13,13 @@ import {
   publicPem,
   resealPrivateKey,
 } from "./key-material.js";
+import { refuseWhileServersRun } from "../maintenance/service-processes.js";
+import {
+  keyCheckMismatch,
+  opensKeyCheck,
+  readKeyCheck,
+  replaceKeyCheck,
+} from "./master-key-check.js";
 
 /** A signing key as admins see it: never the private half. */
 export interface SigningKeyView {
@@ -101,20 +108,21 @@ export async function ensureAllSigningKeys(
 }
 
 /**
- * Throws MasterKeyMismatchError when a stored private key does not open with this master key:
- * the service refuses to start rather than sign nothing.
+ * Opens every stored private key (current, next and retired); MasterKeyMismatchError, naming the
+ * kid, for the first that this master key did not seal: the service refuses to start rather than
+ * sign nothing.
  */
 export async function assertMasterKeyOpensKeys(
   db: Kysely<DB>,
   masterKey: MasterKey,
 ): Promise<void> {
-  const row = await db
+  const rows = await db
     .selectFrom("signing_keys")
     .select(["kid", "product_id", "private_key_iv", "private_key_ciphertext", "private_key_tag"])
-    .where("status", "=", "current")
-    .limit(1)
-    .executeTakeFirst();
-  if (row) decryptPrivateKey(masterKey, row.product_id, row.kid, encryptedOf(row));
+    .orderBy("created_at")
+    .orderBy("kid")
+    .execute();
+  for (const row of rows) decryptPrivateKey(masterKey, row.product_id, row.kid, encryptedOf(row));
 }
 
 export const encryptedOf = (row: {
@@ -289,15 +297,18 @@ export async function promoteSigningKey(
 
 /**
  * Seals every stored private key again under a new master key (`shipkey master-key rotate`, for
- * a stopped service): the keys themselves, their kids and public halves stay. All or none: a key
- * that does not open with `from` throws MasterKeyMismatchError, and one added meanwhile
- * KEY_ROTATION_CONFLICT; the transaction then changes nothing.
+ * a stopped service, refused while a server's heartbeat is fresh, KEY_ROTATION_CONFLICT): the keys themselves, their kids and public halves stay, and the key-check
+ * value is sealed again under `to`. All or none: a key or a key-check value that does not open
+ * with `from` throws MasterKeyMismatchError, and a key added meanwhile KEY_ROTATION_CONFLICT; the
+ * transaction then changes nothing.
  */
 export async function resealSigningKeys(
   trx: Transaction<DB>,
   from: MasterKey,
   to: MasterKey,
 ): Promise<{ keys: number }> {
+  // A running server keeps the old master key in memory: it could not open keys sealed later.
+  await refuseWhileServersRun(trx, "shipkey master-key rotate");
   const rows = await trx
     .selectFrom("signing_keys")
     .select(["kid", "product_id", "private_key_iv", "private_key_ciphertext", "private_key_tag"])
@@ -325,6 +336,9 @@ export async function resealSigningKeys(
       "A signing key was added during the master key rotation: stop every process, then run it again",
     );
   }
+  const check = await readKeyCheck(trx);
+  if (check !== null && !opensKeyCheck(from, check)) throw keyCheckMismatch();
+  await replaceKeyCheck(trx, to);
   return { keys: rows.length };
 }
 
