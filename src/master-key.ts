@@ -33,6 +33,8 @@ export const masterKeyFileOf = (sqlitePath: string) => `${sqlitePath}.master-key
 export interface ResolvedMasterKey {
   key: MasterKey;
   source: string;
+  /** The key file this process just created (to be backed up with the database), else null. */
+  createdFile: string | null;
 }
 
 /**
@@ -62,13 +64,18 @@ export async function resolveMasterKey(
   databaseUrl: string,
   db: Kysely<DB>,
 ): Promise<ResolvedMasterKey> {
-  if (fromEnv) return { key: fromEnv, source: "SHIPKEY_MASTER_KEY" };
+  if (fromEnv) return { key: fromEnv, source: "SHIPKEY_MASTER_KEY", createdFile: null };
   const target = parseDatabaseUrl(databaseUrl);
   if (target.dialect === "postgres") throw postgresNeedsKey();
   if (target.path === ":memory:") {
-    return { key: randomBytes(masterKeyBytes), source: "this in-memory database's key" };
+    return {
+      key: randomBytes(masterKeyBytes),
+      source: "this in-memory database's key",
+      createdFile: null,
+    };
   }
   const file = masterKeyFileOf(target.path);
+  let created = false;
   if (!existsSync(file)) {
     const held = await holdsSealedKeys(db);
     // Looked at again: a process starting beside this one may have just created the file and
@@ -78,7 +85,7 @@ export async function resolveMasterKey(
         `the database holds ${held.signingKeys ? "signing keys sealed under a master key" : "the key-check value of a master key"}, but the key file ${file} is missing: restore it beside the database, or set SHIPKEY_MASTER_KEY to that key (no new key file was written)`,
       );
     }
-    createKeyFile(file);
+    created = createKeyFile(file);
   }
   let text: string;
   try {
@@ -90,6 +97,7 @@ export async function resolveMasterKey(
   return {
     key: masterKeyFromText(text, `the master key file ${file}`),
     source: `the key file ${file}`,
+    createdFile: created ? file : null,
   };
 }
 
@@ -121,9 +129,10 @@ async function verifyResolved(db: Kysely<DB>, resolved: ResolvedMasterKey): Prom
 
 /**
  * Written whole to a private temporary file, then linked into place: link() fails when the file
- * exists, so of processes creating it together one does, and all read the same key.
+ * exists, so of processes creating it together one does, and all read the same key. True when
+ * this process created it.
  */
-function createKeyFile(file: string): void {
+function createKeyFile(file: string): boolean {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const temporary = `${file}.${process.pid}.tmp`;
   try {
@@ -132,10 +141,12 @@ function createKeyFile(file: string): void {
       mode: 0o600,
     });
     linkSync(temporary, file);
+    return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
       throw new ConfigError(`cannot create the master key file ${file}: ${messageOf(err)}`);
     }
+    return false;
   } finally {
     rmSync(temporary, { force: true });
   }

@@ -165,11 +165,17 @@ async function prepareSigningKeys(
   log: pino.Logger,
 ): Promise<MasterKey> {
   try {
-    const { key } = await resolveVerifiedMasterKey(
+    const { key, createdFile } = await resolveVerifiedMasterKey(
       config.masterKey,
       config.databaseUrl,
       database.db,
     );
+    if (createdFile) {
+      log.warn(
+        { file: createdFile },
+        `created the master key file ${createdFile}: back it up with the database (a backup restored without it cannot sign), and keep the copies apart`,
+      );
+    }
     const created = await ensureAllSigningKeys(database.db, key);
     if (created > 0) log.info({ products: created }, "generated signing keys");
     return key;

@@ -59,9 +59,23 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     });
   });
 
-  it("products create and list", async () => {
-    const product = await json("products", "create", "--slug", "cli-app", "--name", "CLI App");
-    expect(product).toMatchObject({ slug: "cli-app", name: "CLI App" });
+  it("products create and list; on SQLite the first key made creates the key file, and says so", async () => {
+    const created = await cli(
+      "products",
+      "create",
+      "--slug",
+      "cli-app",
+      "--name",
+      "CLI App",
+      "--json",
+    );
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ slug: "cli-app", name: "CLI App" });
+    expect(created.stderr).toBe(
+      dialect === "sqlite"
+        ? `shipkey: created the master key file ${testDatabase.url.slice("sqlite:".length)}.master-key: back it up with the database\n`
+        : "",
+    );
     const list = await json<Array<{ slug: string }>>("products", "list");
     expect(list.map((p) => p.slug)).toContain("cli-app");
   });

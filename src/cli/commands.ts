@@ -116,7 +116,17 @@ export function cliActor(): Actor {
  * the command with nothing changed.
  */
 async function cliMasterKey(db: Kysely<DB>): Promise<MasterKey> {
-  return (await resolveVerifiedMasterKey(masterKeyFromEnv(), databaseUrlFrom(), db)).key;
+  const { key, createdFile } = await resolveVerifiedMasterKey(
+    masterKeyFromEnv(),
+    databaseUrlFrom(),
+    db,
+  );
+  if (createdFile) {
+    process.stderr.write(
+      `shipkey: created the master key file ${createdFile}: back it up with the database\n`,
+    );
+  }
+  return key;
 }
 
 /** The master key when this environment has one; else null (the server makes the key later). */
