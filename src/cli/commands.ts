@@ -297,7 +297,7 @@ export const commands: Record<string, Command> = {
       const counts = await prune(db, { activationHistoryMs: activationHistoryMsFrom() });
       return {
         data: counts,
-        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions and ${counts.idempotencyKeys} idempotency keys.`,
+        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys and ${counts.certificates} expired certificate records.`,
       };
     },
   },
