@@ -23,7 +23,8 @@ export interface PruneCounts {
  * Deletes what no one needs any more: ended activations past their retention, expired dashboard
  * sessions, Idempotency-Key rows past their 24 h window and the records of expired license
  * certificates. Active activations are never touched: they hold slots. A client's deactivation
- * is kept at least 30 days, whatever the retention: the churn limit counts it that long.
+ * on a license with a churn limit (its own or its product's) is kept at least 30 days, whatever
+ * the retention: the limit counts it that long.
  */
 export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<PruneCounts> {
   const now = options.now ?? Date.now();
@@ -37,11 +38,27 @@ export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<Prun
           .select("id")
           .where("deactivated_at", "is not", null)
           .where("deactivated_at", "<=", activationCutoff)
+          // A client's deactivation on a license with a churn limit stays while the limit
+          // counts it.
           .where((eb) =>
             eb.or([
               eb("deactivated_by", "is", null),
               eb("deactivated_by", "!=", "client"),
               eb("deactivated_at", "<=", now - deactivationWindowMs),
+              eb(
+                "license_id",
+                "not in",
+                eb
+                  .selectFrom("licenses")
+                  .innerJoin("products", "products.id", "licenses.product_id")
+                  .select("licenses.id")
+                  .where((inner) =>
+                    inner.or([
+                      inner("licenses.max_deactivations_per_30_days", "is not", null),
+                      inner("products.max_deactivations_per_30_days", "is not", null),
+                    ]),
+                  ),
+              ),
             ]),
           )
           .limit(limit),
