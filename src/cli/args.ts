@@ -65,6 +65,9 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "download-redirects": { type: "string" },
         kid: { type: "string" },
         seconds: { type: "string" },
+        machines: { type: "string" },
+        "per-30-days": { type: "string" },
+        "max-deactivations-per-30-days": { type: "string" },
       },
     });
     return { positionals, options: values };
