@@ -128,7 +128,7 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
     await signing.ring.keyFor(slug); // a product without a key gets its first one
     const keys = await listProductKeys(db, slug);
     return layout(
-      `Signing keys of ${product.name}`,
+      `Signing keys and offline use of ${product.name}`,
       "products",
       context,
       html`${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
