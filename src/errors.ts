@@ -62,6 +62,8 @@ export type ErrorCode =
   | "MAX_MACHINES_REACHED"
   | "MACHINE_NOT_ACTIVATED"
   | "ACTIVATION_NOT_FOUND"
+  | "OFFLINE_LIMIT_REACHED"
+  | "DEACTIVATION_LIMIT_REACHED"
   // Faults
   | "DATABASE_UNAVAILABLE"
   | "INTERNAL_ERROR";
@@ -121,11 +123,16 @@ export const httpStatusByCode: Record<ErrorCode, number> = {
   MAX_MACHINES_REACHED: 403,
   MACHINE_NOT_ACTIVATED: 403,
   ACTIVATION_NOT_FOUND: 404,
+  OFFLINE_LIMIT_REACHED: 403,
+  DEACTIVATION_LIMIT_REACHED: 403,
   DATABASE_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,
 };
 
-/** The spec's exact messages, for the codes whose message never varies. */
+/**
+ * The fixed messages: the spec's exact ones, and those of the two license-endpoint refusals
+ * beyond the spec, whose message never varies either.
+ */
 export const specMessages = {
   MISSING_REQUIRED_FIELDS: "Missing required fields",
   INVALID_API_KEY: "Invalid or missing API key",
@@ -143,6 +150,9 @@ export const specMessages = {
   MAX_MACHINES_REACHED: "Maximum machines reached",
   MACHINE_NOT_ACTIVATED: "Machine not activated",
   ACTIVATION_NOT_FOUND: "Machine is not activated",
+  // Beyond the spec: the offline allowance and the churn limit (docs/decisions.md §6).
+  OFFLINE_LIMIT_REACHED: "Offline limit reached",
+  DEACTIVATION_LIMIT_REACHED: "Deactivation limit reached",
 } as const satisfies Partial<Record<ErrorCode, string>>;
 
 type SpecCode = keyof typeof specMessages;
@@ -165,7 +175,7 @@ export class ShipkeyError extends Error {
     return httpStatusByCode[this.code];
   }
 
-  /** An error whose message is fixed by the spec. */
+  /** An error whose message is fixed (specMessages). */
   static spec(code: SpecCode, details: ErrorDetails = {}): ShipkeyError {
     return new ShipkeyError(code, specMessages[code], details);
   }

@@ -49,7 +49,12 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
   });
 
   it("prune deletes ended activations past ACTIVATION_HISTORY_DAYS and says how many", async () => {
-    expect(await json("prune")).toEqual({ activations: 0, sessions: 0, idempotencyKeys: 0 });
+    expect(await json("prune")).toEqual({
+      activations: 0,
+      sessions: 0,
+      idempotencyKeys: 0,
+      certificates: 0,
+    });
     const bad = await run(process.execPath, ["bin/shipkey.js", "prune"], {
       env: { ...process.env, DATABASE_URL: testDatabase.url, ACTIVATION_HISTORY_DAYS: "-1" },
     }).catch((err: { code: number; stderr: string }) => err);
@@ -78,6 +83,41 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     );
     const list = await json<Array<{ slug: string }>>("products", "list");
     expect(list.map((p) => p.slug)).toContain("cli-app");
+  });
+
+  it("products set-offline-allowance and set-deactivation-limit", async () => {
+    expect(
+      await json("products", "set-offline-allowance", "cli-app", "--machines", "2"),
+    ).toMatchObject({ offlineAllowance: 2 });
+    expect(
+      await json("products", "set-deactivation-limit", "cli-app", "--per-30-days", "3"),
+    ).toMatchObject({ maxDeactivationsPer30Days: 3 });
+    expect(
+      await json("products", "set-deactivation-limit", "cli-app", "--per-30-days", "none"),
+    ).toMatchObject({ maxDeactivationsPer30Days: null });
+    const license = await json<{ licenseKey: string }>(
+      "licenses",
+      "create",
+      "--product",
+      "cli-app",
+      "--max-machines",
+      "1",
+      "--max-deactivations-per-30-days",
+      "5",
+    );
+    expect(license).toMatchObject({ maxDeactivationsPer30Days: 5 });
+    expect(
+      await json(
+        "licenses",
+        "update",
+        license.licenseKey,
+        "--max-deactivations-per-30-days",
+        "product",
+      ),
+    ).toMatchObject({ maxDeactivationsPer30Days: null });
+    const missing = await cli("products", "set-offline-allowance", "cli-app");
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--machines is required");
   });
 
   it("a duplicate product slug fails on stderr with a non-zero exit", async () => {
@@ -136,6 +176,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       customerEmail: "grace@example.com",
       note: "reseller order 7",
       externalId: "order-7",
+      maxDeactivationsPer30Days: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -60,11 +60,11 @@ async function snapshot(db: Kysely<DB>): Promise<Snapshot> {
         if (copy.sort_key === versionSortKey(String(copy.version))) delete copy.sort_key;
         // Added with its default (7 days) on every product.
         if (copy.offline_period_seconds === 604_800) delete copy.offline_period_seconds;
-        // Added by 0016 with their defaults: an allowance of 1, no churn limit, no ender recorded.
+        // Added with their defaults: one certificate beyond the slots, no churn limit, and no
+        // record of who ended the activations 0.1 ended.
         if (copy.offline_allowance === 1) delete copy.offline_allowance;
-        if ("max_deactivations_per_30_days" in copy && copy.max_deactivations_per_30_days === null)
-          delete copy.max_deactivations_per_30_days;
-        if ("deactivated_by" in copy && copy.deactivated_by === null) delete copy.deactivated_by;
+        if (copy.max_deactivations_per_30_days === null) delete copy.max_deactivations_per_30_days;
+        if (copy.deactivated_by === null) delete copy.deactivated_by;
         return copy;
       })
       .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));

@@ -66,6 +66,9 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         kid: { type: "string" },
         seconds: { type: "string" },
         force: { type: "boolean" },
+        machines: { type: "string" },
+        "per-30-days": { type: "string" },
+        "max-deactivations-per-30-days": { type: "string" },
       },
     });
     return { positionals, options: values };

@@ -22,6 +22,8 @@ import {
   rotateMasterKeyAudited,
   prepareSigningKeyAudited,
   promoteSigningKeyAudited,
+  setDeactivationLimitAudited,
+  setOfflineAllowanceAudited,
   setOfflinePeriodAudited,
   setReleaseYankedAudited,
   updateLicenseAudited,
@@ -68,15 +70,20 @@ export const usage = `Usage: shipkey <command> [options] [--json]
       retires; --force before the product's offline period has passed since prepare)
   products remove-key <slug> --kid <kid>   (a next or retired key only)
   products set-offline-period <slug> --seconds <n>   (certificate lifetime, 60 s to 90 days)
+  products set-offline-allowance <slug> --machines <n>
+      (machines beyond a license's max-machines that may hold an unexpired certificate; 0 to 100)
+  products set-deactivation-limit <slug> --per-30-days <n>|none
+      (public deactivations allowed per license in 30 days; none: no limit, the default)
   master-key rotate   (stop every server first, else refused; seals every signing key under SHIPKEY_NEW_MASTER_KEY,
       or on SQLite without SHIPKEY_MASTER_KEY under a new key (given, else random) in the key file)
   licenses create --product <slug> --max-machines <n> [--key <key>]
       [--status ACTIVE|SUSPENDED|REVOKED] [--expires-at <iso>] [--edition <e>]
       [--edition-name <n>] [--features a,b,c] [--customer-name <n>] [--customer-email <e>]
-      [--note <text>] [--external-id <id>]
+      [--note <text>] [--external-id <id>] [--max-deactivations-per-30-days <n>|product]
   licenses update <licenseKey> [--status ...] [--expires-at <iso>|never]
       [--max-machines <n>] [--edition <e>] [--edition-name <n>] [--features a,b,c]
       [--customer-name <n>] [--customer-email <e>] [--note <text>] [--external-id <id>]
+      [--max-deactivations-per-30-days <n>|product]   (product: the product's limit applies)
   licenses show <licenseKey>
   admins create --email <email> [--password-stdin]   (generates a password unless given)
   admins list
@@ -177,7 +184,14 @@ function licenseSettings(options: Options, allowNever: boolean) {
     customerEmail: stringOption(options, "customer-email"),
     note: stringOption(options, "note"),
     externalId: stringOption(options, "external-id"),
+    maxDeactivationsPer30Days: limitOption(options, "max-deactivations-per-30-days", "product"),
   };
+}
+
+/** A churn limit: a whole number, or the word that means null (`none`, `product`). */
+function limitOption(options: Options, name: string, nullWord: string): number | null | undefined {
+  if (stringOption(options, name) === nullWord) return null;
+  return integerOption(options, name);
 }
 
 function licenseText(license: LicenseView): string {
@@ -286,6 +300,24 @@ export const commands: Record<string, Command> = {
       return { data: product, text: describe({ ...product }) };
     },
   },
+  "products set-offline-allowance": {
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const machines = integerOption(options, "machines");
+      if (machines === undefined) throw new UsageError("--machines is required");
+      const product = await setOfflineAllowanceAudited(db, cliActor(), slug, machines);
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+  "products set-deactivation-limit": {
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const limit = limitOption(options, "per-30-days", "none");
+      if (limit === undefined) throw new UsageError("--per-30-days is required (a number or none)");
+      const product = await setDeactivationLimitAudited(db, cliActor(), slug, limit);
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
   "products update": {
     run: async (db, args, options) => {
       const slug = oneArgument(args, "product slug");
@@ -326,7 +358,7 @@ export const commands: Record<string, Command> = {
       const counts = await prune(db, { activationHistoryMs: activationHistoryMsFrom() });
       return {
         data: counts,
-        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions and ${counts.idempotencyKeys} idempotency keys.`,
+        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys and ${counts.certificates} expired certificate records.`,
       };
     },
   },

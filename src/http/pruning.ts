@@ -29,7 +29,7 @@ export function schedulePruning(
     running = running.then(async () => {
       try {
         const counts = await prune(db, { activationHistoryMs: options.activationHistoryMs });
-        if (counts.activations + counts.sessions + counts.idempotencyKeys > 0) {
+        if (Object.values(counts).some((deleted) => deleted > 0)) {
           app.log.info(counts, "pruned old rows");
         }
       } catch (err) {

@@ -28,6 +28,8 @@ import {
   deleteProduct,
   renameProduct,
   requireProduct,
+  setDeactivationLimit,
+  setOfflineAllowance,
   setOfflinePeriod,
   setTauriPublicKey,
   setUpdateDelivery,
@@ -91,6 +93,41 @@ export const setOfflinePeriodAudited = (
     (product) => ({
       target: { type: "product", id: product.slug },
       details: { offlinePeriodSeconds: product.offlinePeriodSeconds },
+    }),
+  );
+
+export const setOfflineAllowanceAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  machines: number,
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.offline_allowance",
+    (trx) => setOfflineAllowance(trx, slug, machines),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: { offlineAllowance: product.offlineAllowance },
+    }),
+  );
+
+/** The product's churn limit (null: none). */
+export const setDeactivationLimitAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  perThirtyDays: number | null,
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.deactivation_limit",
+    (trx) => setDeactivationLimit(trx, slug, perThirtyDays),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: { maxDeactivationsPer30Days: product.maxDeactivationsPer30Days },
     }),
   );
 
@@ -201,12 +238,27 @@ export const updateProductAudited = (
     name?: string;
     tauriPublicKey?: string | null;
     offlinePeriodSeconds?: number;
+    offlineAllowance?: number;
+    maxDeactivationsPer30Days?: number | null;
   } & UpdateDelivery,
 ) =>
   inTransaction(db, async (trx) => {
-    const { name, tauriPublicKey, offlinePeriodSeconds, ...delivery } = changes;
+    const {
+      name,
+      tauriPublicKey,
+      offlinePeriodSeconds,
+      offlineAllowance,
+      maxDeactivationsPer30Days,
+      ...delivery
+    } = changes;
     if (offlinePeriodSeconds !== undefined) {
       await setOfflinePeriodAudited(trx, actor, slug, offlinePeriodSeconds);
+    }
+    if (offlineAllowance !== undefined) {
+      await setOfflineAllowanceAudited(trx, actor, slug, offlineAllowance);
+    }
+    if (maxDeactivationsPer30Days !== undefined) {
+      await setDeactivationLimitAudited(trx, actor, slug, maxDeactivationsPer30Days);
     }
     if (tauriPublicKey !== undefined) {
       await setTauriPublicKeyAudited(trx, actor, slug, tauriPublicKey);
@@ -239,6 +291,9 @@ export const createLicenseAudited = (db: Kysely<DB>, actor: Actor, input: Create
         product: license.product,
         maxMachines: license.maxMachines,
         status: license.status,
+        ...(license.maxDeactivationsPer30Days === null
+          ? {}
+          : { maxDeactivationsPer30Days: license.maxDeactivationsPer30Days }),
       },
     }),
   );
@@ -294,7 +349,8 @@ export const deactivateMachineAudited = (
     db,
     actor,
     "machine.deactivate",
-    (trx) => deactivateMachine(trx, { licenseKey, machineId }),
+    // An administrator is never held by the churn limit, and does not spend it.
+    (trx) => deactivateMachine(trx, { licenseKey, machineId }, { by: "admin" }),
     () => ({ target: { type: "license", id: licenseKey }, details: { machineId } }),
   );
 

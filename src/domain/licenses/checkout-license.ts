@@ -4,7 +4,12 @@ import type { DB } from "../../db/schema.js";
 import { toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
 import type { SigningKey } from "../signing/key-ring.js";
-import { type LastSeenRecorder, validateLicense, type ValidateInput } from "./validate-license.js";
+import { reserveCertificate } from "./license-certificates.js";
+import {
+  type LastSeenRecorder,
+  type ValidateInput,
+  validateLicenseOf,
+} from "./validate-license.js";
 
 export interface CheckoutInput extends ValidateInput {
   /** Shortens the product's offline period; a larger value is capped to it. */
@@ -25,9 +30,10 @@ export type SigningKeyLookup = (
 ) => SigningKey | null | Promise<SigningKey | null>;
 
 /**
- * Validate's checks, in its order and with its errors (and its last-seen refresh), then a
- * license certificate: a compact JWS (EdDSA) that lets the machine run offline until `exp`, the
- * product's offline period from now, never past the license's own expiry.
+ * Validate's checks, in its order and with its errors (and its last-seen refresh), then the
+ * offline limit (403 OFFLINE_LIMIT_REACHED: see reserveCertificate), then a license certificate:
+ * a compact JWS (EdDSA) that lets the machine run offline until `exp`, the product's offline
+ * period from now, never past the license's own expiry.
  */
 export async function checkoutLicense(
   db: Kysely<DB>,
@@ -36,7 +42,7 @@ export async function checkoutLicense(
   signingKeyOf: SigningKeyLookup,
   now = Date.now(),
 ): Promise<CheckoutResult> {
-  const license = await validateLicense(db, input, lastSeen, now);
+  const { licenseId, result: license } = await validateLicenseOf(db, input, lastSeen, now);
   const product = await requireProduct(db, input.productSlug);
   const key = await signingKeyOf(product.slug);
   if (!key) throw new Error(`product ${product.slug} has no signing key`);
@@ -45,6 +51,17 @@ export async function checkoutLicense(
   const licenseEnd =
     license.expiresAt === null ? Infinity : Math.floor(Date.parse(license.expiresAt) / 1000);
   const exp = Math.min(iat + period, licenseEnd);
+  await reserveCertificate(
+    db,
+    {
+      licenseId,
+      machineId: input.machineId,
+      offlineAllowance: product.offlineAllowance,
+      issuedAt: iat * 1000,
+      expiresAt: exp * 1000,
+    },
+    now,
+  );
   const certificate = await new SignJWT({
     product: product.slug,
     edition: license.edition,

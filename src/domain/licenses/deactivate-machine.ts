@@ -4,25 +4,57 @@ import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { assertMaxLength, limits } from "../limits.js";
-import { requireLicenseByKey } from "./license-record.js";
 
 export interface DeactivateInput {
   licenseKey: string;
   machineId: string;
 }
 
+/** Who ends an activation: the public endpoint (a client) or an administrator. */
+export type DeactivatedBy = "client" | "admin";
+
+/** The window of the churn limit: public deactivations are counted over the trailing 30 days. */
+export const deactivationWindowMs = 30 * 86_400_000;
+
 /**
- * Ends the machine's active activation (kept as history) and frees its slot. Works whatever the
- * license's status or expiry: a customer must always be able to free a slot.
+ * Ends the machine's active activation (kept as history, with who ended it) and frees its slot.
+ * Works whatever the license's status or expiry: a customer must always be able to free a slot.
+ *
+ * A client's deactivation is refused with 403 DEACTIVATION_LIMIT_REACHED when the license's
+ * churn limit (its own, else its product's; none by default) is spent: that many client
+ * deactivations in the trailing 30 days, this one included. Administrators are never limited,
+ * and theirs do not count.
  */
 export async function deactivateMachine(
   db: Kysely<DB>,
   input: DeactivateInput,
-  now = Date.now(),
+  options: { by: DeactivatedBy; now?: number },
 ): Promise<{ machineId: string }> {
-  const license = await requireLicenseByKey(db, input.licenseKey);
+  const now = options.now ?? Date.now();
+  // An oversized key was never stored: the query would find nothing.
+  const [license] =
+    input.licenseKey.length > limits.identifier
+      ? []
+      : (await findLicenseForDeactivation(db, { licenseKey: input.licenseKey })).rows;
+  if (!license) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
   assertMaxLength("machineId", input.machineId, limits.identifier);
-  await inTransaction(db, (trx) => endActivation(trx, license.id, input.machineId, now));
+  const limit = options.by === "client" ? license.deactivation_limit : null;
+  await inTransaction(db, async (trx) => {
+    if (limit === null) {
+      await endActivation(trx, license.id, input.machineId, now, options.by);
+      return;
+    }
+    // The license row first, so concurrent deactivations of the license count one at a time.
+    await lockLicense(trx, { licenseId: license.id });
+    await endActivation(trx, license.id, input.machineId, now, "client");
+    const { rows } = await countClientDeactivations(trx, {
+      licenseId: license.id,
+      since: now - deactivationWindowMs,
+    });
+    if (Number(rows[0]?.ended ?? 0) > limit) {
+      throw ShipkeyError.spec("DEACTIVATION_LIMIT_REACHED");
+    }
+  });
   return { machineId: input.machineId };
 }
 
@@ -35,19 +67,59 @@ export async function endActivation(
   licenseId: string,
   machineId: string,
   now: number,
+  by: DeactivatedBy,
 ): Promise<void> {
-  const ended = await endActiveActivation(trx, { licenseId, machineId, now });
+  const ended = await endActiveActivation(trx, { licenseId, machineId, now, by });
   if (!ended.numAffectedRows) throw ShipkeyError.spec("ACTIVATION_NOT_FOUND");
   await freeSlot(trx, { licenseId });
 }
 
+// The license's id and its churn limit: its own, else its product's (null: none).
+const findLicenseForDeactivation = compileOnce<
+  { licenseKey: string },
+  { id: string; deactivation_limit: number | null }
+>(["licenseKey"], (db, p) =>
+  db
+    .selectFrom("licenses")
+    .innerJoin("products", "products.id", "licenses.product_id")
+    .select((eb) => [
+      "licenses.id",
+      eb.fn
+        .coalesce(
+          "licenses.max_deactivations_per_30_days",
+          "products.max_deactivations_per_30_days",
+        )
+        .as("deactivation_limit"),
+    ])
+    .where("licenses.license_key", "=", p.licenseKey),
+);
+
+const lockLicense = compileOnce<{ licenseId: string }, never>(["licenseId"], (db, p) =>
+  db
+    .updateTable("licenses")
+    .set((eb) => ({ active_machines: eb.ref("active_machines") }))
+    .where("id", "=", p.licenseId),
+);
+
+const countClientDeactivations = compileOnce<
+  { licenseId: string; since: number },
+  { ended: number | string | bigint }
+>(["licenseId", "since"], (db, p) =>
+  db
+    .selectFrom("activations")
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("ended"))
+    .where("license_id", "=", p.licenseId)
+    .where("deactivated_at", ">", p.since)
+    .where("deactivated_by", "=", "client"),
+);
+
 const endActiveActivation = compileOnce<
-  { licenseId: string; machineId: string; now: number },
+  { licenseId: string; machineId: string; now: number; by: DeactivatedBy },
   never
->(["licenseId", "machineId", "now"], (db, p) =>
+>(["licenseId", "machineId", "now", "by"], (db, p) =>
   db
     .updateTable("activations")
-    .set({ deactivated_at: p.now })
+    .set({ deactivated_at: p.now, deactivated_by: p.by })
     .where("license_id", "=", p.licenseId)
     .where("machine_id", "=", p.machineId)
     .where("deactivated_at", "is", null),

@@ -11,7 +11,7 @@ import { newId, newLicenseKey } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { assertMaxLength, assertMultiLine, assertSingleLine, limits } from "../limits.js";
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
-import { findProductBySlug } from "../products/products.js";
+import { assertDeactivationLimit, findProductBySlug } from "../products/products.js";
 import { parseFeatures } from "./license-record.js";
 
 export interface LicenseView {
@@ -28,6 +28,8 @@ export interface LicenseView {
   customerEmail: string | null;
   note: string | null;
   externalId: string | null;
+  /** The license's own churn limit; null: its product's applies. */
+  maxDeactivationsPer30Days: number | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -53,6 +55,11 @@ export interface LicenseSettings {
   note?: string | null;
   /** The caller's own reference (an order id), unique per product; null or "" clears it. */
   externalId?: string | null;
+  /**
+   * Public deactivations allowed in the trailing 30 days, overriding the product's; null: the
+   * product's applies.
+   */
+  maxDeactivationsPer30Days?: number | null;
 }
 
 export interface CreateLicenseInput extends LicenseSettings {
@@ -106,6 +113,7 @@ export async function createLicense(
     customer_email: emptyToNull(input.customerEmail) ?? null,
     note: emptyToNull(input.note) ?? null,
     external_id: emptyToNull(input.externalId) ?? null,
+    max_deactivations_per_30_days: input.maxDeactivationsPer30Days ?? null,
     created_at: now,
     updated_at: now,
   });
@@ -161,6 +169,7 @@ export async function updateLicense(
       customer_email: emptyToNull(changes.customerEmail),
       note: emptyToNull(changes.note),
       external_id: emptyToNull(changes.externalId),
+      max_deactivations_per_30_days: changes.maxDeactivationsPer30Days,
       updated_at: now,
     })
     .where("license_key", "=", licenseKey);
@@ -321,6 +330,7 @@ const settingNames = [
   "customerEmail",
   "note",
   "externalId",
+  "maxDeactivationsPer30Days",
 ] as const satisfies ReadonlyArray<keyof LicenseSettings & keyof LicenseView>;
 
 /** The settings whose value differs between two views of one license, in a fixed order. */
@@ -345,6 +355,7 @@ function toLicenseView(row: DB["licenses"] & { product_slug: string }): LicenseV
     customerEmail: row.customer_email,
     note: row.note,
     externalId: row.external_id,
+    maxDeactivationsPer30Days: row.max_deactivations_per_30_days,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };
@@ -373,6 +384,7 @@ function assertSettings(settings: LicenseSettings): void {
       `maxMachines must be an integer from 0 to ${maxMachinesLimit}`,
     );
   }
+  assertDeactivationLimit("maxDeactivationsPer30Days", settings.maxDeactivationsPer30Days);
   assertMaxLength("edition", settings.edition, limits.edition);
   assertMaxLength("customerName", settings.customerName, limits.name);
   assertMaxLength("customerEmail", settings.customerEmail, limits.name);

@@ -35,6 +35,16 @@ export async function validateLicense(
   lastSeen: LastSeenRecorder,
   now = Date.now(),
 ): Promise<ValidateResult> {
+  return (await validateLicenseOf(db, input, lastSeen, now)).result;
+}
+
+/** validateLicense's checks and answer, with the id of the license (for checkout). */
+export async function validateLicenseOf(
+  db: Kysely<DB>,
+  input: ValidateInput,
+  lastSeen: LastSeenRecorder,
+  now = Date.now(),
+): Promise<{ licenseId: string; result: ValidateResult }> {
   const { license, machineActive } = await requireLicenseWithActivation(db, input);
   assertLicenseUsable(license, input.productSlug, now);
   assertMaxLength("machineId", input.machineId, limits.identifier);
@@ -52,11 +62,14 @@ export async function validateLicense(
   }
   lastSeen.record(license.id, input.machineId, now);
   return {
-    edition: license.edition,
-    editionName: license.editionName,
-    features: license.features,
-    expiresAt: isoOrNull(license.expiresAt),
-    maxMachines: license.maxMachines,
-    activeMachines: license.activeMachines,
+    licenseId: license.id,
+    result: {
+      edition: license.edition,
+      editionName: license.editionName,
+      features: license.features,
+      expiresAt: isoOrNull(license.expiresAt),
+      maxMachines: license.maxMachines,
+      activeMachines: license.activeMachines,
+    },
   };
 }

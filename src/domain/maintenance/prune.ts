@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { idempotencyWindowMs } from "../idempotency/idempotency-keys.js";
+import { deactivationWindowMs } from "../licenses/deactivate-machine.js";
 
 /** Rows deleted per statement: each delete is short, and other writes run between them. */
 export const pruneBatchSize = 1000;
@@ -15,12 +16,15 @@ export interface PruneCounts {
   activations: number;
   sessions: number;
   idempotencyKeys: number;
+  certificates: number;
 }
 
 /**
  * Deletes what no one needs any more: ended activations past their retention, expired dashboard
- * sessions and Idempotency-Key rows past their 24 h window. Active activations are never
- * touched: they hold slots.
+ * sessions, Idempotency-Key rows past their 24 h window and the records of expired license
+ * certificates. Active activations are never touched: they hold slots. A client's deactivation
+ * on a license with a churn limit (its own or its product's) is kept at least 30 days, whatever
+ * the retention: the limit counts it that long.
  */
 export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<PruneCounts> {
   const now = options.now ?? Date.now();
@@ -34,6 +38,29 @@ export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<Prun
           .select("id")
           .where("deactivated_at", "is not", null)
           .where("deactivated_at", "<=", activationCutoff)
+          // A client's deactivation on a license with a churn limit stays while the limit
+          // counts it.
+          .where((eb) =>
+            eb.or([
+              eb("deactivated_by", "is", null),
+              eb("deactivated_by", "!=", "client"),
+              eb("deactivated_at", "<=", now - deactivationWindowMs),
+              eb(
+                "license_id",
+                "not in",
+                eb
+                  .selectFrom("licenses")
+                  .innerJoin("products", "products.id", "licenses.product_id")
+                  .select("licenses.id")
+                  .where((inner) =>
+                    inner.or([
+                      inner("licenses.max_deactivations_per_30_days", "is not", null),
+                      inner("products.max_deactivations_per_30_days", "is not", null),
+                    ]),
+                  ),
+              ),
+            ]),
+          )
           .limit(limit),
       )
       .executeTakeFirst(),
@@ -67,7 +94,25 @@ export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<Prun
       )
       .executeTakeFirst(),
   );
-  return { activations, sessions, idempotencyKeys };
+  // A certificate counts towards the offline limit until its exp; after it, its record is done.
+  const certificates = await inBatches((limit) =>
+    db
+      .deleteFrom("license_certificates")
+      .where((eb) =>
+        eb(
+          eb.refTuple("license_id", "machine_id"),
+          "in",
+          eb
+            .selectFrom("license_certificates")
+            .select(["license_id", "machine_id"])
+            .where("expires_at", "<=", now)
+            .limit(limit)
+            .$asTuple("license_id", "machine_id"),
+        ),
+      )
+      .executeTakeFirst(),
+  );
+  return { activations, sessions, idempotencyKeys, certificates };
 }
 
 /** Runs a bounded delete until one deletes less than a full batch; the rows deleted. */

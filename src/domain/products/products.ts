@@ -14,6 +14,13 @@ export interface Product {
   name: string;
   /** How long a license certificate lasts, in seconds (docs/decisions.md). */
   offlinePeriodSeconds: number;
+  /**
+   * Machines beyond a license's maxMachines that may hold an unexpired certificate at once (a
+   * deactivated machine's certificate counts until its exp).
+   */
+  offlineAllowance: number;
+  /** Public deactivations allowed per license in the trailing 30 days; null: no limit. */
+  maxDeactivationsPer30Days: number | null;
   createdAt: string;
   /** The feeds and downloads answer only machines activated on a usable license. */
   updatesRequireLicense: boolean;
@@ -33,6 +40,27 @@ export const offlinePeriod = {
   minSeconds: 60,
   maxSeconds: 90 * 86_400,
 };
+
+/** The offline allowance: from 0 to 100 machines, 1 by default. */
+export const offlineAllowanceRange = { default: 1, min: 0, max: 100 };
+
+/** The churn limit, on a product or a license: null (none), or 0 to 10 000 per 30 days. */
+export const deactivationLimitRange = { min: 0, max: 10_000 };
+
+/** Throws 400 naming the field unless the churn limit is null or a whole number in range. */
+export function assertDeactivationLimit(field: string, value: number | null | undefined): void {
+  if (value === undefined || value === null) return;
+  if (
+    !Number.isSafeInteger(value) ||
+    value < deactivationLimitRange.min ||
+    value > deactivationLimitRange.max
+  ) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `${field} must be a whole number from ${deactivationLimitRange.min} to ${deactivationLimitRange.max}, or null`,
+    );
+  }
+}
 
 // Slugs appear in URLs and CI configs: lowercase letters, digits and inner dashes.
 const slugPattern = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
@@ -61,7 +89,7 @@ export async function createProduct(
     download_redirects: 0,
     tauri_public_key: null,
     offline_period_seconds: offlinePeriod.defaultSeconds,
-    offline_allowance: 1,
+    offline_allowance: offlineAllowanceRange.default,
     max_deactivations_per_30_days: null,
   };
   const inserted = await db
@@ -101,6 +129,8 @@ const findProductRow = compileOnce<{ slug: string }, ProductRow>(["slug"], (db, 
       "download_redirects",
       "tauri_public_key",
       "offline_period_seconds",
+      "offline_allowance",
+      "max_deactivations_per_30_days",
     ])
     .where("slug", "=", p.slug),
 );
@@ -117,6 +147,8 @@ function toProduct(row: ProductRow): Product {
     tauriPublicKey: key,
     tauriKeyId: key === null ? null : (readTauriPublicKey(key)?.keyId ?? null),
     offlinePeriodSeconds: row.offline_period_seconds,
+    offlineAllowance: row.offline_allowance,
+    maxDeactivationsPer30Days: row.max_deactivations_per_30_days,
   };
 }
 
@@ -197,6 +229,38 @@ export async function setOfflinePeriod(
     );
   }
   return updateProductRow(db, slug, { offline_period_seconds: seconds });
+}
+
+/** Sets how many machines beyond maxMachines may hold an unexpired certificate (0 to 100). */
+export async function setOfflineAllowance(
+  db: Kysely<DB>,
+  slug: string,
+  machines: number,
+): Promise<Product> {
+  if (
+    !Number.isSafeInteger(machines) ||
+    machines < offlineAllowanceRange.min ||
+    machines > offlineAllowanceRange.max
+  ) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `offlineAllowance must be a whole number from ${offlineAllowanceRange.min} to ${offlineAllowanceRange.max}`,
+    );
+  }
+  return updateProductRow(db, slug, { offline_allowance: machines });
+}
+
+/**
+ * Sets the product's churn limit: public deactivations allowed per license in the trailing 30
+ * days (null: no limit). A license's own limit, when set, overrides it.
+ */
+export async function setDeactivationLimit(
+  db: Kysely<DB>,
+  slug: string,
+  perThirtyDays: number | null,
+): Promise<Product> {
+  assertDeactivationLimit("maxDeactivationsPer30Days", perThirtyDays);
+  return updateProductRow(db, slug, { max_deactivations_per_30_days: perThirtyDays });
 }
 
 /** Refused with 409 PRODUCT_IN_USE while licenses or releases reference the product. */

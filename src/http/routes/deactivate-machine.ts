@@ -16,10 +16,14 @@ export function deactivateMachineRoute(app: FastifyInstance, db: Kysely<DB>): vo
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId"]);
       // A productSlug, if sent, is ignored: freeing a slot needs only the key and the machine.
-      const { machineId } = await deactivateMachine(db, {
-        licenseKey: requiredString(body, "licenseKey"),
-        machineId: requiredString(body, "machineId"),
-      });
+      const { machineId } = await deactivateMachine(
+        db,
+        {
+          licenseKey: requiredString(body, "licenseKey"),
+          machineId: requiredString(body, "machineId"),
+        },
+        { by: "client" },
+      );
       return { success: true, message: "Machine deactivated", machineId };
     },
   });

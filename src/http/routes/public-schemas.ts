@@ -144,6 +144,8 @@ export const validateSchema = {
 
 export const deactivateSchema = {
   summary: "Deactivate a machine, freeing its slot",
+  description:
+    "Where the license or its product sets a churn limit (maxDeactivationsPer30Days; none by default), a deactivation beyond it in the trailing 30 days is refused with 403 DEACTIVATION_LIMIT_REACHED, after the checks for the license key and the activation.",
   body: licenseRequest({}, ["licenseKey", "machineId"]),
   response: {
     200: {
@@ -164,7 +166,7 @@ const checkoutFailure = {
 export const checkoutSchema = {
   summary: "Check out a license certificate for offline use",
   description:
-    "Applies validate's checks in the same order and with the same errors, and refreshes last-seen as validate does. The certificate is a compact JWS (EdDSA, typ shipkey-license+jwt) signed with the product's current key (GET /api/products/{productSlug}/keys); docs/client.md describes its claims.",
+    "Applies validate's checks in the same order and with the same errors, and refreshes last-seen as validate does. Then the offline limit: when the license's other machines holding an unexpired certificate (deactivated ones included, until their certificate's exp) already number maxMachines plus the product's offline allowance, 403 OFFLINE_LIMIT_REACHED. The certificate is a compact JWS (EdDSA, typ shipkey-license+jwt) signed with the product's current key (GET /api/products/{productSlug}/keys); docs/client.md describes its claims.",
   body: licenseRequest({
     ttlSeconds: {
       type: "integer",

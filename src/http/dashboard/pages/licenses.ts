@@ -40,6 +40,7 @@ const licenseFields = [
   "customerEmail",
   "note",
   "externalId",
+  "maxDeactivationsPer30Days",
 ];
 
 const done: Record<string, string> = {
@@ -73,6 +74,10 @@ function settingsFrom(form: Form) {
     customerEmail: text(form, "customerEmail") || null,
     note: text(form, "note") || null,
     externalId: text(form, "externalId") || null,
+    maxDeactivationsPer30Days:
+      text(form, "maxDeactivationsPer30Days") === ""
+        ? null
+        : integerFrom(form, "maxDeactivationsPer30Days"),
   };
 }
 
@@ -99,6 +104,12 @@ function settingsInputs(form: Form, errors: Record<string, string>) {
       ${input("customerName", "Customer name")} ${input("customerEmail", "Customer email", "email")}
     </div>
     ${input("externalId", "External id", "text", "(e.g. an order id; unique per product)")}
+    ${input(
+      "maxDeactivationsPer30Days",
+      "Deactivations by the app in 30 days",
+      "number",
+      "(empty = the product's limit)",
+    )}
     <label
       >Note
       <textarea name="note" rows="3">${text(form, "note")}</textarea
@@ -310,6 +321,8 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
       customerEmail: license.customerEmail ?? "",
       note: license.note ?? "",
       externalId: license.externalId ?? "",
+      maxDeactivationsPer30Days:
+        license.maxDeactivationsPer30Days === null ? "" : String(license.maxDeactivationsPer30Days),
     };
     const base = `/admin/licenses/${encodeURIComponent(license.licenseKey)}`;
     const statusButton = (status: LicenseStatus, label: string, cls: string, confirm: string) =>

@@ -5,6 +5,8 @@ import {
   prepareSigningKeyAudited,
   promoteSigningKeyAudited,
   removeSigningKeyAudited,
+  setDeactivationLimitAudited,
+  setOfflineAllowanceAudited,
   setOfflinePeriodAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { type Product, requireProduct } from "../../../domain/products/products.js";
@@ -19,7 +21,15 @@ import {
   type PageContext,
   when,
 } from "../html.js";
-import { adminActor, contextOf, errorsFor, type Form, integerFrom, sendPage } from "../page-kit.js";
+import {
+  adminActor,
+  contextOf,
+  errorsFor,
+  type Form,
+  integerFrom,
+  sendPage,
+  text,
+} from "../page-kit.js";
 
 const done: Record<string, string> = {
   prepared:
@@ -27,12 +37,15 @@ const done: Record<string, string> = {
   promoted: "Next key promoted. Running servers sign with it within 30 seconds.",
   removed: "Key removed.",
   period: "Offline period saved.",
+  allowance: "Offline allowance saved.",
+  "deactivation-limit": "Deactivation limit saved.",
 };
 
 /**
  * A product's signing keys: the key set (JWKS) to paste into an app, the current public key as
  * JWK and PEM, the two steps of a rotation (prepare a next key, promote it), the retired keys
- * still published, and the offline period of certificates. The private key is never shown.
+ * still published; and its offline settings: the period of certificates, the offline allowance
+ * and the churn limit. The private key is never shown.
  */
 export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: Signing): void {
   const keysPath = (slug: string) => `/admin/products/${encodeURIComponent(slug)}/keys`;
@@ -173,7 +186,7 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
     await signing.ring.keyFor(slug); // a product without a key gets its first one
     const keys = await listProductKeys(db, slug);
     return layout(
-      `Signing keys of ${product.name}`,
+      `Signing keys and offline use of ${product.name}`,
       "products",
       context,
       html`${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
@@ -193,6 +206,42 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
           <p class="hint">
             A certificate already issued cannot be recalled: suspending or revoking a license takes
             effect offline only when its certificate expires.
+          </p>
+          <div class="actions"><button type="submit">Save</button></div>
+        </form>
+        <h2>Offline allowance</h2>
+        <form method="post" action="${keysPath(slug)}/offline-allowance" class="stack panel">
+          ${csrfField(context.csrfToken)}
+          <label
+            >Machines beyond a license's slots that may hold an unexpired certificate (0 to 100)
+            <input
+              name="offlineAllowance"
+              inputmode="numeric"
+              required
+              value="${String(product.offlineAllowance)}"
+            />${fieldError(errors, "offlineAllowance")}</label
+          >
+          <p class="hint">
+            A deactivated machine's certificate counts until it expires, so deactivating and
+            activating again cannot multiply a seat. Checkout beyond the allowance is refused.
+          </p>
+          <div class="actions"><button type="submit">Save</button></div>
+        </form>
+        <h2>Deactivation limit</h2>
+        <form method="post" action="${keysPath(slug)}/deactivation-limit" class="stack panel">
+          ${csrfField(context.csrfToken)}
+          <label
+            >Deactivations by the app per license in 30 days (empty = no limit)
+            <input
+              name="maxDeactivationsPer30Days"
+              inputmode="numeric"
+              value="${product.maxDeactivationsPer30Days === null ? "" : String(product.maxDeactivationsPer30Days)}"
+            />${fieldError(errors, "maxDeactivationsPer30Days")}</label
+          >
+          <p class="hint">
+            Recommended where apps use certificates: it bounds how often a seat can move between
+            machines. Deactivations from this dashboard, the CLI or the admin API are never limited
+            and do not count. A license may set its own limit.
           </p>
           <div class="actions"><button type="submit">Save</button></div>
         </form>`,
@@ -262,6 +311,39 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
         return reply.redirect(`${keysPath(slug)}?done=period`, 303);
       } catch (err) {
         const errors = errorsFor(err, ["offlinePeriodSeconds"]);
+        return sendPage(reply, await page(contextOf(request), slug, errors), 400);
+      }
+    },
+  );
+
+  app.post<{ Params: { slug: string }; Body: Form }>(
+    "/admin/products/:slug/keys/offline-allowance",
+    async (request, reply) => {
+      const { slug } = request.params;
+      try {
+        const machines = integerFrom(request.body, "offlineAllowance");
+        await setOfflineAllowanceAudited(db, adminActor(request), slug, machines);
+        return reply.redirect(`${keysPath(slug)}?done=allowance`, 303);
+      } catch (err) {
+        const errors = errorsFor(err, ["offlineAllowance"]);
+        return sendPage(reply, await page(contextOf(request), slug, errors), 400);
+      }
+    },
+  );
+
+  app.post<{ Params: { slug: string }; Body: Form }>(
+    "/admin/products/:slug/keys/deactivation-limit",
+    async (request, reply) => {
+      const { slug } = request.params;
+      try {
+        const limit =
+          text(request.body, "maxDeactivationsPer30Days") === ""
+            ? null
+            : integerFrom(request.body, "maxDeactivationsPer30Days");
+        await setDeactivationLimitAudited(db, adminActor(request), slug, limit);
+        return reply.redirect(`${keysPath(slug)}?done=deactivation-limit`, 303);
+      } catch (err) {
+        const errors = errorsFor(err, ["maxDeactivationsPer30Days"]);
         return sendPage(reply, await page(contextOf(request), slug, errors), 400);
       }
     },

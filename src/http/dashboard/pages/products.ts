@@ -85,7 +85,9 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Sign
                           <td>${when(p.createdAt)}</td>
                           <td>${tauriKeyCell(p, context.csrfToken)}</td>
                           <td class="actions">
-                            <a href="/admin/products/${p.slug}/keys">Signing keys</a>
+                            <a href="/admin/products/${p.slug}/keys"
+                              >Signing keys and offline use</a
+                            >
                             <a href="/admin/releases?product=${p.slug}">Releases</a>
                             <a href="/admin/licenses?product=${p.slug}">Licenses</a>
                             ${actionForm(

@@ -29,6 +29,7 @@ interface SettingsBody {
   customerEmail?: string | null;
   note?: string | null;
   externalId?: string | null;
+  maxDeactivationsPer30Days?: number | null;
 }
 
 /** The body's settings as the domain takes them; expiresAt ISO text → epoch ms. */

@@ -10,7 +10,9 @@ import {
   updateProductAudited,
 } from "../../../domain/audit/audited-actions.js";
 import {
+  deactivationLimitRange,
   listProducts,
+  offlineAllowanceRange,
   offlinePeriod,
   requireProduct,
   type UpdateDelivery,
@@ -86,6 +88,8 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
       name?: string;
       tauriPublicKey?: string | null;
       offlinePeriodSeconds?: number;
+      offlineAllowance?: number;
+      maxDeactivationsPer30Days?: number | null;
     } & UpdateDelivery;
   }>(
     "/api/admin/products/:slug",
@@ -93,7 +97,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
       onRequest: write,
       schema: {
         description:
-          "Changes the given settings: name, update delivery, Tauri public key, and how long license certificates last (60 s to 90 days).",
+          "Changes the given settings: name, update delivery, Tauri public key, how long license certificates last (60 s to 90 days), how many machines beyond maxMachines may hold one (the offline allowance), and the churn limit on public deactivations.",
         params: slugParam,
         body: {
           type: "object",
@@ -121,6 +125,20 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
               type: "integer",
               minimum: offlinePeriod.minSeconds,
               maximum: offlinePeriod.maxSeconds,
+            },
+            offlineAllowance: {
+              type: "integer",
+              minimum: offlineAllowanceRange.min,
+              maximum: offlineAllowanceRange.max,
+              description:
+                "Machines beyond a license's maxMachines that may hold an unexpired certificate at once (default 1); checkout beyond it is 403 OFFLINE_LIMIT_REACHED",
+            },
+            maxDeactivationsPer30Days: {
+              type: ["integer", "null"],
+              minimum: deactivationLimitRange.min,
+              maximum: deactivationLimitRange.max,
+              description:
+                "Public deactivations allowed per license in the trailing 30 days (403 DEACTIVATION_LIMIT_REACHED beyond); null: no limit (the default). A license's own value overrides it",
             },
           },
         },

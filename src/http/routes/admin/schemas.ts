@@ -33,6 +33,13 @@ export const licenseSettingsProperties = {
   customerEmail: nullableString(255),
   note: nullableString(4096),
   externalId: nullableString(255),
+  maxDeactivationsPer30Days: {
+    type: ["integer", "null"],
+    minimum: 0,
+    maximum: 10000,
+    description:
+      "Public deactivations allowed in the trailing 30 days (403 DEACTIVATION_LIMIT_REACHED beyond); overrides the product's; null: the product's applies",
+  },
 } as const;
 
 /** A product as the admin API answers it (GET, list, create, PATCH). */
@@ -44,6 +51,8 @@ export const productSchema = {
     "name",
     "createdAt",
     "offlinePeriodSeconds",
+    "offlineAllowance",
+    "maxDeactivationsPer30Days",
     "updatesRequireLicense",
     "downloadRedirects",
     "tauriPublicKey",
@@ -57,6 +66,16 @@ export const productSchema = {
     offlinePeriodSeconds: {
       type: "integer",
       description: "How long a license certificate lasts (POST /api/license/checkout)",
+    },
+    offlineAllowance: {
+      type: "integer",
+      description:
+        "Machines beyond a license's maxMachines that may hold an unexpired certificate at once",
+    },
+    maxDeactivationsPer30Days: {
+      type: ["integer", "null"],
+      description:
+        "Public deactivations allowed per license in the trailing 30 days; null: no limit",
     },
     updatesRequireLicense: {
       type: "boolean",

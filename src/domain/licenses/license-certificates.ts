@@ -1,0 +1,72 @@
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { inTransaction } from "../../db/transaction.js";
+import { ShipkeyError } from "../../errors.js";
+
+export interface CertificateReservation {
+  licenseId: string;
+  machineId: string;
+  /** The machines beyond the license's maxMachines that may hold a certificate at once. */
+  offlineAllowance: number;
+  /** The certificate's iat and exp, in epoch milliseconds. */
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Records that the machine is about to hold a certificate until `expiresAt`, or throws 403
+ * OFFLINE_LIMIT_REACHED when the other machines of the license holding an unexpired certificate
+ * already number maxMachines + the offline allowance. A deactivated machine's certificate keeps
+ * counting until its exp; a machine refreshing its own never counts twice (its row keeps the
+ * later exp).
+ *
+ * Exact under concurrency on both databases: the transaction first writes the license row (a
+ * no-op), which holds every other reservation for the license until this one commits, and reads
+ * maxMachines under that lock.
+ */
+export function reserveCertificate(
+  db: Kysely<DB>,
+  input: CertificateReservation,
+  now: number,
+): Promise<void> {
+  return inTransaction(db, async (trx) => {
+    const license = await trx
+      .updateTable("licenses")
+      .set((eb) => ({ active_machines: eb.ref("active_machines") }))
+      .where("id", "=", input.licenseId)
+      .returning("max_machines")
+      .executeTakeFirst();
+    if (!license) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+    const { held } = await trx
+      .selectFrom("license_certificates")
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as("held"))
+      .where("license_id", "=", input.licenseId)
+      .where("machine_id", "!=", input.machineId)
+      .where("expires_at", ">", now)
+      .executeTakeFirstOrThrow();
+    if (Number(held) >= license.max_machines + input.offlineAllowance) {
+      throw ShipkeyError.spec("OFFLINE_LIMIT_REACHED");
+    }
+    await trx
+      .insertInto("license_certificates")
+      .values({
+        license_id: input.licenseId,
+        machine_id: input.machineId,
+        issued_at: input.issuedAt,
+        expires_at: input.expiresAt,
+      })
+      .onConflict((oc) =>
+        oc.columns(["license_id", "machine_id"]).doUpdateSet((eb) => ({
+          issued_at: eb.ref("excluded.issued_at"),
+          // A shorter certificate (a smaller ttlSeconds) never hides a longer one still valid.
+          expires_at: eb
+            .case()
+            .when("excluded.expires_at", ">", eb.ref("license_certificates.expires_at"))
+            .then(eb.ref("excluded.expires_at"))
+            .else(eb.ref("license_certificates.expires_at"))
+            .end(),
+        })),
+      )
+      .execute();
+  });
+}
