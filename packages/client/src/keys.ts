@@ -28,7 +28,7 @@ export function thumbprint(x: string): string {
 
 const pasteHint =
   "pass the product's JWKS ({keys: [...]}), one of its JWKs or its PEM public key, as shown on " +
-  "the dashboard's product page (Products → Signing keys) or answered by GET /api/products/{slug}/keys";
+  "the dashboard's product page (Products → Signing keys and offline use) or answered by GET /api/products/{slug}/keys";
 
 /**
  * Converts what an app was given to pin into Ed25519 JWKs whose kid is their thumbprint. Throws a
