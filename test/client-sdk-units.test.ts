@@ -65,7 +65,7 @@ describe("machineId", () => {
     expect(await readOsMachineId(sources("linux", {}))).toBeUndefined();
   });
 
-  it("macOS: IOPlatformUUID from ioreg -rd1 -c IOPlatformExpertDevice", async () => {
+  it("macOS: IOPlatformUUID from /usr/sbin/ioreg -rd1 -c IOPlatformExpertDevice (by absolute path)", async () => {
     const ioreg = [
       "+-o MacBookPro18,3  <class IOPlatformExpertDevice, id 0x100000110, registered>",
       "  {",
@@ -73,29 +73,31 @@ describe("machineId", () => {
       '    "IOPlatformUUID" = "8A1B2C3D-4E5F-6789-ABCD-EF0123456789"',
       "  }",
     ].join("\n");
-    const darwin = sources("darwin", {}, { ioreg });
+    const darwin = sources("darwin", {}, { "/usr/sbin/ioreg": ioreg });
     expect(await readOsMachineId(darwin)).toBe("8a1b2c3d-4e5f-6789-abcd-ef0123456789");
-    expect(darwin.ran).toEqual(["ioreg -rd1 -c IOPlatformExpertDevice"]);
+    expect(darwin.ran).toEqual(["/usr/sbin/ioreg -rd1 -c IOPlatformExpertDevice"]);
   });
 
-  it("Windows: MachineGuid from the registry's 64-bit view", async () => {
+  it("Windows: MachineGuid from the registry's 64-bit view, through System32's reg.exe", async () => {
     const reg = [
       "",
       "HKEY_LOCAL_MACHINE\\SOFTWARE\\Microsoft\\Cryptography",
       "    MachineGuid    REG_SZ    3f2504e0-4f89-11d3-9a0c-0305e82c3301",
       "",
     ].join("\r\n");
-    const windows = sources("win32", {}, { reg });
+    const windows = sources("win32", {}, { "C:\\Windows\\System32\\reg.exe": reg });
     expect(await readOsMachineId(windows)).toBe("3f2504e0-4f89-11d3-9a0c-0305e82c3301");
     expect(windows.ran).toEqual([
-      "reg query HKLM\\SOFTWARE\\Microsoft\\Cryptography /v MachineGuid /reg:64",
+      "C:\\Windows\\System32\\reg.exe query HKLM\\SOFTWARE\\Microsoft\\Cryptography /v MachineGuid /reg:64",
     ]);
   });
 
   it("a failing command or unreadable output gives no id, and machineId() says so", async () => {
     expect(await readOsMachineId(sources("darwin", {}))).toBeUndefined();
     expect(
-      await readOsMachineId(sources("win32", {}, { reg: "ERROR: not found" })),
+      await readOsMachineId(
+        sources("win32", {}, { "C:\\Windows\\System32\\reg.exe": "ERROR: not found" }),
+      ),
     ).toBeUndefined();
     const error = await machineId("app", sources("darwin", {})).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ShipkeyError);

@@ -13,7 +13,11 @@ import {
   staleAfterMs,
   startHeartbeat,
 } from "../src/domain/maintenance/service-processes.js";
-import { MasterKeyMismatchError } from "../src/domain/signing/key-material.js";
+import {
+  decryptPrivateKey,
+  generateSigningKey,
+  MasterKeyMismatchError,
+} from "../src/domain/signing/key-material.js";
 import { opensKeyCheck, readKeyCheck } from "../src/domain/signing/master-key-check.js";
 import { verifyMasterKey } from "../src/domain/signing/verify-master-key.js";
 import { masterKeyFileOf } from "../src/master-key.js";
@@ -216,6 +220,18 @@ describe.each(dialects)("master key check (%s)", (dialect) => {
     await heartbeat.stop();
     expect(await runningServiceProcesses(database.db)).toEqual([]);
     expect(errors).toEqual([]);
+  });
+});
+
+describe("sealed private keys", () => {
+  it("a truncated GCM tag is refused (the tag length is pinned to 16 bytes)", () => {
+    const masterKey = randomBytes(32);
+    const key = generateSigningKey(masterKey, "prod_1");
+    expect(() => decryptPrivateKey(masterKey, "prod_1", key.kid, key.encrypted)).not.toThrow();
+    const truncated = Buffer.from(key.encrypted.tag, "base64").subarray(0, 4).toString("base64");
+    expect(() =>
+      decryptPrivateKey(masterKey, "prod_1", key.kid, { ...key.encrypted, tag: truncated }),
+    ).toThrow(MasterKeyMismatchError);
   });
 });
 

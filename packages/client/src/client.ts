@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type CertificateClaims, verifyCertificate } from "./certificate.js";
 import { ShipkeyError } from "./errors.js";
 import { type Answer, defaultRetry, type FetchFunction, type RetryOptions, send } from "./http.js";
-import { hashMachineId, machineId as osMachineId } from "./machine-id.js";
+import { hashMachineId, machineId as osMachineId, osMachineIdRequired } from "./machine-id.js";
 import { type KeySource, PinnedKeys, type PublicKeys, RemoteKeys } from "./keys.js";
 import { checkSignature } from "./signature.js";
 import type { ShipkeyStorage } from "./storage.js";
@@ -125,6 +125,13 @@ interface State {
    * cannot go below it. */
   trustedTime?: number;
 }
+
+/**
+ * How far the clock may be behind a time already seen before an offline check refuses it: wide
+ * enough for a clock that is off by hours (a wrong time zone), far short of a clock set back to
+ * keep a certificate alive.
+ */
+const clockSetBackToleranceMs = 24 * 60 * 60 * 1000;
 
 /** Refusals after which a stored certificate must not keep the app running offline. */
 const revokingCodes = new Set([
@@ -258,7 +265,9 @@ export class ShipkeyClient {
       throw invalidResponse("validate");
     }
     // Bookkeeping: a storage failure here must not turn a valid license into an error.
-    const trustedTime = Math.max(state.trustedTime ?? 0, answerTime(answer) ?? 0);
+    // The server's signed Date is the time to trust: it also undoes a local clock that once ran
+    // ahead (which would otherwise make every later offline check look set back).
+    const trustedTime = answerTime(answer) ?? state.trustedTime;
     await this.#writeState({ ...state, trustedTime }).catch(() => undefined);
     await this.#renewIfDue(state.certificate);
     return {
@@ -331,7 +340,7 @@ export class ShipkeyClient {
     await this.#writeState({
       ...current,
       certificate: json.certificate,
-      trustedTime: Math.max(current.trustedTime ?? 0, answerTime(answer) ?? 0),
+      trustedTime: answerTime(answer) ?? current.trustedTime,
     });
     return {
       certificate: json.certificate,
@@ -426,8 +435,19 @@ export class ShipkeyClient {
       await this.#writeState({ ...state, certificate: undefined });
       throw error;
     }
-    // A clock set back cannot reopen a period: time never goes below what was already seen.
-    const now = Math.max(this.#clock().getTime(), state.trustedTime ?? 0, claims.iat * 1000);
+    // A clock set back further than a day before a time already seen (a signed answer's Date, the
+    // certificate's iat, an earlier offline check) is refused; within that, time never goes
+    // below what was already seen, so a clock set back cannot reopen a period.
+    const clock = this.#clock().getTime();
+    const seen = Math.max(state.trustedTime ?? 0, claims.iat * 1000);
+    if (clock < seen - clockSetBackToleranceMs) {
+      throw new ShipkeyError(
+        "CLOCK_SET_BACK",
+        `The system clock (${new Date(clock).toISOString()}) is earlier than a time this app has already seen (${new Date(seen).toISOString()}): set the clock right, or go online`,
+        { cause },
+      );
+    }
+    const now = Math.max(clock, seen);
     if (now > (state.trustedTime ?? 0)) {
       await this.#writeState({ ...state, trustedTime: now }).catch(() => undefined);
     }
@@ -514,7 +534,9 @@ export class ShipkeyClient {
     try {
       return await osMachineId(this.productSlug);
     } catch (error) {
-      if (!(error instanceof ShipkeyError)) throw error;
+      // macOS and Windows always have an id: not reading it is an error, not a reason to use one
+      // kept in storage (which a copied storage file would carry to another machine).
+      if (!(error instanceof ShipkeyError) || osMachineIdRequired(process.platform)) throw error;
     }
     const key = this.#key("installation-id");
     let installationId = await this.#storage.get(key);

@@ -44,8 +44,13 @@ export type SdkErrorCode =
   | "NOT_ACTIVATED"
   /** A signed answer whose body is not the JSON the spec defines. */
   | "INVALID_RESPONSE"
-  /** No OS machine id could be read (machineId()). */
+  /**
+   * No OS machine id could be read: from machineId(), and from every call on macOS and Windows,
+   * where the OS always has one (elsewhere the client falls back to an id kept in its storage).
+   */
   | "MACHINE_ID_UNAVAILABLE"
+  /** Offline, and the clock is more than a day before a time already seen: it was set back. */
+  | "CLOCK_SET_BACK"
   /** The stored license was written on another machine (copied storage); activate here. */
   | "STATE_FROM_ANOTHER_MACHINE"
   /** checkForUpdate: the feed offered a download URL that is not https (http only on loopback). */

@@ -25,9 +25,25 @@ const nodeSources: MachineIdSources = {
 const linuxIdFiles = ["/etc/machine-id", "/var/lib/dbus/machine-id"];
 
 /**
+ * The OS tools are run by absolute path: a bare name would run the first `ioreg` or `reg` on the
+ * PATH, which any user can choose, and with it the machine id.
+ */
+export const ioregPath = "/usr/sbin/ioreg";
+export const regPath = "C:\\Windows\\System32\\reg.exe";
+
+/**
+ * Where the OS always has an id (macOS, Windows), failing to read it is an error, never a reason
+ * to fall back to an id kept in the app's storage, which a copy of the storage would carry along.
+ */
+export function osMachineIdRequired(platform: NodeJS.Platform): boolean {
+  return platform === "darwin" || platform === "win32";
+}
+
+/**
  * The operating system's own id of this machine, unhashed, or undefined when none can be read:
  * Linux `/etc/machine-id` (else `/var/lib/dbus/machine-id`), macOS `IOPlatformUUID` from
- * `ioreg`, Windows `MachineGuid` from the registry (64-bit view). No native module.
+ * `/usr/sbin/ioreg`, Windows `MachineGuid` from the registry (64-bit view, through
+ * `C:\\Windows\\System32\\reg.exe`). No native module.
  */
 export async function readOsMachineId(
   sources: MachineIdSources = nodeSources,
@@ -35,11 +51,11 @@ export async function readOsMachineId(
   try {
     switch (sources.platform) {
       case "darwin": {
-        const output = await sources.run("ioreg", ["-rd1", "-c", "IOPlatformExpertDevice"]);
+        const output = await sources.run(ioregPath, ["-rd1", "-c", "IOPlatformExpertDevice"]);
         return nonEmpty(/"IOPlatformUUID"\s*=\s*"([^"]+)"/.exec(output)?.[1]);
       }
       case "win32": {
-        const output = await sources.run("reg", [
+        const output = await sources.run(regPath, [
           "query",
           "HKLM\\SOFTWARE\\Microsoft\\Cryptography",
           "/v",

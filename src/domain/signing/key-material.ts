@@ -129,10 +129,14 @@ function openPrivateKey(
   encrypted: EncryptedPrivateKey,
 ): Buffer {
   try {
+    // The tag's length is pinned: GCM would otherwise accept a tag truncated to 4 bytes.
     const decipher = createDecipheriv(
       "aes-256-gcm",
       masterKey,
       Buffer.from(encrypted.iv, "base64"),
+      {
+        authTagLength: 16,
+      },
     );
     decipher.setAAD(associatedData(productId, kid));
     decipher.setAuthTag(Buffer.from(encrypted.tag, "base64"));

@@ -31,7 +31,9 @@ export function opensKeyCheck(masterKey: MasterKey, value: string): boolean {
     return false;
   }
   try {
-    const decipher = createDecipheriv("aes-256-gcm", masterKey, Buffer.from(iv, "base64"));
+    const decipher = createDecipheriv("aes-256-gcm", masterKey, Buffer.from(iv, "base64"), {
+      authTagLength: 16,
+    });
     decipher.setAAD(checkAssociatedData);
     decipher.setAuthTag(Buffer.from(tag, "base64"));
     const plaintext = Buffer.concat([
