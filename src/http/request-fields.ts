@@ -88,3 +88,32 @@ export function rejectNulInput(request: { query: unknown; params: unknown; body:
     throw new ShipkeyError("INVALID_FIELD_VALUE", "The request contains a NUL character");
   }
 }
+
+/**
+ * Public routes: a NUL in a path parameter or the query (PostgreSQL cannot compare it) is a 400
+ * before any query runs. `licenseKeyParam` names a query parameter that carries a license key:
+ * one with a NUL cannot exist, so it is refused as an unknown key, and spends the unknown-key
+ * budget like any other guess.
+ */
+export function rejectNulInUrl(
+  request: { query: unknown; params: unknown },
+  licenseKeyParam?: string,
+): void {
+  const withNul = (part: unknown) =>
+    typeof part === "object" && part !== null
+      ? Object.entries(part).find(
+          ([key, value]) =>
+            key.includes("\u0000") ||
+            (typeof value === "string" && value.includes("\u0000")) ||
+            (Array.isArray(value) && value.some((v) => String(v).includes("\u0000"))),
+        )?.[0]
+      : undefined;
+  const inQuery = withNul(request.query);
+  if (licenseKeyParam !== undefined && inQuery === licenseKeyParam) {
+    throw new ShipkeyError("UPDATES_LICENSE_NOT_FOUND", "Invalid license key");
+  }
+  const name = withNul(request.params) ?? inQuery;
+  if (name !== undefined) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must not contain NUL characters`);
+  }
+}

@@ -11,7 +11,7 @@ import { productKeysRoute } from "./routes/product-keys.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import type { RateLimitHooks } from "./rate-limits.js";
 import { registerIdempotency } from "./idempotency.js";
-import { rejectNulInput } from "./request-fields.js";
+import { rejectNulInput, rejectNulInUrl } from "./request-fields.js";
 import { activateMachineRoute } from "./routes/activate-machine.js";
 import { adminApiKeyRoutes } from "./routes/admin/api-keys.js";
 import { adminAuditRoutes } from "./routes/admin/audit.js";
@@ -60,6 +60,7 @@ export function registerRoutes(
       license.addHook("onRequest", limits.perAddress("license"));
       license.addHook("onError", limits.countUnknownKey);
     }
+    license.addHook("preValidation", async (request) => rejectNulInUrl(request));
     signLicenseAnswers(license, signing.ring);
     activateMachineRoute(license, db);
     validateLicenseRoute(license, db, lastSeen);
@@ -73,6 +74,7 @@ export function registerRoutes(
       publish.addHook("onError", limits.countUnknownKey);
       publish.addHook("preParsing", limits.perCaller("publish"));
     }
+    publish.addHook("preValidation", async (request) => rejectNulInUrl(request));
     publishReleaseRoute(publish, db);
   });
 
@@ -81,6 +83,7 @@ export function registerRoutes(
   // budget.
   void app.register(async (updates) => {
     updates.addHook("onRequest", noCache);
+    updates.addHook("preValidation", async (request) => rejectNulInUrl(request, "licenseKey"));
     if (limits) {
       updates.addHook("onRequest", limits.perAddress("updates"));
       updates.addHook("onError", limits.countUnknownKey);
