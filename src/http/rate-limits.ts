@@ -5,6 +5,8 @@ import type {
   FastifyRequest,
   onErrorAsyncHookHandler,
   onRequestAsyncHookHandler,
+  onRequestHookHandler,
+  onSendHookHandler,
   preParsingAsyncHookHandler,
 } from "fastify";
 import { Redis } from "ioredis";
@@ -53,8 +55,13 @@ export interface RateLimitHooks {
    * address's request and unknown-key budgets.
    */
   perAddress(name: "license" | "updates"): onRequestAsyncHookHandler;
-  /** Publish and the admin API, onRequest (before authentication): the unknown-key budget. */
-  unknownKeyBudget: onRequestAsyncHookHandler;
+  /**
+   * Publish and the admin API, onRequest and onSend: an address that spent its unknown-key
+   * budget gets 429 for a request whose credentials fail (401). A request with a valid API key
+   * or session is never refused for its address's budget: a neighbour behind the same address
+   * cannot lock CI out, and API keys and sessions are far too long to guess.
+   */
+  unknownKeyBudget: { onRequest: onRequestHookHandler; onSend: onSendHookHandler };
   /** onError: a request naming an unknown license key or API key spends the address's budget. */
   countUnknownKey: onErrorAsyncHookHandler;
   /** Publish and the admin API, preParsing (after authentication): the caller's budget. */
@@ -62,6 +69,13 @@ export interface RateLimitHooks {
 }
 
 type Limiter = ReturnType<FastifyInstance["createRateLimit"]>;
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Publish and the admin API: the address had spent its unknown-key budget at arrival. */
+    unknownKeyBudgetSpent: boolean;
+  }
+}
 
 /**
  * Registers @fastify/rate-limit with counts in this process, or in Redis when one is given
@@ -74,6 +88,7 @@ export async function registerRateLimits(
   settings: RateLimitSettings,
   redis: Redis | null,
 ): Promise<RateLimitHooks> {
+  app.decorateRequest("unknownKeyBudgetSpent", false);
   await app.register(rateLimit, {
     global: false,
     skipOnError: true,
@@ -104,15 +119,16 @@ export async function registerRateLimits(
   // the limiter's (shared in Redis); this copy spares every request a second lookup. Another
   // process learns of a spent budget at the address's next unknown key.
   const spentUntil = new Map<string, number>();
-  const refuseIfGuessing = (request: FastifyRequest, reply: FastifyReply) => {
+  /** Seconds until the address's spent unknown-key budget renews; 0 while it is not spent. */
+  const spentSeconds = (request: FastifyRequest): number => {
     const client = address(request);
     const until = spentUntil.get(client);
-    if (until === undefined) return;
+    if (until === undefined) return 0;
     const seconds = Math.ceil((until - Date.now()) / 1000);
-    if (seconds <= 0) {
-      spentUntil.delete(client);
-      return;
-    }
+    if (seconds <= 0) spentUntil.delete(client);
+    return Math.max(0, seconds);
+  };
+  const describeSpent = (reply: FastifyReply, seconds: number) => {
     const { max, windowMs } = settings.unknownKey;
     describeLimit(reply, "unknownKey", {
       max,
@@ -120,6 +136,11 @@ export async function registerRateLimits(
       remaining: 0,
       ttlInSeconds: seconds,
     });
+  };
+  const refuseIfGuessing = (request: FastifyRequest, reply: FastifyReply) => {
+    const seconds = spentSeconds(request);
+    if (seconds === 0) return;
+    describeSpent(reply, seconds);
     throw tooManyRequests(reply, seconds);
   };
 
@@ -132,7 +153,24 @@ export async function registerRateLimits(
       describeLimit(reply, name, requests);
       throw tooManyRequests(reply, requests.ttlInSeconds);
     },
-    unknownKeyBudget: async (request, reply) => refuseIfGuessing(request, reply),
+    unknownKeyBudget: {
+      // Looked up before the request runs, so the guess that spends the budget still gets 401.
+      onRequest: (request, _reply, done) => {
+        request.unknownKeyBudgetSpent = spentSeconds(request) > 0;
+        done();
+      },
+      onSend: (request, reply, payload, done) => {
+        const seconds = request.unknownKeyBudgetSpent ? spentSeconds(request) : 0;
+        if (reply.statusCode !== 401 || seconds === 0) {
+          done(null, payload);
+          return;
+        }
+        describeSpent(reply, seconds);
+        const refusal = tooManyRequests(reply, seconds);
+        reply.code(429);
+        done(null, JSON.stringify({ error: refusal.message, code: refusal.code }));
+      },
+    },
     countUnknownKey: async (request, _reply, error) => {
       if (
         !(error instanceof ShipkeyError) ||

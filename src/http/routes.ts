@@ -70,7 +70,8 @@ export function registerRoutes(
 
   void app.register(async (publish) => {
     if (limits) {
-      publish.addHook("onRequest", limits.unknownKeyBudget);
+      publish.addHook("onRequest", limits.unknownKeyBudget.onRequest);
+      publish.addHook("onSend", limits.unknownKeyBudget.onSend);
       publish.addHook("onError", limits.countUnknownKey);
       publish.addHook("preParsing", limits.perCaller("publish"));
     }
@@ -106,7 +107,8 @@ export function registerRoutes(
       done();
     });
     if (limits) {
-      admin.addHook("onRequest", limits.unknownKeyBudget);
+      admin.addHook("onRequest", limits.unknownKeyBudget.onRequest);
+      admin.addHook("onSend", limits.unknownKeyBudget.onSend);
       admin.addHook("onError", limits.countUnknownKey);
       admin.addHook("preParsing", limits.perCaller("admin"));
     }
