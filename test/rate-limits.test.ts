@@ -1,5 +1,9 @@
 import { adminAccess } from "./helpers/admin-access.js";
+import { spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
+import { once } from "node:events";
+import net from "node:net";
+import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { defaultRateLimits, type RateLimitSettings } from "../src/http/rate-limits.js";
@@ -254,12 +258,91 @@ describe.skipIf(!redisUrl)("rate limits in Redis", () => {
     expect(statuses).toEqual([404, 404, 404, 404, 429, 429]);
   });
 
-  it("with Redis unreachable, requests pass without limits and without waiting", async () => {
-    const f = await fixture("sqlite", { license: perMinute(1) }, "redis://127.0.0.1:1");
-    const started = Date.now();
-    for (let i = 0; i < 3; i++) {
-      expect((await validate(f, "K-0000000000000000", "10.9.9.9")).statusCode).toBe(404);
+  it("counts under clean key names: shipkey:rate-limit:<limit>|<address>", async () => {
+    const f = await fixture("sqlite", { license: perMinute(4) }, redisUrl ?? null);
+    const address = someAddress();
+    const client = new Redis(redisUrl ?? "");
+    try {
+      // The first requests may be counted in the process while its connection opens.
+      await waitFor(async () => {
+        await validate(f, "K-0000000000000000", address);
+        return (await client.get(`shipkey:rate-limit:license|${address}`)) !== null;
+      });
+      for (const key of await client.keys(`*${address}*`)) {
+        expect(key).toMatch(/^shipkey:rate-limit:(license|updates|unknownKey)\|10\./);
+      }
+    } finally {
+      client.disconnect();
     }
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 });
+
+describe("rate limits while Redis is away", () => {
+  it("unreachable from the start: each process counts on its own, without waiting", async () => {
+    const f = await fixture("sqlite", { license: perMinute(1) }, "redis://127.0.0.1:1");
+    const started = Date.now();
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      statuses.push((await validate(f, "K-0000000000000000", "10.9.9.9")).statusCode);
+    }
+    expect(statuses).toEqual([404, 429, 429]);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it("lost, then back: counts in this process meanwhile, in Redis again once it answers", async () => {
+    const port = await freePort();
+    const start = () =>
+      spawn(
+        "redis-server",
+        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        {
+          stdio: "ignore",
+        },
+      );
+    let server = start();
+    const url = `redis://127.0.0.1:${port}`;
+    const client = new Redis(url, { retryStrategy: () => 50 });
+    client.on("error", () => undefined);
+    try {
+      expect(await client.ping()).toBe("PONG");
+      const f = await fixture("sqlite", { license: perMinute(2) }, url);
+      await waitFor(async () => {
+        await validate(f, "K-0000000000000000", "10.7.7.1");
+        return (await client.get("shipkey:rate-limit:license|10.7.7.1")) !== null;
+      });
+      server.kill("SIGKILL");
+      await once(server, "exit");
+      // Away: this process limits on its own (2 per minute for a new address).
+      const away = [];
+      for (let i = 0; i < 3; i++)
+        away.push((await validate(f, "K-0000000000000000", "10.7.7.2")).statusCode);
+      expect(away).toEqual([404, 404, 429]);
+      server = start();
+      // Back: the next counts land in Redis again.
+      await waitFor(async () => {
+        await validate(f, "K-0000000000000000", "10.7.7.3");
+        return (await client.get("shipkey:rate-limit:license|10.7.7.3").catch(() => null)) !== null;
+      });
+    } finally {
+      client.disconnect();
+      server.kill("SIGKILL");
+    }
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  return port;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

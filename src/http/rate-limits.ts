@@ -11,6 +11,7 @@ import type {
 } from "fastify";
 import { Redis } from "ioredis";
 import { ShipkeyError } from "../errors.js";
+import { rateLimitStore } from "./rate-limit-store.js";
 
 export type RateLimitName = "license" | "updates" | "unknownKey" | "publish" | "admin";
 export interface RateLimit {
@@ -78,10 +79,10 @@ declare module "fastify" {
 }
 
 /**
- * Registers @fastify/rate-limit with counts in this process, or in Redis when one is given
- * (several processes then enforce one limit), and returns the hooks the routes use. When the
- * store fails (Redis down), requests pass: the limits protect the service, they must not take it
- * down (docs/decisions.md).
+ * Registers @fastify/rate-limit with counts in Redis when one is given (several processes then
+ * enforce one limit), else in this process, and returns the hooks the routes use. While Redis
+ * cannot be reached, each process counts on its own (rate-limit-store.ts) and says so in the log
+ * at most once every 10 s; it counts in Redis again as soon as Redis answers.
  */
 export async function registerRateLimits(
   app: FastifyInstance,
@@ -89,11 +90,13 @@ export async function registerRateLimits(
   redis: Redis | null,
 ): Promise<RateLimitHooks> {
   app.decorateRequest("unknownKeyBudgetSpent", false);
-  await app.register(rateLimit, {
-    global: false,
-    skipOnError: true,
-    ...(redis ? { redis, nameSpace: "shipkey:rate-limit:" } : {}),
+  let lastReport = 0;
+  const store = rateLimitStore(redis, (reason) => {
+    if (Date.now() - lastReport < 10_000) return;
+    lastReport = Date.now();
+    app.log.warn({ reason }, "Redis for rate limits unavailable: each process counts on its own");
   });
+  await app.register(rateLimit, { global: false, skipOnError: true, store });
   const limiter = (name: RateLimitName, key: (request: FastifyRequest) => string): Limiter => {
     const options = {
       max: settings[name].max,
@@ -220,8 +223,9 @@ function tooManyRequests(reply: FastifyReply, seconds: number): ShipkeyError {
 
 /**
  * A Redis client for the shared counts. Commands fail at once while the connection is down
- * (no offline queue) and after 1 s without an answer, so a Redis outage costs requests nothing
- * but their limits; the client reconnects by itself. Errors are logged at most once per 10 s.
+ * (no offline queue) and after 1 s without an answer, so a Redis outage costs requests no time
+ * (each process counts on its own meanwhile); the client reconnects by itself. Errors are logged
+ * at most once per 10 s.
  */
 export function connectRedis(url: string, log: FastifyInstance["log"]): Redis {
   const client = new Redis(url, {
@@ -234,7 +238,10 @@ export function connectRedis(url: string, log: FastifyInstance["log"]): Redis {
   client.on("error", (err: Error) => {
     if (Date.now() - lastReport < 10_000) return;
     lastReport = Date.now();
-    log.warn({ reason: err.message }, "Redis for rate limits unavailable: limits not enforced");
+    log.warn(
+      { reason: err.message },
+      "Redis for rate limits unavailable: each process counts on its own",
+    );
   });
   return client;
 }
