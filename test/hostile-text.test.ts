@@ -4,7 +4,10 @@ import { dialects } from "./helpers/database.js";
 import { adminAccess } from "./helpers/admin-access.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
-/** One of each kind of refused character: C0, DEL, C1, and the Unicode separators. */
+/**
+ * One of each kind of refused character: C0, DEL, C1, the Unicode separators, and the
+ * bidirectional overrides and isolates.
+ */
 const controls = [
   ["ESC", "\u001b[31m"],
   ["a line feed", "\n"],
@@ -14,6 +17,10 @@ const controls = [
   ["C1 CSI", "\u009b"],
   ["U+2028", "\u2028"],
   ["U+2029", "\u2029"],
+  ["a right-to-left override (U+202E)", "\u202e"],
+  ["a left-to-right embedding (U+202A)", "\u202a"],
+  ["a first-strong isolate (U+2068)", "\u2068"],
+  ["a pop-directional isolate (U+2069)", "\u2069"],
 ] as const;
 
 describe.each(dialects)("hostile text is refused or neutralised (%s)", (dialect) => {
@@ -249,10 +256,10 @@ describe.each(dialects)("hostile text is refused or neutralised (%s)", (dialect)
         { authorization: `Bearer ${f.publishKey}` },
       );
 
-    it("are a changelog as CI writes it, kept as sent: line breaks, tabs, even colour codes", async () => {
+    it("are a changelog as CI writes it, kept as sent: line breaks, tabs, right-to-left text", async () => {
       for (const [version, notes] of [
         ["8.0.0", "# 8.0.0\r\n\n- fixed\tthings"],
-        ["8.0.1", "\u001b[31mred\u001b[0m"],
+        ["8.0.1", "- \u2067עברית\u2069 support, C1 \u0085 kept"],
       ] as const) {
         expect((await publishNotes(version, notes)).statusCode).toBe(200);
         const stored = await f.db
@@ -263,6 +270,26 @@ describe.each(dialects)("hostile text is refused or neutralised (%s)", (dialect)
         expect(stored.release_notes).toBe(notes);
       }
     });
+
+    it.each([
+      ["ESC (colour codes)", "\u001b[31mred\u001b[0m"],
+      ["BEL", "done\u0007"],
+      ["DEL", "x\u007f"],
+      ["NUL", "a\u0000b"],
+    ])(
+      "refuse C0 controls other than tabs and line breaks (%s), and publish nothing",
+      async (_l, notes) => {
+        const response = await publishNotes("8.1.0", notes);
+        expect(response.statusCode).toBe(400);
+        expect(response.json()).toMatchObject({ code: "INVALID_FIELD_VALUE" });
+        const stored = await f.db
+          .selectFrom("release_versions")
+          .select("id")
+          .where("version", "=", "8.1.0")
+          .execute();
+        expect(stored).toEqual([]);
+      },
+    );
   });
 
   describe("publish: downloadUrl", () => {

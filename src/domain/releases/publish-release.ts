@@ -11,6 +11,7 @@ import { compileOnce } from "../../db/compiled-query.js";
 import { versionSortKey } from "../../lib/version-sort-key.js";
 import { inTransaction } from "../../db/transaction.js";
 import { ShipkeyError } from "../../errors.js";
+import { hasTerminalControl } from "../../lib/control-characters.js";
 import { newId } from "../../lib/ids.js";
 import { assertMaxLength, limits } from "../limits.js";
 import type { Product } from "../products/products.js";
@@ -63,6 +64,12 @@ export function checkPublishLimits(request: PublishRequest): {
     throw new ShipkeyError("INVALID_FIELD_TYPE", "releaseNotes must be a string");
   }
   assertMaxLength("releaseNotes", notes, limits.releaseNotes);
+  if (typeof notes === "string" && hasTerminalControl(notes)) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      "releaseNotes must not contain control characters other than tabs and line breaks",
+    );
+  }
   if (request.releases.length > limits.releasesPerPublish) {
     throw new ShipkeyError(
       "TOO_MANY_RELEASES",
