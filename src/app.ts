@@ -60,6 +60,8 @@ export interface AppOptions {
   masterKey?: MasterKey;
   /** How often the current signing key of a product is re-read (a rotation elsewhere). */
   keyRefreshMs?: number;
+  /** PUBLIC_URL's origin: absolute URLs (feeds, download links, snippets) start with it. */
+  publicUrl?: string | null;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function buildApp({
   pruning,
   masterKey = processMasterKey,
   keyRefreshMs = defaultKeyRefreshMs,
+  publicUrl = null,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -133,6 +136,7 @@ export async function buildApp({
     done();
   });
   app.decorate("cookieSecure", cookieSecure);
+  app.decorate("publicUrl", publicUrl);
   const faults = new DatabaseFaults(app.log);
   registerErrorHandling(app, faults);
   const lastSeen = new LastSeenBuffer({

@@ -36,6 +36,8 @@ export interface Config {
   activationHistoryMs: number;
   /** SHIPKEY_MASTER_KEY; null when unset (SQLite then keeps one beside the database). */
   masterKey: MasterKey | null;
+  /** PUBLIC_URL's origin: every absolute URL the service writes starts with it; null: the request's. */
+  publicUrl: string | null;
 }
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -71,7 +73,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: redisUrlFrom(env.REDIS_URL),
     activationHistoryMs: activationHistoryMsFrom(env),
     masterKey: masterKeyFromEnv(env),
+    publicUrl: publicUrlFrom(env.PUBLIC_URL),
   };
+}
+
+/**
+ * PUBLIC_URL: the origin clients reach the service at (`https://licenses.example.com`, a port
+ * allowed), without a path: Shipkey is served at the root (signatures cover the path). Unset:
+ * URLs follow each request (Host, and X-Forwarded-* from a trusted proxy).
+ */
+export function publicUrlFrom(value: string | undefined): string | null {
+  if (value === undefined || value.trim() === "") return null;
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new ConfigError(
+      `PUBLIC_URL must be an absolute URL such as https://licenses.example.com, got "${value}"`,
+    );
+  }
+  if (
+    (url.protocol !== "https:" && url.protocol !== "http:") ||
+    url.username !== "" ||
+    url.password !== "" ||
+    url.pathname !== "/" ||
+    url.search !== "" ||
+    url.hash !== ""
+  ) {
+    throw new ConfigError(
+      `PUBLIC_URL must be an http(s) origin with no path, query or credentials, such as https://licenses.example.com, got "${value}"`,
+    );
+  }
+  return url.origin;
 }
 
 function oneOf<T extends string>(

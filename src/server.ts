@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     cookieSecure: config.cookieSecure,
     rateLimits: config.rateLimits,
     redisUrl: config.redisUrl,
+    publicUrl: config.publicUrl,
     requestTimeoutMs: config.requestTimeoutMs,
     pruning: { activationHistoryMs: config.activationHistoryMs },
     masterKey,
@@ -84,6 +85,8 @@ async function main(): Promise<void> {
   const cookieWarning = insecureCookieWarning(config.cookieSecure, config.trustProxy);
   if (cookieWarning) app.log.warn(cookieWarning);
   if (config.rateLimits === "off") app.log.warn("RATE_LIMITS=off: no request is rate limited");
+  const urlWarning = await publicUrlWarning(database.db, config);
+  if (urlWarning) app.log.warn(urlWarning);
 
   if ((await countAdmins(database.db)) === 0) {
     app.log.warn(
@@ -184,6 +187,24 @@ async function prepareSigningKeys(
     await database.close();
     throw err;
   }
+}
+
+/**
+ * Feeds that hand out the download redirect, or carry a license in Sparkle's URLs, build their
+ * URLs from the request unless PUBLIC_URL is set: behind a TLS proxy without TRUST_PROXY they
+ * would say http://. Warn when that can happen.
+ */
+async function publicUrlWarning(db: Database["db"], config: Config): Promise<string | null> {
+  if (config.publicUrl !== null || config.trustProxy !== false) return null;
+  const product = await db
+    .selectFrom("products")
+    .select("slug")
+    .where((eb) => eb.or([eb("download_redirects", "=", 1), eb("updates_require_license", "=", 1)]))
+    .executeTakeFirst()
+    .catch(() => undefined);
+  return product
+    ? `product ${product.slug} uses download redirects or licensed updates, and neither PUBLIC_URL nor TRUST_PROXY is set: feed URLs follow each request's Host and protocol (behind a TLS proxy they would say http://). Set PUBLIC_URL to the address clients use`
+    : null;
 }
 
 /** After SHUTDOWN_GRACE, how long close hooks may still run before the process exits anyway. */
