@@ -64,9 +64,12 @@ function blockOf(conf: string, header: string): string {
   throw new Error(`the "${header}" block of deploy/nginx.conf is not closed`);
 }
 
-async function waitForPort(port: number, output: () => string): Promise<void> {
+async function waitForNginx(nginx: ChildProcess, port: number, output: () => string) {
   const deadline = Date.now() + 10_000;
   for (;;) {
+    if (nginx.exitCode !== null || nginx.signalCode !== null) {
+      throw new Error(`nginx exited (${nginx.exitCode ?? nginx.signalCode}):\n${output()}`);
+    }
     const connected = await new Promise<boolean>((resolve) => {
       const socket = net.connect(port, "127.0.0.1");
       socket.once("connect", () => {
@@ -240,7 +243,8 @@ describe.skipIf(!haveNginx)(title, () => {
     });
     nginx.stdout?.on("data", (chunk: Buffer) => (nginxOutput += chunk.toString()));
     nginx.stderr?.on("data", (chunk: Buffer) => (nginxOutput += chunk.toString()));
-    await waitForPort(nginxPort, () => nginxOutput);
+    nginx.on("error", (error) => (nginxOutput += String(error)));
+    await waitForNginx(nginx, nginxPort, () => nginxOutput);
 
     // CI publishes through the proxy too.
     const entries = (["WINDOWS", "MACOS", "LINUX"] as const).flatMap((platform) =>
