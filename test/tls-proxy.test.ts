@@ -266,7 +266,7 @@ describe.skipIf(!haveNginx)(title, () => {
   }, 60_000);
 
   afterAll(async () => {
-    if (nginx && nginx.exitCode === null && nginx.signalCode === null) {
+    if (nginx?.pid !== undefined && nginx.exitCode === null && nginx.signalCode === null) {
       nginx.kill("SIGTERM");
       await once(nginx, "exit");
     }
