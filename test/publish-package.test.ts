@@ -55,11 +55,9 @@ describe("@shipkey/publish installed from its tarball", () => {
       join(ci, "package.json"),
       JSON.stringify({ name: "ci", private: true, type: "module" }),
     );
-    await run(
-      npm,
-      ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"],
-      { cwd: ci },
-    );
+    await run(npm, ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], {
+      cwd: ci,
+    });
 
     const artifacts = join(ci, "dist");
     mkdirSync(artifacts);
@@ -169,7 +167,8 @@ describe("@shipkey/publish installed from its tarball", () => {
     const installed = readdirSync(join(ci, "node_modules")).filter((name) => !name.startsWith("."));
     expect(installed).toEqual(["@shipkey"]);
     expect(readdirSync(join(ci, "node_modules/@shipkey"))).toEqual(["publish"]);
-    for (const driver of ["better-sqlite3", "pg", "kysely"]) expect(installed).not.toContain(driver);
+    for (const driver of ["better-sqlite3", "pg", "kysely"])
+      expect(installed).not.toContain(driver);
   });
 
   it("places its artifacts as the server's CLI does (the same platforms and arches)", () => {
@@ -184,7 +183,9 @@ describe("@shipkey/publish installed from its tarball", () => {
     const request = JSON.parse(dry.stdout) as { url: string; body: { releases: unknown[] } };
     expect(request.url).toBe(`${server.baseUrl}/api/releases/publish`);
     expect(request.body.releases).toHaveLength(2);
-    const latest = await fetch(`${server.baseUrl}/api/updates/app/latest?platform=WINDOWS&arch=X64`);
+    const latest = await fetch(
+      `${server.baseUrl}/api/updates/app/latest?platform=WINDOWS&arch=X64`,
+    );
     expect(latest.status).toBe(404);
   });
 

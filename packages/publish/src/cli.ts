@@ -29,9 +29,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const result: CommandResult = await publishCommand(positionals, values);
-    process.stdout.write(
-      json ? `${JSON.stringify(result.data, null, 2)}\n` : `${result.text}\n`,
-    );
+    process.stdout.write(json ? `${JSON.stringify(result.data, null, 2)}\n` : `${result.text}\n`);
     return 0;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
