@@ -201,7 +201,7 @@ describe("@shipkey/publish installed from its tarball", () => {
     expect(published.stderr).toBe("");
     expect(published.code).toBe(0);
     expect(JSON.parse(published.stdout)).toMatchObject({
-      product: "app",
+      product: "App",
       version: "1.4.0",
       channel: "STABLE",
     });
@@ -261,7 +261,7 @@ describe("@shipkey/publish installed from its tarball", () => {
     const ran = await runIn(job, "bash", ["-c", step.run], { ...env, GITHUB_OUTPUT: output });
     expect({ code: ran.code, stderr: ran.stderr }).toMatchObject({ code: 0 });
     const answer = /^answer<<(\S+)\n([\s\S]*)\n\1\n$/.exec(readFileSync(output, "utf8"));
-    expect(JSON.parse(answer?.[2] ?? "null")).toMatchObject({ product: "app", version: "1.4.1" });
+    expect(JSON.parse(answer?.[2] ?? "null")).toMatchObject({ product: "App", version: "1.4.1" });
 
     const response = await fetch(
       `${server.baseUrl}/api/updates/app/latest?platform=WINDOWS&arch=X64`,
