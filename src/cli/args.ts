@@ -1,30 +1,21 @@
 import { parseArgs } from "node:util";
+import { type Options, publishOptions, stringOption, UsageError } from "@shipkey/publish";
 import type { LicenseStatus } from "../db/schema.js";
 import { licenseStatuses } from "../db/schema.js";
 import { parseIsoTimestamp } from "../lib/time.js";
 
-/** A mistake on the command line: printed as one line with the usage hint. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+// The errors and option readers are @shipkey/publish's own, so `shipkey publish` (the package's
+// command) and every other command fail alike: one CommandError, one UsageError.
+export {
+  CommandError,
+  integerOption,
+  type Options,
+  requiredOption,
+  stringOption,
+  UsageError,
+} from "@shipkey/publish";
 
-/**
- * A failure with a machine-readable code, e.g. the server's answer to `publish`. `error` is what
- * --json prints (the server's own text); `message` is the one line printed otherwise.
- */
-export class CommandError extends Error {
-  override name = "CommandError";
-  constructor(
-    message: string,
-    readonly code: string,
-    readonly error: string = message,
-  ) {
-    super(message);
-  }
-}
-
-export type Options = Record<string, string | boolean | undefined>;
-
+/** Every command's options; publish's come from @shipkey/publish. */
 export function parseCommandLine(argv: string[]): { positionals: string[]; options: Options } {
   try {
     const { values, positionals } = parseArgs({
@@ -32,11 +23,11 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
       allowPositionals: true,
       strict: true,
       options: {
+        ...publishOptions,
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         slug: { type: "string" },
         name: { type: "string" },
-        product: { type: "string" },
         "max-machines": { type: "string" },
         key: { type: "string" },
         status: { type: "string" },
@@ -51,15 +42,6 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "external-id": { type: "string" },
         email: { type: "string" },
         "password-stdin": { type: "boolean" },
-        server: { type: "string" },
-        version: { type: "string" },
-        channel: { type: "string" },
-        "notes-file": { type: "string" },
-        "base-url": { type: "string" },
-        platform: { type: "string" },
-        arch: { type: "string" },
-        timeout: { type: "string" },
-        "dry-run": { type: "boolean" },
         "tauri-public-key": { type: "string" },
         "updates-require-license": { type: "string" },
         "download-redirects": { type: "string" },
@@ -77,32 +59,12 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
   }
 }
 
-export function stringOption(options: Options, name: string): string | undefined {
-  const value = options[name];
-  return typeof value === "string" ? value : undefined;
-}
-
 /** `on` or `off` (undefined when not given); anything else is a usage error. */
 export function switchOption(options: Options, name: string): boolean | undefined {
   const value = stringOption(options, name);
   if (value === undefined) return undefined;
   if (value !== "on" && value !== "off") throw new UsageError(`--${name} must be on or off`);
   return value === "on";
-}
-
-export function requiredOption(options: Options, name: string): string {
-  const value = stringOption(options, name);
-  if (value === undefined || value === "") throw new UsageError(`--${name} is required`);
-  return value;
-}
-
-export function integerOption(options: Options, name: string): number | undefined {
-  const value = stringOption(options, name);
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new UsageError(`--${name} must be a non-negative integer, got "${value}"`);
-  }
-  return Number(value);
 }
 
 export function statusOption(options: Options): LicenseStatus | undefined {

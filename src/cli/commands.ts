@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
+import { type CommandResult, escapeControlCharacters } from "@shipkey/publish";
 import type { Kysely } from "kysely";
 import { activationHistoryMsFrom, databaseUrlFrom, masterKeyFromEnv } from "../config.js";
 import type { MasterKey } from "../domain/signing/key-material.js";
@@ -7,7 +8,6 @@ import { listProductKeys } from "../domain/signing/signing-keys.js";
 import { resolveVerifiedMasterKey, rotateMasterKey } from "../master-key.js";
 import type { DB } from "../db/schema.js";
 import { listAdmins } from "../domain/admins/admins.js";
-import { escapeControlCharacters } from "../lib/control-characters.js";
 import { listApiKeys } from "../domain/api-keys/api-keys.js";
 import type { Actor } from "../domain/audit/audit-log.js";
 import {
@@ -44,12 +44,7 @@ import {
   UsageError,
 } from "./args.js";
 
-export interface CommandResult {
-  /** Printed as JSON with --json. */
-  data: unknown;
-  /** Printed otherwise. */
-  text: string;
-}
+export type { CommandResult };
 
 interface Command {
   run(db: Kysely<DB>, args: string[], options: Options): Promise<CommandResult>;

@@ -1,18 +1,18 @@
-import { databaseUrlFrom } from "../config.js";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import { escapeControlCharacters, publishCommand } from "@shipkey/publish";
+import { databaseUrlFrom } from "../config.js";
 import { openDatabase, parseDatabaseUrl } from "../db/database.js";
 import { migrateToLatest } from "../db/migrate.js";
 import { ShipkeyError } from "../errors.js";
-import { escapeControlCharacters } from "../lib/control-characters.js";
 import { CommandError, type Options, parseCommandLine, UsageError } from "./args.js";
 import { type CommandResult, commands, usage } from "./commands.js";
-import { publishCommand } from "./publish.js";
 
 /**
  * `shipkey <group> <action> [options]`. Talks to the database named by DATABASE_URL directly,
  * creating and migrating it if needed, so it works on a fresh database and beside a running server.
- * `publish` is the exception: it talks to a Shipkey server over HTTP and never opens a database.
+ * `publish` is the exception: @shipkey/publish's command, it talks to a Shipkey server over HTTP
+ * and never opens a database.
  * With --json, stdout carries exactly one JSON document; errors always go to stderr.
  */
 const singleWordCommands = new Set(["migrate", "prune", "publish"]);

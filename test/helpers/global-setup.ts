@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
 
 // Process-level tests (durability, shutdown, CLI) run the compiled service exactly as
-// `npm start` does, so build it once before any test file runs.
+// `npm start` does, so build it once before any test file runs: @shipkey/publish first, as
+// `npm run build` does, since the server's CLI imports it.
 export default function setup(): void {
-  for (const project of ["tsconfig.build.json"]) {
+  for (const project of ["packages/publish/tsconfig.build.json", "tsconfig.build.json"]) {
     execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", project], {
       stdio: "inherit",
     });

@@ -3,22 +3,23 @@ import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { type Arch, arches, type Platform, platforms } from "../db/schema.js";
-import { escapeControlCharacters } from "../lib/control-characters.js";
 import { recognizeArtifact } from "./artifact-names.js";
+import { escapeControlCharacters } from "./control-characters.js";
 import {
   CommandError,
+  type CommandResult,
   integerOption,
   type Options,
   requiredOption,
   stringOption,
   UsageError,
-} from "./args.js";
-import type { CommandResult } from "./commands.js";
+} from "./options.js";
+import { type Arch, arches, type Platform, platforms } from "./targets.js";
 
 /**
- * `shipkey publish`: publishes build artifacts to a Shipkey server over HTTP, as CI does. It never
- * opens a database. The API key comes from SHIPKEY_API_KEY and is never printed.
+ * A publish (`shipkey-publish`, and `shipkey publish` in the server's CLI): registers build
+ * artifacts with a Shipkey server over HTTP, as CI does. The API key comes from SHIPKEY_API_KEY
+ * and is never printed.
  */
 
 export interface PlannedArtifact {

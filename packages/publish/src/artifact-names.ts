@@ -1,4 +1,4 @@
-import type { Arch, Platform } from "../db/schema.js";
+import type { Arch, Platform } from "./targets.js";
 
 /**
  * What a build artifact's file name says about it, as Tauri's bundler and electron-builder name
