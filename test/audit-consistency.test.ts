@@ -80,7 +80,7 @@ describe.each(dialects)("audit entries from the admin API and the dashboard (%s)
     expect(shape(fromApi)).toEqual({
       action: "license.create",
       targetType: "license",
-      detailFields: ["maxMachines", "product", "status"],
+      detailFields: ["licenseKey", "maxMachines", "product", "status"],
     });
     expect(shape(fromDashboard)).toEqual(shape(fromApi));
 
@@ -101,9 +101,9 @@ describe.each(dialects)("audit entries from the admin API and the dashboard (%s)
     });
     const [updatedFromDashboard, updatedFromApi] = await latestEntries(2);
     expect(updatedFromApi?.action).toBe("license.update");
-    expect(updatedFromApi?.details).toEqual({ changed: ["note"] });
+    expect(updatedFromApi?.details).toEqual({ licenseKey: "…SE-1", changed: ["note"] });
     expect(updatedFromDashboard?.action).toBe("license.update");
-    expect(updatedFromDashboard?.details).toEqual({ changed: ["note"] });
+    expect(updatedFromDashboard?.details).toEqual({ licenseKey: "…SE-1", changed: ["note"] });
 
     await viaApi("POST", "/api/admin/licenses/AUDIT-API-LICENSE-1/suspend", {});
     await viaDashboard("/admin/licenses/AUDIT-DASH-LICENSE-1/status", { status: "SUSPENDED" });

@@ -228,10 +228,15 @@ describe.each(dialects)("churn limit: public deactivations per 30 days (%s)", (d
       (await api("PATCH", `/api/admin/licenses/${licenseKey}`, { maxDeactivationsPer30Days: -2 }))
         .statusCode,
     ).toBe(400);
+    const license = await f.db
+      .selectFrom("licenses")
+      .select("id")
+      .where("license_key", "=", licenseKey)
+      .executeTakeFirstOrThrow();
     const audit = await f.db
       .selectFrom("audit_log")
       .select(["action", "target_id", "details"])
-      .where((eb) => eb.or([eb("target_id", "=", slug), eb("target_id", "=", licenseKey)]))
+      .where((eb) => eb.or([eb("target_id", "=", slug), eb("target_id", "=", license.id)]))
       .where("action", "in", ["product.deactivation_limit", "license.create", "license.update"])
       .orderBy("at")
       .orderBy("id")
@@ -241,9 +246,18 @@ describe.each(dialects)("churn limit: public deactivations per 30 days (%s)", (d
       ["product.deactivation_limit", { maxDeactivationsPer30Days: null }],
       [
         "license.create",
-        { product: slug, maxMachines: 1, status: "ACTIVE", maxDeactivationsPer30Days: 7 },
+        {
+          licenseKey: `…${licenseKey.slice(-4)}`,
+          product: slug,
+          maxMachines: 1,
+          status: "ACTIVE",
+          maxDeactivationsPer30Days: 7,
+        },
       ],
-      ["license.update", { changed: ["maxDeactivationsPer30Days"] }],
+      [
+        "license.update",
+        { licenseKey: `…${licenseKey.slice(-4)}`, changed: ["maxDeactivationsPer30Days"] },
+      ],
     ]);
 
     const setLimit = commands["products set-deactivation-limit"];

@@ -52,6 +52,24 @@ import { type Actor, withAudit } from "./audit-log.js";
  * its entry commit together (withAudit). Details never hold a secret.
  */
 
+/**
+ * How the audit log names a license: by its internal id, with the key masked to its last four
+ * characters. The log never holds a license key (a key that reads the log could use it).
+ */
+export const maskLicenseKey = (licenseKey: string) => `…${licenseKey.slice(-4)}`;
+
+async function licenseTarget(trx: Kysely<DB>, licenseKey: string) {
+  const row = await trx
+    .selectFrom("licenses")
+    .select("id")
+    .where("license_key", "=", licenseKey)
+    .executeTakeFirst();
+  return {
+    target: { type: "license", id: row?.id ?? maskLicenseKey(licenseKey) },
+    licenseKey: maskLicenseKey(licenseKey),
+  };
+}
+
 const productEntry = (product: { slug: string; name: string }) => ({
   target: { type: "product", id: product.slug },
   details: { name: product.name },
@@ -284,10 +302,14 @@ export const createLicenseAudited = (db: Kysely<DB>, actor: Actor, input: Create
     db,
     actor,
     "license.create",
-    (trx) => createLicense(trx, input),
-    (license) => ({
-      target: { type: "license", id: license.licenseKey },
+    async (trx) => {
+      const license = await createLicense(trx, input);
+      return { license, named: await licenseTarget(trx, license.licenseKey) };
+    },
+    ({ license, named }) => ({
+      target: named.target,
       details: {
+        licenseKey: named.licenseKey,
         product: license.product,
         maxMachines: license.maxMachines,
         status: license.status,
@@ -296,7 +318,7 @@ export const createLicenseAudited = (db: Kysely<DB>, actor: Actor, input: Create
           : { maxDeactivationsPer30Days: license.maxDeactivationsPer30Days }),
       },
     }),
-  );
+  ).then(({ license }) => license);
 
 export const updateLicenseAudited = (
   db: Kysely<DB>,
@@ -313,12 +335,13 @@ export const updateLicenseAudited = (
       // must this (a bad setting on an unknown key is a 400, not a 404).
       const before = await findLicenseView(trx, licenseKey);
       const license = await updateLicense(trx, licenseKey, changes);
-      return { license, changed: before ? changedSettings(before, license) : [] };
+      const named = await licenseTarget(trx, license.licenseKey);
+      return { license, named, changed: before ? changedSettings(before, license) : [] };
     },
     // What actually changed, not what was sent: the dashboard's form sends every field.
-    ({ license, changed }) => ({
-      target: { type: "license", id: license.licenseKey },
-      details: { changed },
+    ({ named, changed }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, changed },
     }),
   ).then(({ license }) => license);
 
@@ -335,9 +358,12 @@ export const setLicenseStatusAudited = (
     db,
     actor,
     `license.${statusActions[status]}`,
-    (trx) => updateLicense(trx, licenseKey, { status }),
-    (license) => ({ target: { type: "license", id: license.licenseKey } }),
-  );
+    async (trx) => {
+      const license = await updateLicense(trx, licenseKey, { status });
+      return { license, named: await licenseTarget(trx, license.licenseKey) };
+    },
+    ({ named }) => ({ target: named.target, details: { licenseKey: named.licenseKey } }),
+  ).then(({ license }) => license);
 
 export const deactivateMachineAudited = (
   db: Kysely<DB>,
@@ -350,9 +376,15 @@ export const deactivateMachineAudited = (
     actor,
     "machine.deactivate",
     // An administrator is never held by the churn limit, and does not spend it.
-    (trx) => deactivateMachine(trx, { licenseKey, machineId }, { by: "admin" }),
-    () => ({ target: { type: "license", id: licenseKey }, details: { machineId } }),
-  );
+    async (trx) => {
+      const result = await deactivateMachine(trx, { licenseKey, machineId }, { by: "admin" });
+      return { result, named: await licenseTarget(trx, licenseKey) };
+    },
+    ({ named }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, machineId },
+    }),
+  ).then(({ result }) => result);
 
 export const createApiKeyAudited = (
   db: Kysely<DB>,

@@ -44,7 +44,15 @@ export function auditPages(app: FastifyInstance, db: Kysely<DB>): void {
                             >
                           </td>
                           <td class="mono">${e.action}</td>
-                          <td class="mono">${e.target.id}</td>
+                          <td class="mono">
+                            ${
+                              e.target.type === "license"
+                                ? html`<a href="/admin/licenses/by-id/${e.target.id}"
+                                    >license ${String(e.details.licenseKey ?? e.target.id)}</a
+                                  >`
+                                : e.target.id
+                            }
+                          </td>
                           <td class="mono">${e.ip ?? ""}</td>
                           <td class="mono">
                             ${Object.keys(e.details).length ? JSON.stringify(e.details) : ""}

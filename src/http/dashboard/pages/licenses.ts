@@ -451,6 +451,17 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     );
   };
 
+  // The audit log names licenses by id (it holds no license key): its links land here.
+  app.get<{ Params: { id: string } }>("/admin/licenses/by-id/:id", async (request, reply) => {
+    const row = await db
+      .selectFrom("licenses")
+      .select("license_key")
+      .where("id", "=", request.params.id)
+      .executeTakeFirst();
+    if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+    return reply.redirect(`/admin/licenses/${encodeURIComponent(row.license_key)}`, 302);
+  });
+
   app.get<{ Params: { key: string }; Querystring: { done?: string } }>(
     "/admin/licenses/:key",
     async (request, reply) =>
