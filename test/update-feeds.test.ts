@@ -587,7 +587,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         code: "BAD_REQUEST",
         routed: false,
       },
-      { url: "/api/updates/{p}/electron/%00.yml", status: 404, code: "ROUTE_NOT_FOUND" },
+      { url: "/api/updates/{p}/electron/%00.yml", status: 400, code: "INVALID_FIELD_VALUE" },
     ];
     it.each(rows)("$url -> $status $code", async ({ url, status, code, routed }) => {
       const response = await get(url.replace("{p}", f.product.slug));
