@@ -15,6 +15,7 @@ import * as signingKeys from "./0013_signing_keys.js";
 import * as updateAccessAndCounts from "./0014_update_access_and_counts.js";
 import * as idempotencyApplied from "./0015_idempotency_applied.js";
 import * as licenseIntegrity from "./0016_license_integrity.js";
+import * as apiKeyProducts from "./0017_api_key_products.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   "0014_update_access_and_counts": updateAccessAndCounts,
   "0015_idempotency_applied": idempotencyApplied,
   "0016_license_integrity": licenseIntegrity,
+  "0017_api_key_products": apiKeyProducts,
 };
