@@ -12,6 +12,11 @@ export interface Actor {
   id: string | null;
   label: string;
   ip: string | null;
+  /**
+   * An API key's products (ids) when it is limited to some; absent or null: every product.
+   * Not recorded: it says what the actor may reach, not who it is.
+   */
+  productIds?: readonly string[] | null;
   /** The admin API request's Idempotency-Key claim, marked applied with the audit entry. */
   idempotency?: IdempotencyClaim | null;
 }
@@ -76,10 +81,13 @@ export function withAudit<T>(
   });
 }
 
-/** Newest first, cursor-paginated. */
+/**
+ * Newest first, cursor-paginated. Given `productIds` (a limited API key's), only the entries
+ * about those products: the products themselves, their releases and their licenses.
+ */
 export async function listAudit(
   db: Kysely<DB>,
-  options: { limit: number; cursor?: string },
+  options: { limit: number; cursor?: string; productIds?: readonly string[] | null },
 ): Promise<Page<AuditEntry>> {
   let query = db
     .selectFrom("audit_log")
@@ -91,6 +99,31 @@ export async function listAudit(
     const { at, id } = decodeCursor(options.cursor);
     query = query.where((eb) =>
       eb.or([eb("at", "<", at), eb.and([eb("at", "=", at), eb("id", "<", id)])]),
+    );
+  }
+  const { productIds } = options;
+  if (productIds !== undefined && productIds !== null) {
+    // "" matches no id or slug and keeps each IN list non-empty.
+    const ids = [...productIds, ""];
+    const slugs = (
+      await db.selectFrom("products").select("slug").where("id", "in", ids).execute()
+    ).map((row) => row.slug);
+    query = query.where((eb) =>
+      eb.or([
+        eb.and([eb("target_type", "=", "product"), eb("target_id", "in", [...slugs, ""])]),
+        // A release is "<slug>@<version>"; slugs hold no LIKE wildcard.
+        ...slugs.map((slug) =>
+          eb.and([eb("target_type", "=", "release"), eb("target_id", "like", `${slug}@%`)]),
+        ),
+        eb.and([
+          eb("target_type", "=", "license"),
+          eb(
+            "target_id",
+            "in",
+            eb.selectFrom("licenses").select("license_key").where("product_id", "in", ids),
+          ),
+        ]),
+      ]),
     );
   }
   const rows = await query.execute();
