@@ -82,6 +82,36 @@ export function withAudit<T>(
 }
 
 /**
+ * Who last did `action` to each of the targets (by target id), and when: the releases page's
+ * "Published by". A target never acted on is absent.
+ */
+export async function lastActors(
+  db: Kysely<DB>,
+  action: string,
+  target: { type: string; ids: readonly string[] },
+): Promise<Map<string, { actor: AuditEntry["actor"]; at: string }>> {
+  const result = new Map<string, { actor: AuditEntry["actor"]; at: string }>();
+  if (target.ids.length === 0) return result;
+  const rows = await db
+    .selectFrom("audit_log")
+    .select(["target_id", "actor_type", "actor_id", "actor_label", "at"])
+    .where("target_type", "=", target.type)
+    .where("target_id", "in", [...target.ids])
+    .where("action", "=", action)
+    .orderBy("at")
+    .orderBy("id")
+    .execute();
+  // Oldest first, so the latest entry of each target is the one kept.
+  for (const row of rows) {
+    result.set(row.target_id, {
+      actor: { type: row.actor_type, id: row.actor_id, label: row.actor_label },
+      at: toIso(row.at),
+    });
+  }
+  return result;
+}
+
+/**
  * Newest first, cursor-paginated. Given `productIds` (a limited API key's), only the entries
  * about those products: the products themselves, their releases and their licenses.
  */
