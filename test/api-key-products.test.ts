@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createLicense } from "../src/domain/licenses/manage-licenses.js";
 import { publishRelease } from "../src/domain/releases/publish-release.js";
-import { callWithApiKey } from "./helpers/admin-access.js";
+import { adminAccess, callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
@@ -304,6 +304,32 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
     );
     expect(noScope.statusCode).toBe(403);
     expect(noScope.json()).toMatchObject({ code: "MISSING_SCOPE" });
+  });
+
+  it("the dashboard's form limits a key to the products ticked, and the page shows each key's products", async () => {
+    const { cookie, csrf } = await adminAccess(f, "keys-per-product@example.com");
+    const form = new URLSearchParams({ _csrf: csrf, name: "dashboard pipeline" });
+    form.append("scopes", "releases:write");
+    form.append("products", f.otherProduct.slug);
+    const created = await f.app.inject({
+      method: "POST",
+      url: "/admin/api-keys",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      payload: form.toString(),
+    });
+    expect(created.statusCode).toBe(303);
+    const stored = await f.db
+      .selectFrom("api_keys")
+      .select("products")
+      .where("name", "=", "dashboard pipeline")
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(stored.products ?? "null")).toEqual([f.otherProduct.id]);
+    const page = await f.app.inject({ url: "/admin/api-keys", headers: { cookie } });
+    const row = page.body.split("dashboard pipeline")[1]?.split("</tr>")[0] ?? "";
+    expect(row).toMatch(new RegExp(`<td>\\s*${f.otherProduct.slug}\\s*</td>`));
+    expect(page.body).toContain("limited to the product it ships");
+    // A key without a list is shown as one for every product.
+    expect(page.body.split(">ci<")[1]?.split("</tr>")[0]).toContain("<em>all</em>");
   });
 
   describe("keys making keys", () => {
