@@ -26,6 +26,7 @@ export type ErrorCode =
   | "API_KEY_NOT_FOUND"
   | "CSRF_TOKEN_INVALID"
   | "SCOPE_NOT_HELD"
+  | "PRODUCT_NOT_IN_KEY"
   | "EXTERNAL_ID_TAKEN"
   | "ADMIN_NOT_FOUND"
   | "LAST_ADMIN"
@@ -89,6 +90,7 @@ export const httpStatusByCode: Record<ErrorCode, number> = {
   API_KEY_NOT_FOUND: 404,
   CSRF_TOKEN_INVALID: 403,
   SCOPE_NOT_HELD: 403,
+  PRODUCT_NOT_IN_KEY: 403,
   EXTERNAL_ID_TAKEN: 409,
   ADMIN_NOT_FOUND: 404,
   LAST_ADMIN: 409,

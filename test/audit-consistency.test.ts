@@ -59,7 +59,7 @@ describe.each(dialects)("audit entries from the admin API and the dashboard (%s)
     expect(shape(fromApi)).toEqual({
       action: "api_key.create",
       targetType: "api_key",
-      detailFields: ["displayPrefix", "name", "scopes"],
+      detailFields: ["displayPrefix", "name", "products", "scopes"],
     });
     expect(shape(fromDashboard)).toEqual(shape(fromApi));
     expect(JSON.stringify([fromApi, fromDashboard])).not.toMatch(/shk_[A-Za-z0-9_-]{20,}/);

@@ -379,6 +379,39 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     expect(human.stdout).not.toContain(created.key);
   });
 
+  it("api-keys create --products limits the key; list shows each key's products (all: none)", async () => {
+    await json("products", "create", "--slug", "pipeline-app", "--name", "Pipeline App");
+    const created = await json<{ id: string; products: string[] | null }>(
+      "api-keys",
+      "create",
+      "--name",
+      "pipeline",
+      "--scopes",
+      "releases:write",
+      "--products",
+      "pipeline-app",
+    );
+    expect(created.products).toEqual(["pipeline-app"]);
+    const unknown = await cli(
+      "api-keys",
+      "create",
+      "--name",
+      "typo",
+      "--scopes",
+      "releases:write",
+      "--products",
+      "pipeline-app,no-such-app",
+    );
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('products: no product "no-such-app"');
+    const list = await json<Array<{ id: string; products: string[] | null }>>("api-keys", "list");
+    expect(list.find((k) => k.id === created.id)?.products).toEqual(["pipeline-app"]);
+    expect(list.some((k) => k.products === null)).toBe(true);
+    const human = await cli("api-keys", "list");
+    expect(human.stdout).toMatch(/products\s+pipeline-app/);
+    expect(human.stdout).toMatch(/products\s+all/);
+  });
+
   it("CLI writes are in the audit log as the cli actor, without secrets; a failed one is not", async () => {
     const key = await json<{ id: string; key: string }>(
       "api-keys",

@@ -203,6 +203,7 @@ const allMigrations = [
   "0014_update_access_and_counts",
   "0015_idempotency_applied",
   "0016_license_integrity",
+  "0017_api_key_products",
   "0018_audit_without_license_keys",
 ];
 

@@ -65,6 +65,8 @@ async function snapshot(db: Kysely<DB>): Promise<Snapshot> {
         if (copy.offline_allowance === 1) delete copy.offline_allowance;
         if (copy.max_deactivations_per_30_days === null) delete copy.max_deactivations_per_30_days;
         if (copy.deactivated_by === null) delete copy.deactivated_by;
+        // Keys made before product lists may act on every product.
+        if (copy.products === null) delete copy.products;
         return copy;
       })
       .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
@@ -126,6 +128,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0014_update_access_and_counts", "Success"],
     ["0015_idempotency_applied", "Success"],
     ["0016_license_integrity", "Success"],
+    ["0017_api_key_products", "Success"],
     ["0018_audit_without_license_keys", "Success"],
   ]);
   const after = await snapshot(database.db);

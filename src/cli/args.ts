@@ -36,6 +36,7 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "edition-name": { type: "string" },
         features: { type: "string" },
         scopes: { type: "string" },
+        products: { type: "string" },
         "customer-name": { type: "string" },
         "customer-email": { type: "string" },
         note: { type: "string" },

@@ -84,7 +84,7 @@ export const usage = `Usage: shipkey <command> [options] [--json]
   admins list
   admins reset-password --email <email> [--password-stdin]   (ends the admin's sessions)
   admins remove --email <email>   (ends the admin's sessions; never the last admin)
-  api-keys create --name <name> --scopes <s1,s2> [--expires-at <iso>]
+  api-keys create --name <name> --scopes <s1,s2> [--expires-at <iso>] [--products <slug1,slug2>]
   api-keys list
   api-keys revoke <id>
   releases yank --product <slug> --version <v>   (every update feed skips it from now on)
@@ -160,6 +160,11 @@ function describe(record: Record<string, unknown>): string {
       return `${key.padEnd(width)}  ${escapeControlCharacters(shown)}`;
     })
     .join("\n");
+}
+
+/** An API key for the human output: a key for every product says "all". */
+function keyRecord(key: { products: string[] | null }): Record<string, unknown> {
+  return { ...key, products: key.products ?? "all" };
 }
 
 function table(rows: Array<Record<string, unknown>>, empty: string): string {
@@ -404,10 +409,11 @@ export const commands: Record<string, Command> = {
         name: requiredOption(options, "name"),
         scopes,
         expiresAt: expiryOption(options, false) ?? null,
+        products: listOption(options, "products") ?? null,
       });
       return {
         data: created,
-        text: `${describe({ ...created })}\n\nStore the key now: it is shown only once.`,
+        text: `${describe(keyRecord(created))}\n\nStore the key now: it is shown only once.`,
       };
     },
   },
@@ -462,7 +468,7 @@ export const commands: Record<string, Command> = {
       return {
         data: keys,
         text: table(
-          keys.map((k) => ({ ...k })),
+          keys.map((k) => keyRecord(k)),
           "No API keys yet.",
         ),
       };
@@ -473,7 +479,7 @@ export const commands: Record<string, Command> = {
   "api-keys revoke": {
     run: async (db, args) => {
       const key = await revokeApiKeyAudited(db, cliActor(), oneArgument(args, "API key id"));
-      return { data: key, text: describe({ ...key }) };
+      return { data: key, text: describe(keyRecord(key)) };
     },
   },
 };

@@ -167,6 +167,8 @@ export interface ApiKeysTable {
   last_used_at: number | null;
   expires_at: number | null;
   revoked_at: number | null;
+  /** JSON array of product ids the key is limited to; null: every product. */
+  products: string | null;
 }
 
 export type AuditActorType = "api_key" | "admin" | "cli";

@@ -1,8 +1,14 @@
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  onRequestAsyncHookHandler,
+  preHandlerAsyncHookHandler,
+} from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { ApiKeyScope } from "../domain/api-keys/api-keys.js";
 import { authenticateApiKey } from "../domain/api-keys/authenticate.js";
+import { assertProductInKey, type ProductTarget } from "../domain/api-keys/key-authority.js";
 import type { Actor } from "../domain/audit/audit-log.js";
 import { ShipkeyError } from "../errors.js";
 import { csrfMatches, loadSession } from "./dashboard/session.js";
@@ -48,8 +54,35 @@ export function requireScope(db: Kysely<DB>, scope: ApiKeyScope): onRequestAsync
       }
     }
     const key = await authenticateApiKey(db, authorization, scope);
-    request.actor = { type: "api_key", id: key.apiKeyId, label: key.name, ip: request.ip };
+    request.actor = {
+      type: "api_key",
+      id: key.apiKeyId,
+      label: key.name,
+      ip: request.ip,
+      productIds: key.productIds,
+    };
   };
+}
+
+/**
+ * preHandler for an admin route that names a product (path, body, or a license's key): a key
+ * limited to products is refused, 403 PRODUCT_NOT_IN_KEY naming the product, for any other one.
+ * It runs after validation, so a body's productSlug is at hand.
+ */
+export function requireProductInKey<R extends FastifyRequest>(
+  db: Kysely<DB>,
+  targetOf: (request: R) => ProductTarget,
+): preHandlerAsyncHookHandler {
+  return async (request) => {
+    const productIds = request.actor?.productIds;
+    if (productIds === undefined || productIds === null) return;
+    await assertProductInKey(db, productIds, targetOf(request as R));
+  };
+}
+
+/** The product ids the acting key is limited to; null for every product (admins, CLI). */
+export function productIdsOf(request: FastifyRequest): readonly string[] | null {
+  return request.actor?.productIds ?? null;
 }
 
 export function actorOf(request: FastifyRequest): Actor {

@@ -101,7 +101,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           apiKey: {
             type: "http",
             scheme: "bearer",
-            description: "An API key (shk_…) with the route's scope",
+            description:
+              "An API key (shk_…) with the route's scope. A key limited to products is refused " +
+              "(403 PRODUCT_NOT_IN_KEY, naming the product) on any route naming another product, " +
+              "and its lists hold only its products.",
           },
         },
       },

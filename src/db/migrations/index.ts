@@ -15,6 +15,7 @@ import * as signingKeys from "./0013_signing_keys.js";
 import * as updateAccessAndCounts from "./0014_update_access_and_counts.js";
 import * as idempotencyApplied from "./0015_idempotency_applied.js";
 import * as licenseIntegrity from "./0016_license_integrity.js";
+import * as apiKeyProducts from "./0017_api_key_products.js";
 import * as auditWithoutLicenseKeys from "./0018_audit_without_license_keys.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
@@ -36,5 +37,6 @@ export const migrations: Record<string, Migration> = {
   "0014_update_access_and_counts": updateAccessAndCounts,
   "0015_idempotency_applied": idempotencyApplied,
   "0016_license_integrity": licenseIntegrity,
+  "0017_api_key_products": apiKeyProducts,
   "0018_audit_without_license_keys": auditWithoutLicenseKeys,
 };

@@ -29,6 +29,8 @@ export interface ApiKeyView {
   lastUsedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
+  /** The slugs of the products the key is limited to; null: every product. */
+  products: string[] | null;
 }
 
 /** The key's secret is a high-entropy token, so a fast deterministic hash is the right store. */
@@ -36,9 +38,40 @@ export function hashApiKey(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }
 
+/**
+ * The ids of the products named by slug, in order, without repeats; each must exist
+ * (400 INVALID_FIELD_VALUE naming the first that does not). An empty list is refused: a key
+ * for every product omits the list.
+ */
+export async function resolveKeyProducts(db: Kysely<DB>, slugs: string[]): Promise<string[]> {
+  if (slugs.length === 0) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      "products must name at least one product (omit it for a key that may act on every product)",
+    );
+  }
+  const unique = [...new Set(slugs)];
+  const rows = await db
+    .selectFrom("products")
+    .select(["id", "slug"])
+    .where("slug", "in", unique)
+    .execute();
+  return unique.map((slug) => {
+    const row = rows.find((r) => r.slug === slug);
+    if (!row) throw new ShipkeyError("INVALID_FIELD_VALUE", `products: no product "${slug}"`);
+    return row.id;
+  });
+}
+
 export async function createApiKey(
   db: Kysely<DB>,
-  input: { name: string; scopes: string[]; expiresAt?: number | null },
+  input: {
+    name: string;
+    scopes: string[];
+    expiresAt?: number | null;
+    /** Product ids (resolveKeyProducts); null or absent: every product. */
+    productIds?: string[] | null;
+  },
   now = Date.now(),
 ): Promise<ApiKeyView & { key: string }> {
   assertMaxLength("name", input.name, limits.name);
@@ -67,14 +100,31 @@ export async function createApiKey(
     last_used_at: null,
     expires_at: input.expiresAt ?? null,
     revoked_at: null,
+    products: input.productIds ? JSON.stringify(input.productIds) : null,
   };
   await db.insertInto("api_keys").values(row).execute();
-  return { ...toApiKeyView(row), key };
+  return { ...toApiKeyView(row, await productSlugs(db)), key };
 }
 
-export async function listApiKeys(db: Kysely<DB>): Promise<ApiKeyView[]> {
+/**
+ * Every key, oldest first; given `withinProducts` (a limited key's product ids), only the keys
+ * limited to some of those products.
+ */
+export async function listApiKeys(
+  db: Kysely<DB>,
+  withinProducts: readonly string[] | null = null,
+): Promise<ApiKeyView[]> {
   const rows = await db.selectFrom("api_keys").selectAll().orderBy("created_at").execute();
-  return rows.map(toApiKeyView);
+  const slugs = await productSlugs(db);
+  return rows
+    .filter((row) => withinProducts === null || productsWithin(row.products, withinProducts))
+    .map((row) => toApiKeyView(row, slugs));
+}
+
+/** Whether a key's stored product list is limited to products among `allowed`. */
+export function productsWithin(stored: string | null, allowed: readonly string[]): boolean {
+  const ids = parseProductIds(stored);
+  return ids !== null && ids.every((id) => allowed.includes(id));
 }
 
 export async function revokeApiKey(
@@ -95,10 +145,26 @@ export async function revokeApiKey(
 export async function requireApiKey(db: Kysely<DB>, id: string): Promise<ApiKeyView> {
   const row = await db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
   if (!row) throw new ShipkeyError("API_KEY_NOT_FOUND", `No API key with id "${id}"`);
-  return toApiKeyView(row);
+  return toApiKeyView(row, await productSlugs(db));
 }
 
-function toApiKeyView(row: DB["api_keys"]): ApiKeyView {
+/** The stored key's product ids, or null for every product. */
+export async function keyProductIds(db: Kysely<DB>, id: string): Promise<string[] | null> {
+  const row = await db
+    .selectFrom("api_keys")
+    .select("products")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return parseProductIds(row?.products ?? null);
+}
+
+async function productSlugs(db: Kysely<DB>): Promise<Map<string, string>> {
+  const rows = await db.selectFrom("products").select(["id", "slug"]).execute();
+  return new Map(rows.map((row) => [row.id, row.slug]));
+}
+
+// A product deleted since the key was made is left out: it can no longer be acted on.
+function toApiKeyView(row: DB["api_keys"], slugs: Map<string, string>): ApiKeyView {
   return {
     id: row.id,
     name: row.name,
@@ -108,10 +174,20 @@ function toApiKeyView(row: DB["api_keys"]): ApiKeyView {
     lastUsedAt: isoOrNull(row.last_used_at),
     expiresAt: isoOrNull(row.expires_at),
     revokedAt: isoOrNull(row.revoked_at),
+    products:
+      parseProductIds(row.products)?.flatMap((id) => {
+        const slug = slugs.get(id);
+        return slug === undefined ? [] : [slug];
+      }) ?? null,
   };
 }
 
 export function parseScopes(json: string): string[] {
   const value: unknown = JSON.parse(json);
   return Array.isArray(value) ? value.filter((s): s is string => typeof s === "string") : [];
+}
+
+/** A stored product list (JSON array of ids) → the ids, or null (every product). */
+export function parseProductIds(json: string | null): string[] | null {
+  return json === null ? null : parseScopes(json);
 }

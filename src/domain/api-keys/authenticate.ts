@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
 import type { ApiKeysTable, DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
-import { type ApiKeyScope, hashApiKey, parseScopes } from "./api-keys.js";
+import { type ApiKeyScope, hashApiKey, parseProductIds, parseScopes } from "./api-keys.js";
 
 // last_used_at is informational: writing it at most once a minute per key keeps publish bursts
 // from turning every authenticated request into an extra write.
@@ -22,7 +22,7 @@ export async function authenticateApiKey(
   authorization: string | undefined,
   scope: ApiKeyScope,
   now = Date.now(),
-): Promise<{ apiKeyId: string; name: string }> {
+): Promise<{ apiKeyId: string; name: string; productIds: string[] | null }> {
   const token = authorization === undefined ? undefined : bearerPattern.exec(authorization)?.[1];
   if (token === undefined || token.length > 512) throw ShipkeyError.spec("INVALID_API_KEY");
   const [key] = (await findKeyByHash(db, { keyHash: hashApiKey(token) })).rows;
@@ -33,15 +33,18 @@ export async function authenticateApiKey(
     await db.updateTable("api_keys").set({ last_used_at: now }).where("id", "=", key.id).execute();
   }
   if (!parseScopes(key.scopes).includes(scope)) throw ShipkeyError.spec("MISSING_SCOPE");
-  return { apiKeyId: key.id, name: key.name };
+  return { apiKeyId: key.id, name: key.name, productIds: parseProductIds(key.products) };
 }
 
 const findKeyByHash = compileOnce<
   { keyHash: string },
-  Pick<ApiKeysTable, "id" | "name" | "scopes" | "expires_at" | "revoked_at" | "last_used_at">
+  Pick<
+    ApiKeysTable,
+    "id" | "name" | "scopes" | "expires_at" | "revoked_at" | "last_used_at" | "products"
+  >
 >(["keyHash"], (db, p) =>
   db
     .selectFrom("api_keys")
-    .select(["id", "name", "scopes", "expires_at", "revoked_at", "last_used_at"])
+    .select(["id", "name", "scopes", "expires_at", "revoked_at", "last_used_at", "products"])
     .where("key_hash", "=", p.keyHash),
 );

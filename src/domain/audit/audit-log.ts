@@ -12,6 +12,11 @@ export interface Actor {
   id: string | null;
   label: string;
   ip: string | null;
+  /**
+   * An API key's products (ids) when it is limited to some; absent or null: every product.
+   * Not recorded: it says what the actor may reach, not who it is.
+   */
+  productIds?: readonly string[] | null;
   /** The admin API request's Idempotency-Key claim, marked applied with the audit entry. */
   idempotency?: IdempotencyClaim | null;
 }
@@ -76,10 +81,43 @@ export function withAudit<T>(
   });
 }
 
-/** Newest first, cursor-paginated. */
+/**
+ * Who last did `action` to each of the targets (by target id), and when: the releases page's
+ * "Published by". A target never acted on is absent.
+ */
+export async function lastActors(
+  db: Kysely<DB>,
+  action: string,
+  target: { type: string; ids: readonly string[] },
+): Promise<Map<string, { actor: AuditEntry["actor"]; at: string }>> {
+  const result = new Map<string, { actor: AuditEntry["actor"]; at: string }>();
+  if (target.ids.length === 0) return result;
+  const rows = await db
+    .selectFrom("audit_log")
+    .select(["target_id", "actor_type", "actor_id", "actor_label", "at"])
+    .where("target_type", "=", target.type)
+    .where("target_id", "in", [...target.ids])
+    .where("action", "=", action)
+    .orderBy("at")
+    .orderBy("id")
+    .execute();
+  // Oldest first, so the latest entry of each target is the one kept.
+  for (const row of rows) {
+    result.set(row.target_id, {
+      actor: { type: row.actor_type, id: row.actor_id, label: row.actor_label },
+      at: toIso(row.at),
+    });
+  }
+  return result;
+}
+
+/**
+ * Newest first, cursor-paginated. Given `productIds` (a limited API key's), only the entries
+ * about those products: the products themselves, their releases and their licenses.
+ */
 export async function listAudit(
   db: Kysely<DB>,
-  options: { limit: number; cursor?: string },
+  options: { limit: number; cursor?: string; productIds?: readonly string[] | null },
 ): Promise<Page<AuditEntry>> {
   let query = db
     .selectFrom("audit_log")
@@ -91,6 +129,31 @@ export async function listAudit(
     const { at, id } = decodeCursor(options.cursor);
     query = query.where((eb) =>
       eb.or([eb("at", "<", at), eb.and([eb("at", "=", at), eb("id", "<", id)])]),
+    );
+  }
+  const { productIds } = options;
+  if (productIds !== undefined && productIds !== null) {
+    // "" matches no id or slug and keeps each IN list non-empty.
+    const ids = [...productIds, ""];
+    const slugs = (
+      await db.selectFrom("products").select("slug").where("id", "in", ids).execute()
+    ).map((row) => row.slug);
+    query = query.where((eb) =>
+      eb.or([
+        eb.and([eb("target_type", "=", "product"), eb("target_id", "in", [...slugs, ""])]),
+        // A release is "<slug>@<version>"; slugs hold no LIKE wildcard.
+        ...slugs.map((slug) =>
+          eb.and([eb("target_type", "=", "release"), eb("target_id", "like", `${slug}@%`)]),
+        ),
+        eb.and([
+          eb("target_type", "=", "license"),
+          eb(
+            "target_id",
+            "in",
+            eb.selectFrom("licenses").select("id").where("product_id", "in", ids),
+          ),
+        ]),
+      ]),
     );
   }
   const rows = await query.execute();

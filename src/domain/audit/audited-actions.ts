@@ -7,7 +7,13 @@ import {
   removeAdmin,
   setAdminPassword,
 } from "../admins/admins.js";
-import { createApiKey, requireApiKey, revokeApiKey } from "../api-keys/api-keys.js";
+import {
+  createApiKey,
+  keyProductIds,
+  requireApiKey,
+  resolveKeyProducts,
+  revokeApiKey,
+} from "../api-keys/api-keys.js";
 import {
   assertMayCreateKey,
   assertMayRevokeKey,
@@ -44,6 +50,9 @@ import {
   resealSigningKeys,
 } from "../signing/signing-keys.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
+import { type CheckedPublish, writeRelease } from "../releases/publish-release.js";
+import { checkTauriSignatures } from "../releases/tauri-signatures.js";
+import type { Product } from "../products/products.js";
 import { type Actor, withAudit } from "./audit-log.js";
 
 /**
@@ -386,25 +395,43 @@ export const deactivateMachineAudited = (
     }),
   ).then(({ result }) => result);
 
+/** `products`: the slugs the key is limited to (each must exist); null or absent: every product. */
 export const createApiKeyAudited = (
   db: Kysely<DB>,
   actor: Actor,
-  input: { name: string; scopes: string[]; expiresAt?: number | null },
+  input: { name: string; scopes: string[]; expiresAt?: number | null; products?: string[] | null },
 ) =>
   withAudit(
     db,
     actor,
     "api_key.create",
     async (trx) => {
-      // An API key grants at most its own scopes, for no longer than its own life.
+      const { products, ...key } = input;
+      const productIds =
+        products === undefined || products === null
+          ? null
+          : await resolveKeyProducts(trx, products);
+      // An API key grants at most its own scopes, for its own products, for no longer than its
+      // own life.
       const authority = await keyAuthorityOf(trx, actor);
-      if (authority) assertMayCreateKey(authority, input);
-      return createApiKey(trx, input);
+      if (authority) {
+        assertMayCreateKey(authority, {
+          ...key,
+          productIds,
+          productSlugs: products === undefined || products === null ? null : [...new Set(products)],
+        });
+      }
+      return createApiKey(trx, { ...key, productIds });
     },
-    // Never the secret: its name, scopes, id and display prefix only.
+    // Never the secret: its name, scopes, products, id and display prefix only.
     (created) => ({
       target: { type: "api_key", id: created.id },
-      details: { name: created.name, scopes: created.scopes, displayPrefix: created.displayPrefix },
+      details: {
+        name: created.name,
+        scopes: created.scopes,
+        products: created.products,
+        displayPrefix: created.displayPrefix,
+      },
     }),
   );
 
@@ -415,7 +442,13 @@ export const revokeApiKeyAudited = (db: Kysely<DB>, actor: Actor, id: string) =>
     "api_key.revoke",
     async (trx) => {
       const authority = await keyAuthorityOf(trx, actor);
-      if (authority) assertMayRevokeKey(authority, await requireApiKey(trx, id));
+      if (authority) {
+        const target = await requireApiKey(trx, id);
+        assertMayRevokeKey(authority, {
+          scopes: target.scopes,
+          productIds: await keyProductIds(trx, id),
+        });
+      }
       return revokeApiKey(trx, id);
     },
     (key) => ({ target: { type: "api_key", id: key.id }, details: { name: key.name } }),
@@ -439,6 +472,41 @@ export const deleteReleaseAudited = (
       ...(entry ? { details: { platform: entry.platform, arch: entry.arch } } : {}),
     }),
   );
+
+/**
+ * A publish (release.publish): the version and every entry, and the entry naming the product,
+ * version, channel and each entry created or replaced, in one transaction. Who published is the
+ * actor (the API key's id and name). The Tauri signatures are checked first, outside the
+ * transaction, so no write lock is held while they are verified.
+ */
+export const publishReleaseAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  product: Product,
+  request: CheckedPublish,
+) => {
+  checkTauriSignatures(product.tauriPublicKey, request.entries);
+  return withAudit(
+    db,
+    actor,
+    "release.publish",
+    (trx) => writeRelease(trx, product, request),
+    (result) => ({
+      target: { type: "release", id: `${product.slug}@${request.version}` },
+      details: {
+        product: product.slug,
+        version: request.version,
+        channel: result.channel,
+        created: result.releases
+          .filter((entry) => entry.status === "created")
+          .map((entry) => `${entry.platform}/${entry.arch}`),
+        replaced: result.releases
+          .filter((entry) => entry.status === "updated")
+          .map((entry) => `${entry.platform}/${entry.arch}`),
+      },
+    }),
+  );
+};
 
 /** Withdraws a version from the feeds (release.yank) or restores it (release.unyank). */
 export const setReleaseYankedAudited = (

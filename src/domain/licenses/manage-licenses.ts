@@ -239,6 +239,8 @@ export interface LicenseFilter {
   /** Key prefix, or part of the customer's name or email (case-insensitive). */
   q?: string;
   externalId?: string;
+  /** A limited API key's products (ids): only their licenses. */
+  productIds?: readonly string[] | null;
   limit: number;
   cursor?: string;
 }
@@ -254,6 +256,10 @@ export async function listLicenses(
     .orderBy("licenses.id", "desc")
     .limit(filter.limit + 1);
   if (filter.product !== undefined) query = query.where("products.slug", "=", filter.product);
+  if (filter.productIds !== undefined && filter.productIds !== null) {
+    // "" matches no id and keeps the list non-empty (an empty IN list is not SQL).
+    query = query.where("licenses.product_id", "in", [...filter.productIds, ""]);
+  }
   if (filter.status !== undefined) query = query.where("licenses.status", "=", filter.status);
   if (filter.externalId !== undefined) {
     query = query.where("licenses.external_id", "=", filter.externalId);

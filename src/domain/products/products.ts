@@ -104,8 +104,14 @@ export async function createProduct(
   return toProduct(row);
 }
 
-export async function listProducts(db: Kysely<DB>): Promise<Product[]> {
-  const rows = await db.selectFrom("products").selectAll().orderBy("slug").execute();
+/** Every product by slug; given `productIds` (a limited API key's), only those. */
+export async function listProducts(
+  db: Kysely<DB>,
+  productIds: readonly string[] | null = null,
+): Promise<Product[]> {
+  let query = db.selectFrom("products").selectAll().orderBy("slug");
+  if (productIds !== null) query = query.where("id", "in", [...productIds, ""]);
+  const rows = await query.execute();
   return rows.map(toProduct);
 }
 

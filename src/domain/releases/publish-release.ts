@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type {
   Arch,
   Channel,
@@ -134,63 +134,76 @@ function checkSha512(at: string, value: unknown): string | null {
   return value;
 }
 
+/** A publish that passed every check: what writeRelease writes. */
+export interface CheckedPublish {
+  version: string;
+  channel: Channel;
+  releaseNotes: string | null;
+  entries: ReleaseEntry[];
+}
+
 /**
  * Checks the signatures against the product's Tauri key, if it has one, then writes every entry
- * or none, in one transaction. The version row is upserted first, so
- * concurrent publishes of one version queue on its row and never deadlock on the entries.
- * Each entry's `revision` tells, atomically, whether this upsert created or replaced it.
+ * or none, in one transaction. The service publishes through publishReleaseAudited
+ * (audited-actions), which adds the audit entry to that transaction.
  */
 export async function publishRelease(
   db: Kysely<DB>,
   product: Product,
-  request: {
-    version: string;
-    channel: Channel;
-    releaseNotes: string | null;
-    entries: ReleaseEntry[];
-  },
+  request: CheckedPublish,
   now = Date.now(),
 ): Promise<PublishResult> {
   checkTauriSignatures(product.tauriPublicKey, request.entries);
-  const releases = await inTransaction(db, async (trx) => {
-    const [version] = (
-      await upsertVersion(trx, {
-        id: newId("ver"),
-        product_id: product.id,
-        version: request.version,
-        channel: request.channel,
-        release_notes: request.releaseNotes,
-        sort_key: versionSortKey(request.version),
+  return inTransaction(db, (trx) => writeRelease(trx, product, request, now));
+}
+
+/**
+ * Writes a checked publish (the signatures included) in the caller's transaction. The version
+ * row is upserted first, so concurrent publishes of one version queue on its row and never
+ * deadlock on the entries. Each entry's `revision` tells, atomically, whether this upsert
+ * created or replaced it.
+ */
+export async function writeRelease(
+  trx: Transaction<DB>,
+  product: Product,
+  request: CheckedPublish,
+  now = Date.now(),
+): Promise<PublishResult> {
+  const [version] = (
+    await upsertVersion(trx, {
+      id: newId("ver"),
+      product_id: product.id,
+      version: request.version,
+      channel: request.channel,
+      release_notes: request.releaseNotes,
+      sort_key: versionSortKey(request.version),
+      now,
+    })
+  ).rows;
+  if (!version) throw new Error("upserting a release version returned no row");
+
+  const releases: PublishResult["releases"] = [];
+  for (const entry of request.entries) {
+    const [written] = (
+      await upsertArtifact(trx, {
+        id: newId("art"),
+        version_id: version.id,
+        platform: entry.platform,
+        arch: entry.arch,
+        download_url: entry.downloadUrl,
+        signature: entry.signature,
+        file_size: entry.fileSize,
+        sha512: entry.sha512 ?? null,
         now,
       })
     ).rows;
-    if (!version) throw new Error("upserting a release version returned no row");
-
-    const result: PublishResult["releases"] = [];
-    for (const entry of request.entries) {
-      const [written] = (
-        await upsertArtifact(trx, {
-          id: newId("art"),
-          version_id: version.id,
-          platform: entry.platform,
-          arch: entry.arch,
-          download_url: entry.downloadUrl,
-          signature: entry.signature,
-          file_size: entry.fileSize,
-          sha512: entry.sha512 ?? null,
-          now,
-        })
-      ).rows;
-      if (!written) throw new Error("upserting a release artifact returned no row");
-      result.push({
-        platform: entry.platform,
-        arch: entry.arch,
-        status: written.revision === 1 ? "created" : "updated",
-      });
-    }
-    return result;
-  });
-
+    if (!written) throw new Error("upserting a release artifact returned no row");
+    releases.push({
+      platform: entry.platform,
+      arch: entry.arch,
+      status: written.revision === 1 ? "created" : "updated",
+    });
+  }
   return { product: product.name, version: request.version, channel: request.channel, releases };
 }
 

@@ -32,6 +32,8 @@ export const documentationOnly = () => () => true;
 
 export const publishSchema = {
   summary: "Publish release entries for a product version (scope releases:write)",
+  description:
+    "A key limited to products is refused with 403 PRODUCT_NOT_IN_KEY for any other product, where the spec checks that the product exists (an unknown one stays 404). Each publish is audited (release.publish) in its transaction.",
   body: {
     type: "object",
     required: ["productSlug", "version", "channel", "releases"],

@@ -1,15 +1,14 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { arches, channels, type DB, platforms } from "../../db/schema.js";
 import { authenticateApiKey } from "../../domain/api-keys/authenticate.js";
 import { limits } from "../../domain/limits.js";
 import { publishSchema, documentationOnly } from "./public-schemas.js";
 import { findProductBySlug } from "../../domain/products/products.js";
-import {
-  checkPublishLimits,
-  type PublishRequest,
-  publishRelease,
-} from "../../domain/releases/publish-release.js";
+import { checkPublishLimits, type PublishRequest } from "../../domain/releases/publish-release.js";
+import { assertKeyCovers } from "../../domain/api-keys/key-authority.js";
+import { publishReleaseAudited } from "../../domain/audit/audited-actions.js";
+import type { Actor } from "../../domain/audit/audit-log.js";
 import { normalizeDownloadUrl } from "../../domain/releases/download-url.js";
 import { normalizeVersion } from "../../domain/releases/version.js";
 import { ShipkeyError } from "../../errors.js";
@@ -33,14 +32,22 @@ export function publishReleaseRoute(app: FastifyInstance, db: Kysely<DB>): void 
     onRequest: async (request) => {
       const authorization = singleHeader(request.raw, "authorization");
       const key = await authenticateApiKey(db, authorization, "releases:write");
-      request.actor = { type: "api_key", id: key.apiKeyId, label: key.name, ip: request.ip };
+      request.actor = {
+        type: "api_key",
+        id: key.apiKeyId,
+        label: key.name,
+        ip: request.ip,
+        productIds: key.productIds,
+      };
     },
     handler: async (request) => {
       const publish = parsePublishRequest(request.body);
       const product = await findProductBySlug(db, publish.productSlug);
       if (!product) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
+      // A key limited to products publishes only theirs (after the spec's 404, before limits).
+      assertKeyCovers(key(request).productIds, product);
       const { releaseNotes, entries } = checkPublishLimits(publish);
-      return publishRelease(db, product, {
+      return publishReleaseAudited(db, key(request), product, {
         version: publish.version,
         channel: publish.channel,
         releaseNotes,
@@ -48,6 +55,12 @@ export function publishReleaseRoute(app: FastifyInstance, db: Kysely<DB>): void 
       });
     },
   });
+}
+
+/** The API key onRequest resolved. */
+function key(request: FastifyRequest): Actor {
+  if (!request.actor) throw new Error("publish without its onRequest authentication");
+  return request.actor;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import { apiKeyScopes, listApiKeys } from "../../../domain/api-keys/api-keys.js";
 import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
+import { listProducts } from "../../../domain/products/products.js";
 import {
   actionForm,
   badge,
@@ -49,12 +50,18 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
     flash?: string,
   ) => {
     const keys = await listApiKeys(db);
+    const products = await listProducts(db);
     const chosen = list(form, "scopes");
+    const chosenProducts = list(form, "products");
     return layout(
       "API Keys",
       "api-keys",
       context,
       html`${created ?? ""}
+        <p class="hint">
+          Make one key per pipeline, limited to the product it ships and to the scopes it needs
+          (<code>releases:write</code> to publish): a leaked key then reaches nothing else.
+        </p>
         ${
           keys.length === 0
             ? html`<div class="empty">
@@ -67,6 +74,7 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
                       <th>Name</th>
                       <th>Key</th>
                       <th>Scopes</th>
+                      <th>Products</th>
                       <th>Created</th>
                       <th>Last used</th>
                       <th>Expires</th>
@@ -81,6 +89,9 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
                           <td>${k.name}</td>
                           <td class="mono">${k.displayPrefix}…</td>
                           <td>${k.scopes.join(", ")}</td>
+                          <td>
+                            ${k.products === null ? html`<em>all</em>` : k.products.join(", ")}
+                          </td>
                           <td>${when(k.createdAt)}</td>
                           <td>${when(k.lastUsedAt)}</td>
                           <td>${when(k.expiresAt)}</td>
@@ -126,6 +137,11 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
             ${apiKeyScopes.map((s) => html`<label class="check"><input type="checkbox" name="scopes" value="${s}" ${chosen.includes(s) ? html`checked` : ""} /> <code>${s}</code></label>`)}
             ${fieldError(errors, "at least one scope")}
           </fieldset>
+          <fieldset>
+            <legend>Products <span class="hint">(none ticked = every product)</span></legend>
+            ${products.map((p) => html`<label class="check"><input type="checkbox" name="products" value="${p.slug}" ${chosenProducts.includes(p.slug) ? html`checked` : ""} /> ${p.name} <code>${p.slug}</code></label>`)}
+            ${fieldError(errors, "products")}
+          </fieldset>
           <label
             >Expires <span class="hint">(UTC, empty = never)</span
             ><input
@@ -161,6 +177,8 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
         name: text(form, "name"),
         scopes: list(form, "scopes"),
         expiresAt: expiryFrom(form, "expiresAt"),
+        // No product ticked: a key for every product.
+        products: list(form, "products").length === 0 ? null : list(form, "products"),
       });
       // The secret goes to the next page once, in a sealed cookie: a reload neither creates a
       // second key nor shows this one again.
@@ -172,7 +190,7 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
         await page(
           contextOf(request),
           form,
-          errorsFor(err, ["name", "at least one scope", "unknown scope", "expiresAt"]),
+          errorsFor(err, ["name", "at least one scope", "unknown scope", "expiresAt", "products"]),
         ),
         400,
       );

@@ -6,6 +6,7 @@ import {
   setReleaseYankedAudited,
   setUpdateDeliveryAudited,
 } from "../../../domain/audit/audited-actions.js";
+import { type AuditEntry, lastActors } from "../../../domain/audit/audit-log.js";
 import { type UsageReport, usageReport } from "../../../domain/releases/usage-report.js";
 import { listReleases, type ReleaseVersionView } from "../../../domain/releases/manage-releases.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
@@ -33,6 +34,14 @@ const done: Record<string, string> = {
   delivery: "Update delivery saved.",
 };
 
+/** Who last published a version (its latest release.publish entry). */
+type Publisher = { actor: AuditEntry["actor"]; at: string };
+
+function publisherLabel(publisher: Publisher): string {
+  const { type, label } = publisher.actor;
+  return type === "api_key" ? `API key “${label}”` : label;
+}
+
 /** The window of the usage tables. */
 const usageDays = 30;
 
@@ -42,6 +51,12 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
     const slug = text(request.query, "product") || products[0]?.slug || "";
     const product = products.find((p) => p.slug === slug);
     const versions = product ? await listReleases(db, product.slug) : [];
+    const publishers = product
+      ? await lastActors(db, "release.publish", {
+          type: "release",
+          ids: versions.map((v) => `${product.slug}@${v.version}`),
+        })
+      : new Map<string, Publisher>();
     const usage = product ? await usageReport(db, product.slug, usageDays) : null;
     const content =
       products.length === 0
@@ -49,7 +64,14 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
         : html`${productPicker(products, slug)}
           ${
             product && usage
-              ? releasesOf(product, versions, usage, requestOrigin(request), contextOf(request))
+              ? releasesOf(
+                  product,
+                  versions,
+                  usage,
+                  requestOrigin(request),
+                  contextOf(request),
+                  publishers,
+                )
               : ""
           }`;
     return sendPage(
@@ -159,6 +181,7 @@ function releasesOf(
   usage: UsageReport,
   origin: string | null,
   context: PageContext,
+  publishers: Map<string, Publisher>,
 ): Html {
   const downloads = (version: string, platform: string) =>
     usage.downloads
@@ -176,7 +199,15 @@ function releasesOf(
             <code>releases:write</code>.
           </p>
         </div>`
-      : versions.map((v) => versionPanel(product.slug, v, context.csrfToken, downloads))
+      : versions.map((v) =>
+          versionPanel(
+            product.slug,
+            v,
+            context.csrfToken,
+            downloads,
+            publishers.get(`${product.slug}@${v.version}`),
+          ),
+        )
   }`;
 }
 
@@ -245,6 +276,7 @@ function versionPanel(
   v: ReleaseVersionView,
   csrfToken: string,
   downloads: (version: string, platform: string) => number,
+  publisher: Publisher | undefined,
 ): Html {
   const versionPath = `/admin/releases/${encodeURIComponent(slug)}/${encodeURIComponent(v.version)}`;
   return html`<section class="panel release" data-version="${v.version}">
@@ -252,6 +284,13 @@ function versionPanel(
       <h2>${v.version}</h2>
       ${badge(v.channel)} ${v.yankedAt ? badge("yanked") : ""}
       <span class="muted">published ${when(v.createdAt)}</span>
+      ${
+        publisher
+          ? html`<span class="muted published-by"
+              >Published by ${publisherLabel(publisher)} ${when(publisher.at)}</span
+            >`
+          : ""
+      }
       <span class="muted downloads"
         >${downloads(v.version, "")} downloads in ${usageDays} days</span
       >

@@ -5,17 +5,20 @@ import { apiKeyScopes, listApiKeys } from "../../../domain/api-keys/api-keys.js"
 import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
-import { actorOf, requireScope } from "../../admin-auth.js";
+import { actorOf, productIdsOf, requireScope } from "../../admin-auth.js";
 
 export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
   // Listing shows no secret, but who holds which scopes is itself sensitive: api-keys:write.
   const write = requireScope(db, "api-keys:write");
 
-  app.get("/api/admin/api-keys", { onRequest: write }, async () => ({
-    items: await listApiKeys(db),
+  // A key limited to products lists only keys limited to some of its products.
+  app.get("/api/admin/api-keys", { onRequest: write }, async (request) => ({
+    items: await listApiKeys(db, productIdsOf(request)),
   }));
 
-  app.post<{ Body: { name: string; scopes: string[]; expiresAt?: string | null } }>(
+  app.post<{
+    Body: { name: string; scopes: string[]; expiresAt?: string | null; products?: string[] | null };
+  }>(
     "/api/admin/api-keys",
     {
       onRequest: write,
@@ -23,7 +26,8 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       schema: {
         description:
           "An API key may create only keys holding a subset of its scopes and expiring no later " +
-          "than itself (else 403 SCOPE_NOT_HELD); a signed-in admin may create any key.",
+          "than itself (else 403 SCOPE_NOT_HELD) and, if it is limited to products, limited to " +
+          "some of them (else 403 PRODUCT_NOT_IN_KEY); a signed-in admin may create any key.",
         body: {
           type: "object",
           required: ["name", "scopes"],
@@ -37,12 +41,22 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
               items: { type: "string", enum: apiKeyScopes },
             },
             expiresAt: { type: ["string", "null"], maxLength: 64 },
+            products: {
+              type: ["array", "null"],
+              description:
+                "Slugs of the products the key is limited to (each must exist); omitted or " +
+                "null: every product. A limited key is refused (403 PRODUCT_NOT_IN_KEY) on " +
+                "any other product, and its lists hold only its products.",
+              minItems: 1,
+              maxItems: 100,
+              items: { type: "string", minLength: 1, maxLength: 255 },
+            },
           },
         },
       },
     },
     async (request, reply) => {
-      const { name, scopes, expiresAt } = request.body;
+      const { name, scopes, expiresAt, products } = request.body;
       let expiresAtMs: number | null = null;
       if (expiresAt !== undefined && expiresAt !== null) {
         expiresAtMs = parseIsoTimestamp(expiresAt);
@@ -58,6 +72,7 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
         name,
         scopes,
         expiresAt: expiresAtMs,
+        products,
       });
       return reply.status(201).send(created);
     },
@@ -69,8 +84,9 @@ export function adminApiKeyRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       onRequest: write,
       schema: {
         description:
-          "An API key may revoke only keys whose scopes it holds (else 403 SCOPE_NOT_HELD); " +
-          "a signed-in admin may revoke any key.",
+          "An API key may revoke only keys whose scopes it holds (else 403 SCOPE_NOT_HELD) and, " +
+          "if it is limited to products, keys limited to some of them (else 403 " +
+          "PRODUCT_NOT_IN_KEY); a signed-in admin may revoke any key.",
         params: {
           type: "object",
           required: ["id"],

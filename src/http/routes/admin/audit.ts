@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import { listAudit } from "../../../domain/audit/audit-log.js";
 import { pageLimits } from "../../../domain/pagination.js";
-import { requireScope } from "../../admin-auth.js";
+import { productIdsOf, requireScope } from "../../admin-auth.js";
 import { pageQuery } from "./schemas.js";
 
 export function adminAuditRoutes(app: FastifyInstance, db: Kysely<DB>): void {
@@ -20,6 +20,7 @@ export function adminAuditRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       return listAudit(db, {
         limit: Math.min(limit === undefined ? pageLimits.default : Number(limit), pageLimits.max),
         cursor,
+        productIds: productIdsOf(request),
       });
     },
   );

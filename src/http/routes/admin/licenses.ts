@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB, LicenseStatus } from "../../../db/schema.js";
 import {
@@ -15,7 +15,7 @@ import {
 import { pageLimits } from "../../../domain/pagination.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
-import { actorOf, requireScope } from "../../admin-auth.js";
+import { actorOf, productIdsOf, requireProductInKey, requireScope } from "../../admin-auth.js";
 import { licenseKeyParam, licenseSettingsProperties, pageQuery } from "./schemas.js";
 
 interface SettingsBody {
@@ -49,6 +49,11 @@ function toSettings(body: SettingsBody): LicenseSettings {
 export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
   const read = requireScope(db, "licenses:read");
   const write = requireScope(db, "licenses:write");
+  // A key limited to products reaches only their licenses.
+  const inKey = requireProductInKey<FastifyRequest<{ Params: { licenseKey: string } }>>(
+    db,
+    (r) => ({ licenseKey: r.params.licenseKey }),
+  );
 
   app.get<{
     Querystring: {
@@ -83,6 +88,7 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
       const { expired, limit, ...filter } = request.query;
       return listLicenses(db, {
         ...filter,
+        productIds: productIdsOf(request),
         expired: expired === undefined ? undefined : expired === "true",
         limit: Math.min(limit === undefined ? pageLimits.default : Number(limit), pageLimits.max),
       });
@@ -95,6 +101,10 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/licenses",
     {
       onRequest: write,
+      preHandler: requireProductInKey<FastifyRequest<{ Body: { productSlug: string } }>>(
+        db,
+        (r) => ({ productSlug: r.body.productSlug }),
+      ),
       schema: {
         body: {
           type: "object",
@@ -122,7 +132,7 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.get<{ Params: { licenseKey: string } }>(
     "/api/admin/licenses/:licenseKey",
-    { onRequest: read, schema: { params: licenseKeyParam } },
+    { onRequest: read, preHandler: inKey, schema: { params: licenseKeyParam } },
     async (request) => showLicense(db, request.params.licenseKey),
   );
 
@@ -130,6 +140,7 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/licenses/:licenseKey",
     {
       onRequest: write,
+      preHandler: inKey,
       schema: {
         params: licenseKeyParam,
         body: {
@@ -154,7 +165,7 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
   for (const [action, status] of Object.entries(statusActions)) {
     app.post<{ Params: { licenseKey: string } }>(
       `/api/admin/licenses/:licenseKey/${action}`,
-      { onRequest: write, schema: { params: licenseKeyParam } },
+      { onRequest: write, preHandler: inKey, schema: { params: licenseKeyParam } },
       async (request) =>
         setLicenseStatusAudited(db, actorOf(request), request.params.licenseKey, status),
     );
@@ -162,7 +173,7 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.get<{ Params: { licenseKey: string } }>(
     "/api/admin/licenses/:licenseKey/machines",
-    { onRequest: read, schema: { params: licenseKeyParam } },
+    { onRequest: read, preHandler: inKey, schema: { params: licenseKeyParam } },
     async (request) => {
       const { machines, pastActivations } = await showLicense(db, request.params.licenseKey);
       return { items: machines, past: pastActivations };
@@ -173,6 +184,7 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/licenses/:licenseKey/machines/:machineId",
     {
       onRequest: write,
+      preHandler: inKey,
       schema: {
         params: {
           type: "object",

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import {
@@ -19,7 +19,7 @@ import {
 } from "../../../domain/products/products.js";
 import { listProductKeys } from "../../../domain/signing/signing-keys.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
-import { actorOf, requireScope } from "../../admin-auth.js";
+import { actorOf, productIdsOf, requireProductInKey, requireScope } from "../../admin-auth.js";
 import { failure } from "../public-schemas.js";
 import { productSchema, slugParam } from "./schemas.js";
 
@@ -32,6 +32,10 @@ const productResponse = (status: 200 | 201) => ({
 export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing: Signing): void {
   const read = requireScope(db, "products:read");
   const write = requireScope(db, "products:write");
+  // A key limited to products reaches only those, and creates none.
+  const inKey = requireProductInKey<FastifyRequest<{ Params: { slug: string } }>>(db, (r) => ({
+    productSlug: r.params.slug,
+  }));
 
   app.get(
     "/api/admin/products",
@@ -45,14 +49,19 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
         },
       },
     },
-    async () => ({ items: await listProducts(db) }),
+    async (request) => ({ items: await listProducts(db, productIdsOf(request)) }),
   );
 
   app.post<{ Body: { slug: string; name: string } }>(
     "/api/admin/products",
     {
       onRequest: write,
+      preHandler: requireProductInKey<FastifyRequest<{ Body: { slug: string } }>>(db, (r) => ({
+        newProduct: r.body.slug,
+      })),
       schema: {
+        description:
+          "Creates a product and its signing key. A key limited to products cannot (403 PRODUCT_NOT_IN_KEY).",
         body: {
           type: "object",
           required: ["slug", "name"],
@@ -78,7 +87,11 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
 
   app.get<{ Params: { slug: string } }>(
     "/api/admin/products/:slug",
-    { onRequest: read, schema: { params: slugParam, response: productResponse(200) } },
+    {
+      onRequest: read,
+      preHandler: inKey,
+      schema: { params: slugParam, response: productResponse(200) },
+    },
     async (request) => requireProduct(db, request.params.slug),
   );
 
@@ -95,6 +108,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
     "/api/admin/products/:slug",
     {
       onRequest: write,
+      preHandler: inKey,
       schema: {
         description:
           "Changes the given settings: name, update delivery, Tauri public key, how long license certificates last (60 s to 90 days), how many machines beyond maxMachines may hold one (the offline allowance), and the churn limit on public deactivations.",
@@ -153,6 +167,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
     "/api/admin/products/:slug/keys",
     {
       onRequest: read,
+      preHandler: inKey,
       schema: {
         description:
           "The product's signing keys (public halves only): current, next, then retired ones.",
@@ -166,6 +181,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
     "/api/admin/products/:slug/keys/prepare",
     {
       onRequest: write,
+      preHandler: inKey,
       schema: {
         description:
           "Step one of a key rotation: a next signing key, endorsed by the current one, published in the JWKS and announced on signed answers. It signs nothing until promoted.",
@@ -190,6 +206,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
     "/api/admin/products/:slug/keys/promote",
     {
       onRequest: write,
+      preHandler: inKey,
       schema: {
         description:
           "Step two: the next key becomes current (every server signs with it within 30 s) and the current one is retired, still published. Refused (409 SIGNING_KEY_TOO_NEW) while the next key is younger than the product's offline period, unless force is true.",
@@ -216,6 +233,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
     "/api/admin/products/:slug/keys/:kid",
     {
       onRequest: write,
+      preHandler: inKey,
       schema: {
         description:
           "Removes a next or retired signing key from the JWKS; the current key cannot be removed.",
@@ -238,7 +256,7 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
 
   app.delete<{ Params: { slug: string } }>(
     "/api/admin/products/:slug",
-    { onRequest: write, schema: { params: slugParam } },
+    { onRequest: write, preHandler: inKey, schema: { params: slugParam } },
     async (request) => {
       await deleteProductAudited(db, actorOf(request), request.params.slug);
       return { deleted: true, slug: request.params.slug };

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { Arch, DB, Platform } from "../../../db/schema.js";
 import { arches, platforms } from "../../../db/schema.js";
@@ -8,7 +8,7 @@ import {
 } from "../../../domain/audit/audited-actions.js";
 import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { usageReport } from "../../../domain/releases/usage-report.js";
-import { actorOf, requireScope } from "../../admin-auth.js";
+import { actorOf, requireProductInKey, requireScope } from "../../admin-auth.js";
 import { slugParam } from "./schemas.js";
 
 const versionParams = {
@@ -25,10 +25,14 @@ const versionParams = {
 export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
   const read = requireScope(db, "releases:read");
   const write = requireScope(db, "releases:write");
+  // Every route here names its product: a key limited to others is refused.
+  const inKey = requireProductInKey<FastifyRequest<{ Params: { slug: string } }>>(db, (r) => ({
+    productSlug: r.params.slug,
+  }));
 
   app.get<{ Params: { slug: string } }>(
     "/api/admin/products/:slug/releases",
-    { onRequest: read, schema: { params: slugParam } },
+    { onRequest: read, preHandler: inKey, schema: { params: slugParam } },
     async (request) => ({ items: await listReleases(db, request.params.slug) }),
   );
 
@@ -36,6 +40,7 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/products/:slug/usage",
     {
       onRequest: read,
+      preHandler: inKey,
       schema: {
         description:
           "Downloads (through /api/downloads) per version and platform, and update checks per client version, platform and channel, summed over the last `days` UTC days (1 to 366, default 30). Counts are written once a second.",
@@ -55,7 +60,7 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.delete<{ Params: { slug: string; version: string } }>(
     "/api/admin/products/:slug/releases/:version",
-    { onRequest: write, schema: { params: versionParams } },
+    { onRequest: write, preHandler: inKey, schema: { params: versionParams } },
     async (request) => {
       const { slug, version } = request.params;
       await deleteReleaseAudited(db, actorOf(request), slug, version);
@@ -66,7 +71,7 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
   for (const action of ["yank", "unyank"] as const) {
     app.post<{ Params: { slug: string; version: string } }>(
       `/api/admin/products/:slug/releases/:version/${action}`,
-      { onRequest: write, schema: { params: versionParams } },
+      { onRequest: write, preHandler: inKey, schema: { params: versionParams } },
       async (request) => {
         const { slug, version } = request.params;
         return setReleaseYankedAudited(db, actorOf(request), slug, version, action === "yank");
@@ -78,6 +83,7 @@ export function adminReleaseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     "/api/admin/products/:slug/releases/:version/:platform/:arch",
     {
       onRequest: write,
+      preHandler: inKey,
       schema: { params: { ...versionParams, required: ["slug", "version", "platform", "arch"] } },
     },
     async (request) => {
