@@ -15,6 +15,7 @@ import { dashboard } from "./http/dashboard/dashboard.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { connectRedis, registerRateLimits, type RateLimitSettings } from "./http/rate-limits.js";
 import { type PruningOptions, schedulePruning } from "./http/pruning.js";
+import { scheduleStatisticsRefresh } from "./http/statistics-refresh.js";
 import { registerRoutes } from "./http/routes.js";
 import type { CookieSecure } from "./http/cookie-security.js";
 import { type MasterKey, masterKeyBytes } from "./domain/signing/key-material.js";
@@ -62,6 +63,8 @@ export interface AppOptions {
   keyRefreshMs?: number;
   /** PUBLIC_URL's origin: absolute URLs (feeds, download links, snippets) start with it. */
   publicUrl?: string | null;
+  /** PostgreSQL: analyze a hot table that changed a lot, checked every this many ms; off unless given. */
+  statisticsCheckMs?: number;
 }
 
 /**
@@ -80,6 +83,7 @@ export async function buildApp({
   masterKey = processMasterKey,
   keyRefreshMs = defaultKeyRefreshMs,
   publicUrl = null,
+  statisticsCheckMs,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -175,6 +179,9 @@ export async function buildApp({
   });
 
   if (pruning) schedulePruning(app, database.db, faults, pruning);
+  if (statisticsCheckMs !== undefined && database.dialect === "postgres") {
+    scheduleStatisticsRefresh(app, database.db, faults, statisticsCheckMs);
+  }
 
   // Routes go in a plugin registered after the OpenAPI plugin, so it sees every one of them.
   await registerOpenApi(app);

@@ -3,7 +3,7 @@ import { buildApp } from "./app.js";
 import { type Config, ConfigError, loadConfig } from "./config.js";
 import { type Database, DatabaseUrlError, openDatabase, waitForDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
-import { analyzeHotTables } from "./db/statistics.js";
+import { analyzeHotTables, statisticsCheckMs } from "./db/statistics.js";
 import { countAdmins } from "./domain/admins/admins.js";
 import { insecureCookieWarning } from "./http/cookie-security.js";
 import { boundHeapGrowth } from "./lib/heap-growth.js";
@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     rateLimits: config.rateLimits,
     redisUrl: config.redisUrl,
     publicUrl: config.publicUrl,
+    statisticsCheckMs,
     requestTimeoutMs: config.requestTimeoutMs,
     pruning: { activationHistoryMs: config.activationHistoryMs },
     masterKey,

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
-import { analyzeHotTables } from "../src/db/statistics.js";
+import { analyzeHotTables, refreshStaleStatistics } from "../src/db/statistics.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 
@@ -84,5 +84,29 @@ describe.each(dialects.filter((d) => d === "postgres"))("planner statistics (%s)
     await forgetStatistics();
     expect(await analyzeHotTables(f.db)).toEqual([]);
     expect((await analyzeHotTables(f.db, true)).length).toBe(5);
+  });
+
+  it("a table filled after the start is analyzed once enough of it changed, one table a call", async () => {
+    f = await createFixture(dialect);
+    await analyzeHotTables(f.db, true);
+    expect(await refreshStaleStatistics(f.db)).toBeNull();
+    const product = f.product.id;
+    await sql`insert into licenses (id, license_key, product_id, status, features, max_machines,
+        active_machines, created_at, updated_at)
+      select 'lic_bulk_' || n, 'BULK-' || n, ${product}, 'ACTIVE', '[]', 1, 0, 0, 0
+      from generate_series(1, 3000) as n`.execute(f.db);
+    // The statistics collector counts the change within a second or so.
+    let analyzed: string | null = null;
+    for (let attempt = 0; attempt < 50 && analyzed === null; attempt++) {
+      analyzed = await refreshStaleStatistics(f.db);
+      if (analyzed === null) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(analyzed).toBe("licenses");
+    const stats = await sql<{ n: number }>`select count(*)::int as n from pg_stats
+      where schemaname = current_schema() and tablename = 'licenses'`.execute(f.db);
+    expect(stats.rows[0]?.n).toBeGreaterThan(0);
+    // Counted as analyzed: nothing left to do.
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(await refreshStaleStatistics(f.db)).toBeNull();
   });
 });

@@ -33,6 +33,30 @@ export async function analyzeHotTables(db: Kysely<DB>, force = false): Promise<s
   return analyzed;
 }
 
+/** How often the service looks for stale statistics (PostgreSQL): at most one ANALYZE per run. */
+export const statisticsCheckMs = 60_000;
+
+/**
+ * PostgreSQL: analyzes the hot table whose rows changed most since its last analyze, when that
+ * is more than 500 rows plus 10 % of the table (autovacuum's own threshold, a little higher), so
+ * the plans stay right as the tables grow even where autovacuum is off. One table per call,
+ * found from pg_stat_user_tables (no scan). Answers the table analyzed, or null. SQLite: null.
+ */
+export async function refreshStaleStatistics(db: Kysely<DB>): Promise<string | null> {
+  if (db.getExecutor().adapter instanceof SqliteAdapter) return null;
+  const { rows } = await sql<{ relname: string }>`
+    select relname from pg_stat_user_tables
+    where schemaname = current_schema()
+      and relname in (${sql.join(hotTables)})
+      and n_mod_since_analyze > 500 + 0.1 * n_live_tup
+    order by n_mod_since_analyze desc
+    limit 1`.execute(db);
+  const table = rows[0]?.relname;
+  if (table === undefined) return null;
+  await sql`analyze ${sql.id(table)}`.execute(db);
+  return table;
+}
+
 /** Empties sqlite_stat1 (and sqlite_stat4) where ANALYZE once filled them, and reloads. */
 async function forgetSqliteStatistics(db: Kysely<DB>): Promise<void> {
   if (!(await hasTable(db, "sqlite_stat1"))) return;
