@@ -415,7 +415,8 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
       const audit = (await listAudit(f.db, { limit: 10 })).items
         .filter((e) => e.target.id === `${slug}@1.1.0`)
         .map((e) => e.action);
-      expect(audit).toEqual(["release.unyank", "release.yank"]);
+      // Newest first: the yank and unyank, after the publish that made the version.
+      expect(audit).toEqual(["release.unyank", "release.yank", "release.publish"]);
     });
 
     it("404 RELEASE_NOT_FOUND for an unknown version, PRODUCT_NOT_FOUND for an unknown product", async () => {
