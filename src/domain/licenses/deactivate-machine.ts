@@ -4,6 +4,7 @@ import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { assertMaxLength, limits } from "../limits.js";
+import { lockLicense } from "./license-record.js";
 
 export interface DeactivateInput {
   licenseKey: string;
@@ -92,13 +93,6 @@ const findLicenseForDeactivation = compileOnce<
         .as("deactivation_limit"),
     ])
     .where("licenses.license_key", "=", p.licenseKey),
-);
-
-const lockLicense = compileOnce<{ licenseId: string }, never>(["licenseId"], (db, p) =>
-  db
-    .updateTable("licenses")
-    .set((eb) => ({ active_machines: eb.ref("active_machines") }))
-    .where("id", "=", p.licenseId),
 );
 
 const countClientDeactivations = compileOnce<

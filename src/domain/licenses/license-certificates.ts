@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { inTransaction } from "../../db/transaction.js";
 import { ShipkeyError } from "../../errors.js";
+import { lockLicense } from "./license-record.js";
 
 export interface CertificateReservation {
   licenseId: string;
@@ -30,12 +31,7 @@ export function reserveCertificate(
   now: number,
 ): Promise<void> {
   return inTransaction(db, async (trx) => {
-    const license = await trx
-      .updateTable("licenses")
-      .set((eb) => ({ active_machines: eb.ref("active_machines") }))
-      .where("id", "=", input.licenseId)
-      .returning("max_machines")
-      .executeTakeFirst();
+    const [license] = (await lockLicense(trx, { licenseId: input.licenseId })).rows;
     if (!license) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
     const { held } = await trx
       .selectFrom("license_certificates")

@@ -53,6 +53,21 @@ const findLicenseByKey = compileOnce<{ licenseKey: string }, LicenseRow>(["licen
   selectLicenseForUse(db).where("licenses.license_key", "=", p.licenseKey),
 );
 
+/**
+ * Locks the license's row for the rest of the transaction (a no-op write, on both dialects), so
+ * writes that count something per license (certificates, deactivations) run one at a time, and
+ * reads maxMachines under that lock. No row: the license is gone.
+ */
+export const lockLicense = compileOnce<{ licenseId: string }, Pick<LicensesTable, "max_machines">>(
+  ["licenseId"],
+  (db, p) =>
+    db
+      .updateTable("licenses")
+      .set((eb) => ({ active_machines: eb.ref("active_machines") }))
+      .where("id", "=", p.licenseId)
+      .returning("max_machines"),
+);
+
 /** Reads the license by key or throws 404 "Invalid license key". */
 export async function requireLicenseByKey(
   db: Kysely<DB>,

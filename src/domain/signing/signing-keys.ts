@@ -7,6 +7,7 @@ import { requireProduct } from "../products/products.js";
 import {
   decryptPrivateKey,
   generateSigningKey,
+  type GeneratedKey,
   type MasterKey,
   publicJwk,
   type PublicJwk,
@@ -53,13 +54,18 @@ export async function ensureSigningKey(
   await insertCurrentKey(db, masterKey, productId, now);
 }
 
-async function insertCurrentKey(
+/**
+ * Stores a generated key as the product's `current` or `next` key. The partial unique index of
+ * that status admits one per product: a racing insert does nothing and this answers null.
+ */
+async function insertKey(
   db: Kysely<DB>,
-  masterKey: MasterKey,
   productId: string,
+  key: GeneratedKey,
+  status: "current" | "next",
   now: number,
+  endorsement: string | null = null,
 ): Promise<string | null> {
-  const key = generateSigningKey(masterKey, productId);
   const inserted = await db
     .insertInto("signing_keys")
     .values({
@@ -69,18 +75,23 @@ async function insertCurrentKey(
       private_key_iv: key.encrypted.iv,
       private_key_ciphertext: key.encrypted.ciphertext,
       private_key_tag: key.encrypted.tag,
-      status: "current",
+      status,
       created_at: now,
       retired_at: null,
+      endorsement,
     })
     // The conflict target names the partial index; its predicate must be the index's literal.
-    .onConflict((oc) =>
-      oc.column("product_id").where("status", "=", sql.lit("current")).doNothing(),
-    )
+    .onConflict((oc) => oc.column("product_id").where("status", "=", sql.lit(status)).doNothing())
     .returning("kid")
     .executeTakeFirst();
   return inserted?.kid ?? null;
 }
+
+const insertCurrentKey = (db: Kysely<DB>, masterKey: MasterKey, productId: string, now: number) =>
+  insertKey(db, productId, generateSigningKey(masterKey, productId), "current", now);
+
+const rotationConflict = () =>
+  new ShipkeyError("KEY_ROTATION_CONFLICT", "Another key rotation is under way; try again");
 
 /** Every product without a current key gets one (the service runs this at start). */
 export async function ensureAllSigningKeys(
@@ -220,25 +231,8 @@ export async function prepareSigningKey(
     .setProtectedHeader({ alg: "EdDSA", kid: current.kid, typ: endorsementType })
     .setIssuedAt(Math.floor(now / 1000))
     .sign(endorser);
-  const inserted = await trx
-    .insertInto("signing_keys")
-    .values({
-      kid: key.kid,
-      product_id: product.id,
-      public_x: key.publicX,
-      private_key_iv: key.encrypted.iv,
-      private_key_ciphertext: key.encrypted.ciphertext,
-      private_key_tag: key.encrypted.tag,
-      status: "next",
-      created_at: now,
-      retired_at: null,
-      endorsement,
-    })
-    .onConflict((oc) => oc.column("product_id").where("status", "=", sql.lit("next")).doNothing())
-    .returning("kid")
-    .executeTakeFirst();
-  if (!inserted) {
-    throw new ShipkeyError("KEY_ROTATION_CONFLICT", "Another key rotation is under way; try again");
+  if ((await insertKey(trx, product.id, key, "next", now, endorsement)) === null) {
+    throw rotationConflict();
   }
   return { kid: key.kid, endorsedBy: current.kid };
 }
@@ -289,9 +283,7 @@ export async function promoteSigningKey(
     .where("kid", "=", next.kid)
     .where("status", "=", "next")
     .executeTakeFirst();
-  if (promoted.numUpdatedRows === 0n) {
-    throw new ShipkeyError("KEY_ROTATION_CONFLICT", "Another key rotation is under way; try again");
-  }
+  if (promoted.numUpdatedRows === 0n) throw rotationConflict();
   return { kid: next.kid, retiredKid: retired?.kid ?? null, forced: early };
 }
 
