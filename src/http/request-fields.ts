@@ -71,19 +71,21 @@ export function singleHeader(raw: IncomingMessage, name: string): string | undef
   return seen === 1 ? value : undefined;
 }
 
+/** Whether a NUL stands in a string, or in any key or value of an object (nesting bounded). */
+function hasNul(value: unknown, depth: number): boolean {
+  if (typeof value === "string") return value.includes("\u0000");
+  if (depth > 20 || value === null || typeof value !== "object") return false;
+  return Object.entries(value).some(
+    ([key, inner]) => key.includes("\u0000") || hasNul(inner, depth + 1),
+  );
+}
+
 /**
  * Admin routes and dashboard pages: refuse any NUL character anywhere in the query, path
  * parameters or body (PostgreSQL cannot store or compare it). The spec endpoints check their
  * fields one by one instead, to keep the spec's check order.
  */
 export function rejectNulInput(request: { query: unknown; params: unknown; body: unknown }): void {
-  const hasNul = (value: unknown, depth: number): boolean => {
-    if (typeof value === "string") return value.includes("\u0000");
-    if (depth > 20 || value === null || typeof value !== "object") return false;
-    return Object.entries(value).some(
-      ([key, inner]) => key.includes("\u0000") || hasNul(inner, depth + 1),
-    );
-  };
   if ([request.query, request.params, request.body].some((part) => hasNul(part, 0))) {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "The request contains a NUL character");
   }
@@ -99,14 +101,10 @@ export function rejectNulInUrl(
   request: { query: unknown; params: unknown },
   licenseKeyParam?: string,
 ): void {
+  // The name of the first parameter whose name or value holds a NUL.
   const withNul = (part: unknown) =>
     typeof part === "object" && part !== null
-      ? Object.entries(part).find(
-          ([key, value]) =>
-            key.includes("\u0000") ||
-            (typeof value === "string" && value.includes("\u0000")) ||
-            (Array.isArray(value) && value.some((v) => String(v).includes("\u0000"))),
-        )?.[0]
+      ? Object.entries(part).find(([key, value]) => key.includes("\u0000") || hasNul(value, 1))?.[0]
       : undefined;
   const inQuery = withNul(request.query);
   if (licenseKeyParam !== undefined && inQuery === licenseKeyParam) {
