@@ -3,6 +3,7 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { toIso } from "../../lib/time.js";
 import type { Actor } from "../audit/audit-log.js";
+import { findProductBySlug } from "../products/products.js";
 import { parseProductIds, parseScopes } from "./api-keys.js";
 
 /**
@@ -136,11 +137,7 @@ export async function assertProductInKey(
   }
   const product =
     "productSlug" in target
-      ? await db
-          .selectFrom("products")
-          .select(["id", "slug"])
-          .where("slug", "=", target.productSlug)
-          .executeTakeFirst()
+      ? await findProductBySlug(db, target.productSlug)
       : await db
           .selectFrom("licenses")
           .innerJoin("products", "products.id", "licenses.product_id")
