@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import { prune } from "../domain/maintenance/prune.js";
 import type { DatabaseFaults } from "./database-faults.js";
+import { scheduleMaintenance } from "./maintenance-timer.js";
 
 export interface PruningOptions {
   /** See config.ts ACTIVATION_HISTORY_DAYS. */
@@ -13,37 +14,23 @@ export interface PruningOptions {
 
 export const defaultPruneEveryMs = 60 * 60_000;
 
-/**
- * Runs prune (domain/maintenance) when the app is ready and then on a timer that does not keep
- * the process alive; a failed run is logged and the next one tries again. Close waits for a run
- * in progress, so the database is never closed under it.
- */
+/** Runs prune (domain/maintenance) when the app is ready and then every hour (everyMs). */
 export function schedulePruning(
   app: FastifyInstance,
   db: Kysely<DB>,
   faults: DatabaseFaults,
   options: PruningOptions,
 ): void {
-  let running: Promise<void> = Promise.resolve();
-  const run = () => {
-    running = running.then(async () => {
-      try {
-        const counts = await prune(db, { activationHistoryMs: options.activationHistoryMs });
-        if (Object.values(counts).some((deleted) => deleted > 0)) {
-          app.log.info(counts, "pruned old rows");
-        }
-      } catch (err) {
-        if (!faults.reportIfUnavailable(err, "pruning old rows")) {
-          app.log.error({ err }, "pruning old rows failed; will retry");
-        }
+  scheduleMaintenance(
+    app,
+    faults,
+    "pruning old rows",
+    { everyMs: options.everyMs ?? defaultPruneEveryMs, onReady: true },
+    async () => {
+      const counts = await prune(db, { activationHistoryMs: options.activationHistoryMs });
+      if (Object.values(counts).some((deleted) => deleted > 0)) {
+        app.log.info(counts, "pruned old rows");
       }
-    });
-  };
-  const timer = setInterval(run, options.everyMs ?? defaultPruneEveryMs);
-  timer.unref();
-  app.addHook("onReady", async () => run());
-  app.addHook("onClose", async () => {
-    clearInterval(timer);
-    await running;
-  });
+    },
+  );
 }
