@@ -2,13 +2,13 @@ import { execFile } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, type ServerProcess, startServer } from "./helpers/server-process.js";
+import { packAndInstall } from "./helpers/packages.js";
 
 const run = promisify(execFile);
-const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
 /**
  * The SDK as a vendor gets it: packed (which builds it), installed from the tarball into a fresh
@@ -16,33 +16,13 @@ const npm = process.platform === "win32" ? "npm.cmd" : "npm";
  */
 describe("@shipkey/client installed from its tarball", () => {
   let dir: string;
-  let tarball: string;
   let files: string[];
   let server: ServerProcess;
   let databaseUrl: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "shipkey-package-"));
-    const { stdout } = await run(npm, ["pack", "--json", "--pack-destination", dir], {
-      cwd: resolve("packages/client"),
-    });
-    const [packed] = JSON.parse(stdout) as Array<{
-      filename: string;
-      files: Array<{ path: string }>;
-    }>;
-    if (!packed) throw new Error("npm pack made nothing");
-    tarball = join(dir, packed.filename);
-    files = packed.files.map((file) => file.path).sort();
-
-    const app = join(dir, "app");
-    await run("mkdir", ["-p", app]);
-    writeFileSync(
-      join(app, "package.json"),
-      JSON.stringify({ name: "app", private: true, type: "module" }),
-    );
-    await run(npm, ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], {
-      cwd: app,
-    });
+    ({ files } = await packAndInstall("packages/client", dir, "app"));
 
     databaseUrl = `sqlite:${join(dir, "server.db")}`;
     expect(

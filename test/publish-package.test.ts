@@ -3,16 +3,16 @@ import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { arches, platforms } from "../packages/publish/src/index.js";
 import { arches as serverArches, platforms as serverPlatforms } from "../src/db/schema.js";
 import { runCli, type ServerProcess, startServer } from "./helpers/server-process.js";
+import { packAndInstall } from "./helpers/packages.js";
 
 const run = promisify(execFile);
-const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
 interface Exit {
   code: number;
@@ -38,26 +38,7 @@ describe("@shipkey/publish installed from its tarball", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "shipkey-publish-package-"));
-    const { stdout } = await run(npm, ["pack", "--json", "--pack-destination", dir], {
-      cwd: resolve("packages/publish"),
-    });
-    const [packed] = JSON.parse(stdout) as Array<{
-      filename: string;
-      files: Array<{ path: string }>;
-    }>;
-    if (!packed) throw new Error("npm pack made nothing");
-    tarball = join(dir, packed.filename);
-    files = packed.files.map((file) => file.path).sort();
-
-    ci = join(dir, "ci");
-    mkdirSync(ci);
-    writeFileSync(
-      join(ci, "package.json"),
-      JSON.stringify({ name: "ci", private: true, type: "module" }),
-    );
-    await run(npm, ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], {
-      cwd: ci,
-    });
+    ({ tarball, files, installedIn: ci } = await packAndInstall("packages/publish", dir, "ci"));
 
     const artifacts = join(ci, "dist");
     mkdirSync(artifacts);
