@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAdmin, createSession, deleteSession } from "../src/domain/admins/admins.js";
-import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { type Actor, withAudit } from "../src/domain/audit/audit-log.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { type AdminRoute, describeAdminAuth } from "./helpers/admin-auth-cases.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { apiKeyScopes } from "../src/contracts/vocabulary.js";
 
 const routes: AdminRoute[] = [
   { method: "GET", url: "/api/admin/products", scope: "products:read" },

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { apiKeyScopes } from "../src/contracts/vocabulary.js";
 
 // Every admin validation error names the field at fault, including a field the route does not
 // know. Validation does not touch the database: SQLite covers it.

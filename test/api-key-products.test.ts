@@ -1,11 +1,12 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createLicense } from "../src/domain/licenses/manage-licenses.js";
 import { publishRelease } from "../src/domain/releases/publish-release.js";
 import { adminAccess, callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { apiKeyScopes } from "../src/contracts/vocabulary.js";
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
 

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAdmin, createSession } from "../src/domain/admins/admins.js";
-import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { apiKeyScopes } from "../src/contracts/vocabulary.js";
 
 const day = 24 * 60 * 60 * 1000;
 

@@ -18,7 +18,7 @@ import {
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import type { DB } from "../src/db/schema.js";
-import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createLicense, updateLicense } from "../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { publishRelease } from "../src/domain/releases/publish-release.js";
@@ -31,6 +31,7 @@ import {
   type ServerProcess,
   startServer,
 } from "./helpers/server-process.js";
+import { apiKeyScopes } from "../src/contracts/vocabulary.js";
 
 /** The SDK against the compiled server, started as a process, over real HTTP. */
 

@@ -1,13 +1,13 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileOnce } from "../src/db/compiled-query.js";
-import { limits } from "../src/domain/limits.js";
 import {
   requireLicenseByKey,
   requireLicenseWithActivation,
 } from "../src/domain/licenses/license-record.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { limits } from "../src/contracts/vocabulary.js";
 
 // The hot license reads are compiled once (src/db/compiled-query.ts) and, on PostgreSQL, sent as
 // named prepared statements: each must answer exactly as a freshly built query would.

@@ -1,13 +1,13 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import type { Channel } from "../src/db/schema.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { notesLinkRel } from "../src/http/dashboard/markdown.js";
 import { placeholderOrigin } from "../src/http/dashboard/pages/feeds.js";
 import { adminAccess } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { type Channel } from "../src/contracts/vocabulary.js";
 
 const csp =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +

@@ -13,10 +13,10 @@ import {
 } from "electron-updater/out/providers/Provider.js";
 import semver from "semver";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Arch, Channel, Platform } from "../src/db/schema.js";
 import { createProduct } from "../src/domain/products/products.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { type Arch, type Channel, type Platform } from "../src/contracts/vocabulary.js";
 
 /**
  * The electron feed read by electron-updater's own code, which runs in Node without Electron:

@@ -8,9 +8,9 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { arches, platforms } from "../packages/publish/src/index.js";
-import { arches as serverArches, platforms as serverPlatforms } from "../src/db/schema.js";
 import { runCli, type ServerProcess, startServer } from "./helpers/server-process.js";
 import { packAndInstall } from "./helpers/packages.js";
+import { arches as serverArches, platforms as serverPlatforms } from "../src/contracts/vocabulary.js";
 
 const run = promisify(execFile);
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Platform } from "../src/db/schema.js";
 import { createApiKey, revokeApiKey } from "../src/domain/api-keys/api-keys.js";
 import { publishRelease } from "../src/domain/releases/publish-release.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { type Platform } from "../src/contracts/vocabulary.js";
 
 const entry = (overrides: Record<string, unknown> = {}) => ({
   platform: "WINDOWS",

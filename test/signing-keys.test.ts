@@ -6,7 +6,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { ConfigError, loadConfig } from "../src/config.js";
-import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import {
   rotateMasterKeyAudited,
   prepareSigningKeyAudited,
@@ -30,6 +30,7 @@ import { callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 import { runCli, runServerToExit } from "./helpers/server-process.js";
+import { apiKeyScopes } from "../src/contracts/vocabulary.js";
 
 const masterKey = randomBytes(32);
 const cli = { type: "cli", id: null, label: "test", ip: null } as const;

@@ -4,11 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiKeyScopes, createApiKey } from "../src/domain/api-keys/api-keys.js";
+import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { adminAccess, callWithApiKey } from "./helpers/admin-access.js";
 import { dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
 import { runCli } from "./helpers/server-process.js";
+import { apiKeyScopes } from "../src/contracts/vocabulary.js";
 
 const run = promisify(execFile);
 const tauri = (...args: string[]) =>

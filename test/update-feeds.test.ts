@@ -5,7 +5,6 @@ import { XMLParser } from "fast-xml-parser";
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import type { Arch, Channel, Platform } from "../src/db/schema.js";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { listAudit } from "../src/domain/audit/audit-log.js";
@@ -17,6 +16,7 @@ import { adminAccess } from "./helpers/admin-access.js";
 import { describeAdminAuth } from "./helpers/admin-auth-cases.js";
 import { createTestDatabase, dialects } from "./helpers/database.js";
 import { createFixture, type Fixture } from "./helpers/fixture.js";
+import { type Arch, type Channel, type Platform } from "../src/contracts/vocabulary.js";
 
 /** base64 of a real SHA-512 digest, as electron-builder writes it. */
 const sha512Of = (text: string) => createHash("sha512").update(text).digest("base64");

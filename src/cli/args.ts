@@ -1,8 +1,7 @@
 import { parseArgs } from "node:util";
 import { type Options, publishOptions, stringOption, UsageError } from "@shipkey/publish";
-import type { LicenseStatus } from "../db/schema.js";
-import { licenseStatuses } from "../db/schema.js";
 import { parseIsoTimestamp } from "../lib/time.js";
+import { type LicenseStatus, licenseStatuses } from "../contracts/vocabulary.js";
 
 // The errors and option readers are @shipkey/publish's own, so `shipkey publish` (the package's
 // command) and every other command fail alike: one CommandError, one UsageError.

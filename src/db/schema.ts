@@ -1,21 +1,16 @@
 import type { Generated } from "kysely";
+import type {
+  Arch,
+  Channel,
+  LicenseStatus,
+  Platform,
+  SigningKeyStatus,
+} from "../contracts/vocabulary.js";
 
 /**
  * Table types as Kysely sees them. Timestamps are integer epoch milliseconds on both dialects
  * (portable, exact to the millisecond, cheap to compare); JSON-valued columns are TEXT.
  */
-export const licenseStatuses = ["ACTIVE", "SUSPENDED", "REVOKED"] as const;
-export type LicenseStatus = (typeof licenseStatuses)[number];
-
-export const channels = ["STABLE", "BETA", "ALPHA"] as const;
-export type Channel = (typeof channels)[number];
-
-export const platforms = ["WINDOWS", "MACOS", "LINUX"] as const;
-export type Platform = (typeof platforms)[number];
-
-export const arches = ["X64", "ARM64"] as const;
-export type Arch = (typeof arches)[number];
-
 export interface ProductsTable {
   id: string;
   slug: string;
@@ -34,9 +29,6 @@ export interface ProductsTable {
   /** Public deactivations allowed per license in 30 days; null: no limit. */
   max_deactivations_per_30_days: number | null;
 }
-
-export const signingKeyStatuses = ["current", "next", "retired"] as const;
-export type SigningKeyStatus = (typeof signingKeyStatuses)[number];
 
 /** A product's Ed25519 key pair; the private key only ever stored encrypted (AES-256-GCM). */
 export interface SigningKeysTable {

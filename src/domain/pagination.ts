@@ -6,8 +6,6 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-export const pageLimits = { default: 50, max: 200 } as const;
-
 /** Opaque cursor over (timestamp, id) ordering. */
 export function encodeCursor(at: number, id: string): string {
   return Buffer.from(JSON.stringify([at, id])).toString("base64url");

@@ -6,13 +6,13 @@ import type {
 } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
-import type { ApiKeyScope } from "../domain/api-keys/api-keys.js";
 import { authenticateApiKey } from "../domain/api-keys/authenticate.js";
 import { assertProductInKey, type ProductTarget } from "../domain/api-keys/key-authority.js";
 import type { Actor } from "../domain/audit/audit-log.js";
 import { ShipkeyError } from "../errors.js";
 import { csrfMatches, loadSession } from "./dashboard/session.js";
 import { singleHeader } from "./request-fields.js";
+import { type ApiKeyScope } from "../contracts/vocabulary.js";
 
 declare module "fastify" {
   interface FastifyRequest {

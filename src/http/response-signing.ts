@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { limits } from "../domain/limits.js";
 import type { SigningKey, SigningKeyRing } from "../domain/signing/key-ring.js";
 import { MasterKeyMismatchError } from "../domain/signing/key-material.js";
 import {
@@ -11,6 +10,7 @@ import {
   signatureHeaderValue,
 } from "../domain/signing/response-signature.js";
 import { ShipkeyError } from "../errors.js";
+import { limits } from "../contracts/vocabulary.js";
 
 declare module "fastify" {
   interface FastifyRequest {

@@ -1,6 +1,7 @@
 import { createAdmin, createSession } from "../../src/domain/admins/admins.js";
-import { apiKeyScopes, createApiKey } from "../../src/domain/api-keys/api-keys.js";
+import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import type { Fixture } from "./fixture.js";
+import { apiKeyScopes } from "../../src/contracts/vocabulary.js";
 
 /** Both ways in to the admin side: an API key with every scope, and a dashboard session. */
 export async function adminAccess(

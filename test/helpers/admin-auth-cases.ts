@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  type ApiKeyScope,
-  apiKeyScopes,
-  createApiKey,
-  revokeApiKey,
-} from "../../src/domain/api-keys/api-keys.js";
+import { createApiKey, revokeApiKey } from "../../src/domain/api-keys/api-keys.js";
 import type { Fixture } from "./fixture.js";
+import { type ApiKeyScope, apiKeyScopes } from "../../src/contracts/vocabulary.js";
 
 export interface AdminRoute {
   method: "GET" | "POST" | "PATCH" | "DELETE";

@@ -2,36 +2,16 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
+import { type ApiKeyScope, apiKeyScopes } from "../../contracts/vocabulary.js";
 import { newId } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
-import { assertMaxLength, assertSingleLine, limits } from "../limits.js";
-
-export const apiKeyScopes = [
-  "releases:write",
-  "releases:read",
-  "products:read",
-  "products:write",
-  "licenses:read",
-  "licenses:write",
-  "api-keys:write",
-  "audit:read",
-] as const;
-export type ApiKeyScope = (typeof apiKeyScopes)[number];
+import { assertMaxLength, assertSingleLine } from "../limits.js";
+import { limits } from "../../contracts/vocabulary.js";
+import type { ApiKey } from "../../contracts/admin.js";
 
 export const apiKeyPrefix = "shk_";
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  displayPrefix: string;
-  scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  /** The slugs of the products the key is limited to; null: every product. */
-  products: string[] | null;
-}
+export type ApiKeyView = ApiKey;
 
 /** The key's secret is a high-entropy token, so a fast deterministic hash is the right store. */
 export function hashApiKey(secret: string): string {
@@ -169,7 +149,10 @@ function toApiKeyView(row: DB["api_keys"], slugs: Map<string, string>): ApiKeyVi
     id: row.id,
     name: row.name,
     displayPrefix: row.display_prefix,
-    scopes: parseScopes(row.scopes),
+    // A scope this version does not know grants nothing here, so it is not shown either.
+    scopes: parseScopes(row.scopes).filter((s): s is ApiKeyScope =>
+      (apiKeyScopes as readonly string[]).includes(s),
+    ),
     createdAt: toIso(row.created_at),
     lastUsedAt: isoOrNull(row.last_used_at),
     expiresAt: isoOrNull(row.expires_at),

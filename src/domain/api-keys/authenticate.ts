@@ -2,7 +2,8 @@ import type { Kysely } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
 import type { ApiKeysTable, DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
-import { type ApiKeyScope, hashApiKey, parseProductIds, parseScopes } from "./api-keys.js";
+import { hashApiKey, parseProductIds, parseScopes } from "./api-keys.js";
+import { type ApiKeyScope } from "../../contracts/vocabulary.js";
 
 // last_used_at is informational: writing it at most once a minute per key keeps publish bursts
 // from turning every authenticated request into an extra write.

@@ -5,6 +5,7 @@ import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 import { type IdempotencyClaim, markIdempotencyApplied } from "../idempotency/idempotency-keys.js";
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
+import type { AuditEntry as AuditEntryAnswer } from "../../contracts/admin.js";
 
 /** Who did something: an API key, a signed-in admin, or the CLI on the server. */
 export interface Actor {
@@ -21,15 +22,7 @@ export interface Actor {
   idempotency?: IdempotencyClaim | null;
 }
 
-export interface AuditEntry {
-  id: string;
-  at: string;
-  actor: { type: AuditActorType; id: string | null; label: string };
-  action: string;
-  target: { type: string; id: string };
-  ip: string | null;
-  details: Record<string, unknown>;
-}
+export type AuditEntry = AuditEntryAnswer;
 
 /** Records one write. `details` must never hold a secret (API key secrets, passwords). */
 export async function recordAudit(

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Arch, DB, LicenseStatus, Platform } from "../../db/schema.js";
+import type { DB } from "../../db/schema.js";
 import {
   insertAdmin,
   prepareAdmin,
@@ -54,6 +54,7 @@ import { type CheckedPublish, writeRelease } from "../releases/publish-release.j
 import { checkTauriSignatures } from "../releases/tauri-signatures.js";
 import type { Product } from "../products/products.js";
 import { type Actor, withAudit } from "./audit-log.js";
+import { type Arch, type LicenseStatus, type Platform } from "../../contracts/vocabulary.js";
 
 /**
  * Every audited admin write, once: the admin API, the dashboard and the CLI all call these, so an

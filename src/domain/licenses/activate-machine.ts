@@ -5,8 +5,10 @@ import type { ActivationsTable, DB, LicensesTable } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
-import { assertMaxLength, assertSingleLine, limits } from "../limits.js";
+import { assertMaxLength, assertSingleLine } from "../limits.js";
 import { assertLicenseUsable, requireLicenseWithActivation } from "./license-record.js";
+import { limits } from "../../contracts/vocabulary.js";
+import type { Activation } from "../../contracts/license-api.js";
 
 export interface ActivateInput {
   licenseKey: string;
@@ -16,11 +18,7 @@ export interface ActivateInput {
   platform: string | null;
 }
 
-export interface ActivationView {
-  machineId: string;
-  machineName: string | null;
-  activatedAt: string;
-}
+export type ActivationView = Activation;
 
 export type ActivateResult =
   | {

@@ -10,16 +10,14 @@ import {
   type ValidateInput,
   validateLicenseOf,
 } from "./validate-license.js";
+import type { CheckoutAnswer } from "../../contracts/license-api.js";
 
 export interface CheckoutInput extends ValidateInput {
   /** Shortens the product's offline period; a larger value is capped to it. */
   ttlSeconds: number | null;
 }
 
-export interface CheckoutResult {
-  certificate: string;
-  expiresAt: string;
-}
+export type CheckoutResult = Omit<CheckoutAnswer, "success">;
 
 /** The JWS `typ` of a license certificate (docs/client.md, "License certificates"). */
 export const certificateType = "shipkey-license+jwt";

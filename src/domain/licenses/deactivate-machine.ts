@@ -3,8 +3,9 @@ import { inTransaction } from "../../db/transaction.js";
 import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
-import { assertMaxLength, limits } from "../limits.js";
+import { assertMaxLength } from "../limits.js";
 import { lockLicense } from "./license-record.js";
+import { limits } from "../../contracts/vocabulary.js";
 
 export interface DeactivateInput {
   licenseKey: string;

@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
-import type { DB, LicensesTable, LicenseStatus } from "../../db/schema.js";
+import type { DB, LicensesTable } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
-import { limits } from "../limits.js";
+import { type LicenseStatus, limits } from "../../contracts/vocabulary.js";
 
 /** A license as the license endpoints need it: its row plus its product's slug. */
 export interface LicenseForUse {

@@ -1,46 +1,18 @@
 import { type Insertable, type Kysely, sql } from "kysely";
-import {
-  type DB,
-  type LicenseStatus,
-  type LicensesTable,
-  licenseStatuses,
-} from "../../db/schema.js";
+import { type DB, type LicensesTable } from "../../db/schema.js";
 import { isUniqueViolation } from "../../db/faults.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId, newLicenseKey } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
-import { assertMaxLength, assertMultiLine, assertSingleLine, limits } from "../limits.js";
+import { assertMaxLength, assertMultiLine, assertSingleLine } from "../limits.js";
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
 import { assertDeactivationLimit, findProductBySlug } from "../products/products.js";
 import { parseFeatures } from "./license-record.js";
+import { type LicenseStatus, licenseStatuses, limits } from "../../contracts/vocabulary.js";
+import type { License, LicenseDetail, Machine, PastActivation } from "../../contracts/admin.js";
 
-export interface LicenseView {
-  licenseKey: string;
-  product: string;
-  status: LicenseStatus;
-  expiresAt: string | null;
-  edition: string | null;
-  editionName: string | null;
-  features: string[];
-  maxMachines: number;
-  activeMachines: number;
-  customerName: string | null;
-  customerEmail: string | null;
-  note: string | null;
-  externalId: string | null;
-  /** The license's own churn limit; null: its product's applies. */
-  maxDeactivationsPer30Days: number | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface MachineView {
-  machineId: string;
-  machineName: string | null;
-  platform: string | null;
-  activatedAt: string;
-  lastSeenAt: string;
-}
+export type LicenseView = License;
+export type MachineView = Machine;
 
 export interface LicenseSettings {
   status?: LicenseStatus;
@@ -178,15 +150,10 @@ export async function updateLicense(
   return requireLicenseView(db, licenseKey);
 }
 
-export interface PastActivationView extends MachineView {
-  deactivatedAt: string;
-}
+export type PastActivationView = PastActivation;
 
 /** A license with its active machines and, newest first, its ended activations. */
-export async function showLicense(
-  db: Kysely<DB>,
-  licenseKey: string,
-): Promise<LicenseView & { machines: MachineView[]; pastActivations: PastActivationView[] }> {
+export async function showLicense(db: Kysely<DB>, licenseKey: string): Promise<LicenseDetail> {
   const license = await requireLicenseView(db, licenseKey);
   // Active machines in activation order; at most the 100 most recent ended activations.
   const activationsOf = () =>

@@ -2,8 +2,10 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { isoOrNull } from "../../lib/time.js";
-import { assertMaxLength, limits } from "../limits.js";
+import { assertMaxLength } from "../limits.js";
 import { assertLicenseUsable, requireLicenseWithActivation } from "./license-record.js";
+import { limits } from "../../contracts/vocabulary.js";
+import type { ValidateAnswer } from "../../contracts/license-api.js";
 
 export interface ValidateInput {
   licenseKey: string;
@@ -11,14 +13,8 @@ export interface ValidateInput {
   productSlug: string;
 }
 
-export interface ValidateResult {
-  edition: string | null;
-  editionName: string | null;
-  features: string[];
-  expiresAt: string | null;
-  maxMachines: number;
-  activeMachines: number;
-}
+/** Validate's answer, but for its `valid: true`. */
+export type ValidateResult = Omit<ValidateAnswer, "valid">;
 
 /**
  * Where validate records that a machine was seen (see LastSeenBuffer): the time goes to the

@@ -5,47 +5,19 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
-import { assertMaxLength, assertSingleLine, limits } from "../limits.js";
+import { assertMaxLength, assertSingleLine } from "../limits.js";
 import { checkTauriPublicKey, readTauriPublicKey } from "./tauri-public-key.js";
+import {
+  deactivationLimitRange,
+  limits,
+  offlineAllowanceRange,
+  offlinePeriod,
+} from "../../contracts/vocabulary.js";
+import type { Product as ProductView } from "../../contracts/admin.js";
 
-export interface Product {
-  id: string;
-  slug: string;
-  name: string;
-  /** How long a license certificate lasts, in seconds (docs/decisions.md). */
-  offlinePeriodSeconds: number;
-  /**
-   * Machines beyond a license's maxMachines that may hold an unexpired certificate at once (a
-   * deactivated machine's certificate counts until its exp).
-   */
-  offlineAllowance: number;
-  /** Public deactivations allowed per license in the trailing 30 days; null: no limit. */
-  maxDeactivationsPer30Days: number | null;
-  createdAt: string;
-  /** The feeds and downloads answer only machines activated on a usable license. */
-  updatesRequireLicense: boolean;
-  /** The feeds hand out the counted download redirect instead of the stored URL. */
-  downloadRedirects: boolean;
-  /** The Tauri updater's public key (tauri.conf.json's form); publish checks signatures with it. */
-  tauriPublicKey: string | null;
-  /** Its minisign key id (16 hex digits), as `tauri signer generate` prints it. */
-  tauriKeyId: string | null;
-}
+export type Product = ProductView;
 
 type ProductRow = Selectable<DB["products"]>;
-
-/** A certificate's lifetime: 7 days unless the product says otherwise, never more than 90. */
-export const offlinePeriod = {
-  defaultSeconds: 7 * 86_400,
-  minSeconds: 60,
-  maxSeconds: 90 * 86_400,
-};
-
-/** The offline allowance: from 0 to 100 machines, 1 by default. */
-export const offlineAllowanceRange = { default: 1, min: 0, max: 100 };
-
-/** The churn limit, on a product or a license: null (none), or 0 to 10 000 per 30 days. */
-export const deactivationLimitRange = { min: 0, max: 10_000 };
 
 /** Throws 400 naming the field unless the churn limit is null or a whole number in range. */
 export function assertDeactivationLimit(field: string, value: number | null | undefined): void {

@@ -4,7 +4,8 @@ import {
   type MinisignPublicKey,
   parsePublicKeyFile,
 } from "../../lib/minisign.js";
-import { assertMaxLength, limits } from "../limits.js";
+import { assertMaxLength } from "../limits.js";
+import { limits } from "../../contracts/vocabulary.js";
 
 /**
  * A product's Tauri updater key, in the form `tauri.conf.json` holds it

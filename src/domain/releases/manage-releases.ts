@@ -1,30 +1,15 @@
 import { inTransaction } from "../../db/transaction.js";
 import type { Kysely } from "kysely";
-import type { Arch, Channel, DB, Platform } from "../../db/schema.js";
+import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
 import { versionSortKey } from "../../lib/version-sort-key.js";
 import { normalizeVersion } from "./version.js";
+import { type Arch, type Platform } from "../../contracts/vocabulary.js";
+import type { ReleaseVersion } from "../../contracts/admin.js";
 
-export interface ReleaseVersionView {
-  version: string;
-  channel: Channel;
-  releaseNotes: string | null;
-  createdAt: string;
-  updatedAt: string;
-  /** When an admin withdrew the version from the feeds; null while they offer it. */
-  yankedAt: string | null;
-  entries: Array<{
-    platform: Platform;
-    arch: Arch;
-    downloadUrl: string;
-    signature: string | null;
-    fileSize: number | null;
-    sha512: string | null;
-    updatedAt: string;
-  }>;
-}
+export type ReleaseVersionView = ReleaseVersion;
 
 /**
  * A product's releases, grouped by version, newest first by semver precedence (prerelease

@@ -1,37 +1,29 @@
 import type { Kysely, Transaction } from "kysely";
-import type {
-  Arch,
-  Channel,
-  DB,
-  Platform,
-  ReleaseArtifactsTable,
-  ReleaseVersionsTable,
-} from "../../db/schema.js";
+import type { DB, ReleaseArtifactsTable, ReleaseVersionsTable } from "../../db/schema.js";
 import { compileOnce } from "../../db/compiled-query.js";
 import { versionSortKey } from "../../lib/version-sort-key.js";
 import { inTransaction } from "../../db/transaction.js";
 import { ShipkeyError } from "../../errors.js";
 import { hasTerminalControl } from "../../lib/control-characters.js";
 import { newId } from "../../lib/ids.js";
-import { assertMaxLength, limits } from "../limits.js";
+import { assertMaxLength } from "../limits.js";
 import type { Product } from "../products/products.js";
 import { checkTauriSignatures } from "./tauri-signatures.js";
+import { type Arch, type Channel, type Platform, limits } from "../../contracts/vocabulary.js";
+import type { PublishAnswer } from "../../contracts/releases.js";
 
 /** A publish request that passed the spec's checks (section 7, in order). */
+/**
+ * A publish as the route parsed it: every field of its type, "" and absent optional fields as
+ * null; the documented limits are not yet checked.
+ */
 export interface PublishRequest {
   productSlug: string;
   /** Already stripped of its leading "v" and checked as strict semver. */
   version: string;
   channel: Channel;
-  releaseNotes: unknown;
-  releases: Array<{
-    platform: Platform;
-    arch: Arch;
-    downloadUrl: string;
-    signature: unknown;
-    fileSize: unknown;
-    sha512: unknown;
-  }>;
+  releaseNotes: string | null;
+  releases: ReleaseEntry[];
 }
 
 export interface ReleaseEntry {
@@ -43,16 +35,11 @@ export interface ReleaseEntry {
   sha512?: string | null;
 }
 
-export interface PublishResult {
-  product: string;
-  version: string;
-  channel: Channel;
-  releases: Array<{ platform: Platform; arch: Arch; status: "created" | "updated" }>;
-}
+export type PublishResult = PublishAnswer;
 
 /**
- * The documented limits, checked after the spec's own checks (docs/decisions.md): every field
- * within its size, optional fields of the right type, no platform+arch twice.
+ * The documented limits, checked after the spec's own checks (docs/reference/limits.md): every
+ * field within its size, no platform+arch twice.
  */
 export function checkPublishLimits(request: PublishRequest): {
   releaseNotes: string | null;
@@ -60,11 +47,8 @@ export function checkPublishLimits(request: PublishRequest): {
 } {
   assertMaxLength("version", request.version, limits.identifier);
   const notes = request.releaseNotes;
-  if (notes !== undefined && notes !== null && typeof notes !== "string") {
-    throw new ShipkeyError("INVALID_FIELD_TYPE", "releaseNotes must be a string");
-  }
   assertMaxLength("releaseNotes", notes, limits.releaseNotes);
-  if (typeof notes === "string" && hasTerminalControl(notes)) {
+  if (notes !== null && hasTerminalControl(notes)) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "releaseNotes must not contain control characters other than tabs and line breaks",
@@ -77,62 +61,37 @@ export function checkPublishLimits(request: PublishRequest): {
     );
   }
   const seen = new Set<string>();
-  const entries = request.releases.map((entry, index): ReleaseEntry => {
+  request.releases.forEach((entry, index) => {
     const at = `releases[${index}]`;
     assertMaxLength(`${at}.downloadUrl`, entry.downloadUrl, limits.downloadUrl);
-    const { signature } = entry;
-    // "" is missing, like any optional field.
-    const fileSize = entry.fileSize === "" ? null : entry.fileSize;
-    if (signature !== undefined && signature !== null && typeof signature !== "string") {
-      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.signature must be a string`);
+    assertMaxLength(`${at}.signature`, entry.signature, limits.signature);
+    if (entry.fileSize !== null && !(Number.isSafeInteger(entry.fileSize) && entry.fileSize >= 0)) {
+      throw fileSizeInvalid(at);
     }
-    assertMaxLength(`${at}.signature`, signature, limits.signature);
-    if (
-      fileSize !== undefined &&
-      fileSize !== null &&
-      !(typeof fileSize === "number" && Number.isSafeInteger(fileSize) && fileSize >= 0)
-    ) {
+    if (typeof entry.sha512 === "string" && !sha512Base64.test(entry.sha512)) {
       throw new ShipkeyError(
         "INVALID_FIELD_VALUE",
-        `${at}.fileSize must be a non-negative integer number of bytes`,
+        `${at}.sha512 must be the base64 of a 64-byte SHA-512 digest`,
       );
     }
-    const sha512 = checkSha512(at, entry.sha512);
     const target = `${entry.platform}/${entry.arch}`;
     if (seen.has(target)) {
       throw new ShipkeyError("DUPLICATE_RELEASE_ENTRY", `${target} appears more than once`);
     }
     seen.add(target);
-    return {
-      platform: entry.platform,
-      arch: entry.arch,
-      downloadUrl: entry.downloadUrl,
-      signature: signature === undefined || signature === "" ? null : signature,
-      fileSize: fileSize ?? null,
-      sha512,
-    };
   });
-  return { releaseNotes: notes === undefined || notes === "" ? null : notes, entries };
+  return { releaseNotes: notes, entries: request.releases };
 }
+
+export const fileSizeInvalid = (at: string) =>
+  new ShipkeyError(
+    "INVALID_FIELD_VALUE",
+    `${at}.fileSize must be a non-negative integer number of bytes`,
+  );
 
 // Base64 (standard alphabet, padded) of exactly 64 bytes: 86 characters, the last of which
 // carries 2 bits (so one of "AQgw"), then "==".
 const sha512Base64 = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
-
-/** The optional `sha512`: base64 of a SHA-512 digest, as electron-builder writes it, or null. */
-function checkSha512(at: string, value: unknown): string | null {
-  if (value === undefined || value === null || value === "") return null;
-  if (typeof value !== "string") {
-    throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.sha512 must be a string`);
-  }
-  if (!sha512Base64.test(value)) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      `${at}.sha512 must be the base64 of a 64-byte SHA-512 digest`,
-    );
-  }
-  return value;
-}
 
 /** A publish that passed every check: what writeRelease writes. */
 export interface CheckedPublish {

@@ -7,7 +7,7 @@ import {
   parseSignatureFile,
 } from "../../lib/minisign.js";
 import { readTauriPublicKey } from "../products/tauri-public-key.js";
-import type { Arch, Platform } from "../../db/schema.js";
+import { type Arch, type Platform } from "../../contracts/vocabulary.js";
 
 /** What the check reads of a publish entry. */
 interface SignedEntry {

@@ -1,11 +1,12 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
-import { type Arch, arches, type Channel, type DB, type Platform } from "../../db/schema.js";
+import { type DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import type { Product } from "../products/products.js";
 import { mayReceive, type PublishedUpTo } from "./update-access.js";
 import { sortKeyAbove, versionSortKey } from "../../lib/version-sort-key.js";
 import { normalizeVersion } from "./version.js";
+import { type Arch, arches, type Channel, type Platform } from "../../contracts/vocabulary.js";
 
 /** One platform/arch entry of a version, as the feeds hand it out. */
 export interface FeedEntry {

@@ -1,12 +1,7 @@
 import type { Kysely } from "kysely";
-import type {
-  Channel,
-  DB,
-  DownloadCountsTable,
-  Platform,
-  UpdateChecksTable,
-} from "../../db/schema.js";
+import type { DB, DownloadCountsTable, UpdateChecksTable } from "../../db/schema.js";
 import { inTransaction } from "../../db/transaction.js";
+import { type Channel, type Platform } from "../../contracts/vocabulary.js";
 
 /**
  * Distinct counters waiting for a flush, at most. Update checks carry the client's version, so a

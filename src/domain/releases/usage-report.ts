@@ -1,24 +1,12 @@
 import type { Kysely } from "kysely";
-import type { Channel, DB, Platform } from "../../db/schema.js";
+import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { requireProduct } from "../products/products.js";
 import { newestFirst } from "./update-feed.js";
 import { dayOf } from "./usage-counts.js";
+import type { UsageReport as UsageReportAnswer } from "../../contracts/admin.js";
 
-export interface UsageReport {
-  product: string;
-  /** The first UTC day counted (YYYY-MM-DD); the window ends today. */
-  since: string;
-  /** Downloads through the redirect, per version and platform, newest version first. */
-  downloads: Array<{ version: string; platform: Platform; count: number }>;
-  /** Update checks per client version (null: unknown), platform and channel, most first. */
-  updateChecks: Array<{
-    currentVersion: string | null;
-    platform: Platform;
-    channel: Channel;
-    count: number;
-  }>;
-}
+export type UsageReport = UsageReportAnswer;
 
 export const maxReportDays = 366;
 

@@ -8,6 +8,7 @@ import {
   type KeyObject,
   randomBytes,
 } from "node:crypto";
+import type { Jwk } from "../../contracts/license-api.js";
 
 /** The master key that encrypts every private signing key: 32 bytes, for AES-256-GCM. */
 export type MasterKey = Buffer;
@@ -15,14 +16,7 @@ export type MasterKey = Buffer;
 export const masterKeyBytes = 32;
 
 /** A public key as a JWK, the form the JWKS endpoint, the dashboard and clients use. */
-export interface PublicJwk {
-  kty: "OKP";
-  crv: "Ed25519";
-  x: string;
-  kid: string;
-  alg: "EdDSA";
-  use: "sig";
-}
+export type PublicJwk = Jwk;
 
 /** A freshly generated key pair, its private half already encrypted for storage. */
 export interface GeneratedKey {

@@ -1,9 +1,9 @@
 import type { KeyObject } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { limits } from "../limits.js";
 import { decryptPrivateKey, type MasterKey } from "./key-material.js";
 import { encryptedOf, ensureSigningKey } from "./signing-keys.js";
+import { limits } from "../../contracts/vocabulary.js";
 
 /** A product's current key, ready to sign. */
 export interface SigningKey {

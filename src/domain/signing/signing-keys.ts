@@ -1,6 +1,6 @@
 import { SignJWT } from "jose";
 import { type Kysely, sql, type Transaction } from "kysely";
-import type { DB, SigningKeyStatus } from "../../db/schema.js";
+import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
@@ -10,7 +10,6 @@ import {
   type GeneratedKey,
   type MasterKey,
   publicJwk,
-  type PublicJwk,
   publicPem,
   resealPrivateKey,
 } from "./key-material.js";
@@ -21,18 +20,12 @@ import {
   readKeyCheck,
   replaceKeyCheck,
 } from "./master-key-check.js";
+import { type SigningKeyStatus } from "../../contracts/vocabulary.js";
+import type { SigningKey } from "../../contracts/admin.js";
+import type { PublishedJwk } from "../../contracts/license-api.js";
 
 /** A signing key as admins see it: never the private half. */
-export interface SigningKeyView {
-  kid: string;
-  status: SigningKeyStatus;
-  createdAt: string;
-  retiredAt: string | null;
-  /** Compact JWS by the key that was current when this one was prepared; null if none. */
-  endorsement: string | null;
-  jwk: PublicJwk;
-  pem: string;
-}
+export type SigningKeyView = SigningKey;
 
 /**
  * Gives the product a current key unless it has one. Safe when several processes race: the
@@ -174,9 +167,6 @@ export async function listProductKeys(
       pem: publicPem(row.public_x),
     }));
 }
-
-/** A JWKS member: the public JWK, its status and, when it has one, its endorsement. */
-export type PublishedJwk = PublicJwk & { status: SigningKeyStatus; endorsement?: string };
 
 /** The public JWKS of a product: `{keys: [current, next?, ...retired]}`. */
 export async function productJwks(

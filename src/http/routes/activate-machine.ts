@@ -1,9 +1,9 @@
-import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
+import { activate } from "../../contracts/license-api.js";
+import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
 import { activateMachine } from "../../domain/licenses/activate-machine.js";
-import { limits } from "../../domain/limits.js";
-import { activateSchema, documentationOnly } from "./public-schemas.js";
+import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import {
   assertPresent,
   optionalString,
@@ -11,9 +11,9 @@ import {
   requireJsonObject,
 } from "../request-fields.js";
 
-export function activateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void {
-  app.post("/api/license/activate", {
-    schema: activateSchema,
+export function activateMachineRoute(app: App, db: Kysely<DB>): void {
+  app.post(activate.url, {
+    schema: routeSchema(activate),
     validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
     config: { failureFlag: "success", jsonBody: true },
@@ -32,7 +32,7 @@ export function activateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void
           success: true,
           message: "Machine already activated",
           activation: result.activation,
-        };
+        } as const;
       }
       return {
         success: true,
@@ -40,7 +40,7 @@ export function activateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void
         activation: result.activation,
         activeMachines: result.activeMachines,
         maxMachines: result.maxMachines,
-      };
+      } as const;
     },
   });
 }

@@ -1,11 +1,10 @@
-import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { checkoutLicense, type SigningKeyLookup } from "../../domain/licenses/checkout-license.js";
 import type { LastSeenRecorder } from "../../domain/licenses/validate-license.js";
-import { limits } from "../../domain/limits.js";
 import { ShipkeyError } from "../../errors.js";
-import { checkoutSchema, documentationOnly } from "./public-schemas.js";
+import { checkout } from "../../contracts/license-api.js";
+import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import {
   assertPresent,
   isMissing,
@@ -14,15 +13,16 @@ import {
   requireJsonObject,
   wrongType,
 } from "../request-fields.js";
+import { limits } from "../../contracts/vocabulary.js";
 
 export function checkoutLicenseRoute(
-  app: FastifyInstance,
+  app: App,
   db: Kysely<DB>,
   lastSeen: LastSeenRecorder,
   signingKeyOf: SigningKeyLookup,
 ): void {
-  app.post("/api/license/checkout", {
-    schema: checkoutSchema,
+  app.post(checkout.url, {
+    schema: routeSchema(checkout),
     validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
     config: { failureFlag: "success", jsonBody: true },
@@ -36,7 +36,7 @@ export function checkoutLicenseRoute(
         ttlSeconds: optionalTtl(body),
       };
       const result = await checkoutLicense(db, input, lastSeen, signingKeyOf);
-      return { success: true, ...result };
+      return { success: true, ...result } as const;
     },
   });
 }

@@ -1,14 +1,14 @@
-import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
+import { deactivate } from "../../contracts/license-api.js";
+import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
 import { deactivateMachine } from "../../domain/licenses/deactivate-machine.js";
-import { limits } from "../../domain/limits.js";
-import { deactivateSchema, documentationOnly } from "./public-schemas.js";
+import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
 
-export function deactivateMachineRoute(app: FastifyInstance, db: Kysely<DB>): void {
-  app.post("/api/license/deactivate", {
-    schema: deactivateSchema,
+export function deactivateMachineRoute(app: App, db: Kysely<DB>): void {
+  app.post(deactivate.url, {
+    schema: routeSchema(deactivate),
     validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
     config: { failureFlag: "success", jsonBody: true },
@@ -24,7 +24,7 @@ export function deactivateMachineRoute(app: FastifyInstance, db: Kysely<DB>): vo
         },
         { by: "client" },
       );
-      return { success: true, message: "Machine deactivated", machineId };
+      return { success: true, message: "Machine deactivated", machineId } as const;
     },
   });
 }

@@ -1,11 +1,16 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
-import { arches, channels, type DB, platforms } from "../../db/schema.js";
+import { type DB } from "../../db/schema.js";
 import { authenticateApiKey } from "../../domain/api-keys/authenticate.js";
-import { limits } from "../../domain/limits.js";
-import { publishSchema, documentationOnly } from "./public-schemas.js";
+import { publish as publishContract } from "../../contracts/releases.js";
+import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import { findProductBySlug } from "../../domain/products/products.js";
-import { checkPublishLimits, type PublishRequest } from "../../domain/releases/publish-release.js";
+import {
+  checkPublishLimits,
+  fileSizeInvalid,
+  type PublishRequest,
+  type ReleaseEntry,
+} from "../../domain/releases/publish-release.js";
 import { assertKeyCovers } from "../../domain/api-keys/key-authority.js";
 import { publishReleaseAudited } from "../../domain/audit/audited-actions.js";
 import type { Actor } from "../../domain/audit/audit-log.js";
@@ -21,10 +26,11 @@ import {
   singleHeader,
   wrongType,
 } from "../request-fields.js";
+import { arches, channels, platforms, limits } from "../../contracts/vocabulary.js";
 
-export function publishReleaseRoute(app: FastifyInstance, db: Kysely<DB>): void {
-  app.post("/api/releases/publish", {
-    schema: publishSchema,
+export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
+  app.post(publishContract.url, {
+    schema: routeSchema(publishContract),
     validatorCompiler: documentationOnly,
     bodyLimit: limits.publishBodyBytes,
     config: { jsonBody: true },
@@ -46,7 +52,7 @@ export function publishReleaseRoute(app: FastifyInstance, db: Kysely<DB>): void 
       if (!product) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
       // A key limited to products publishes only theirs (after the spec's 404, before limits).
       assertKeyCovers(key(request).productIds, product);
-      const { releaseNotes, entries } = checkPublishLimits(publish);
+      const { releaseNotes, entries } = checkPublishLimits(typedPublish(publish));
       return publishReleaseAudited(db, key(request), product, {
         version: publish.version,
         channel: publish.channel,
@@ -63,11 +69,18 @@ function key(request: FastifyRequest): Actor {
   return request.actor;
 }
 
+/** A publish after the spec's checks: its optional fields not yet read. */
+interface SpecChecked extends Omit<PublishRequest, "releaseNotes" | "releases"> {
+  releaseNotes: unknown;
+  releases: Array<Pick<ReleaseEntry, "platform" | "arch" | "downloadUrl"> & { fields: JsonObject }>;
+}
+
 /**
  * The spec's publish checks in their binding order; each check is one pass over all entries.
- * Product existence and the documented limits follow in the handler.
+ * Product existence, then the optional fields' types (typedPublish) and the documented limits
+ * follow in the handler.
  */
-export function parsePublishRequest(rawBody: unknown): PublishRequest {
+export function parsePublishRequest(rawBody: unknown): SpecChecked {
   const body = requireJsonObject(rawBody);
   if (["productSlug", "version", "channel", "releases"].some((f) => isMissing(body[f]))) {
     throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
@@ -95,26 +108,51 @@ export function parsePublishRequest(rawBody: unknown): PublishRequest {
     }
     entries.push(fields);
   }
-  const targeted = entries.map((entry) => {
-    const { platform, arch } = entry;
+  const targeted = entries.map((fields) => {
+    const { platform, arch } = fields;
     if (!isOneOf(platforms, platform) || !isOneOf(arches, arch)) {
       throw ShipkeyError.spec("INVALID_PLATFORM_ARCH");
     }
-    return { entry, platform, arch };
+    return { fields, platform, arch };
   });
-  const located = targeted.map(({ entry, platform, arch }) => {
+  const located = targeted.map(({ fields, platform, arch }) => {
     const downloadUrl =
-      typeof entry.downloadUrl === "string" ? normalizeDownloadUrl(entry.downloadUrl) : null;
+      typeof fields.downloadUrl === "string" ? normalizeDownloadUrl(fields.downloadUrl) : null;
     if (downloadUrl === null) throw ShipkeyError.spec("INVALID_DOWNLOAD_URL");
-    const { signature, fileSize, sha512 } = entry;
-    if (typeof signature === "string") assertNoNul("signature", signature);
-    return { platform, arch, downloadUrl, signature, fileSize, sha512 };
+    if (typeof fields.signature === "string") assertNoNul("signature", fields.signature);
+    return { platform, arch, downloadUrl, fields };
   });
 
   const version = normalizeVersion(rawVersion);
   if (version === null) throw ShipkeyError.spec("INVALID_VERSION");
 
   return { productSlug, version, channel, releaseNotes: notes, releases: located };
+}
+
+/** The optional fields, each of its type or null ("" is missing, like any optional field). */
+function typedPublish(publish: SpecChecked): PublishRequest {
+  const optional = (value: unknown) => (value === undefined || value === "" ? null : value);
+  const releases = publish.releases.map(({ fields, ...entry }, index): ReleaseEntry => {
+    const at = `releases[${index}]`;
+    const signature = optional(fields.signature);
+    if (signature !== null && typeof signature !== "string") {
+      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.signature must be a string`);
+    }
+    const fileSize = optional(fields.fileSize);
+    if (fileSize !== null && typeof fileSize !== "number") throw fileSizeInvalid(at);
+    const sha512 = optional(fields.sha512);
+    if (sha512 !== null && typeof sha512 !== "string") {
+      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.sha512 must be a string`);
+    }
+    return { ...entry, signature, fileSize, sha512 };
+  });
+  // The spec's pass already refused notes that are neither missing nor a string.
+  const notes = publish.releaseNotes;
+  return {
+    ...publish,
+    releaseNotes: typeof notes === "string" && notes !== "" ? notes : null,
+    releases,
+  };
 }
 
 function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {

@@ -1,18 +1,14 @@
-import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
+import { validate } from "../../contracts/license-api.js";
+import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
 import { type LastSeenRecorder, validateLicense } from "../../domain/licenses/validate-license.js";
-import { limits } from "../../domain/limits.js";
-import { validateSchema, documentationOnly } from "./public-schemas.js";
+import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
 
-export function validateLicenseRoute(
-  app: FastifyInstance,
-  db: Kysely<DB>,
-  lastSeen: LastSeenRecorder,
-): void {
-  app.post("/api/license/validate", {
-    schema: validateSchema,
+export function validateLicenseRoute(app: App, db: Kysely<DB>, lastSeen: LastSeenRecorder): void {
+  app.post(validate.url, {
+    schema: routeSchema(validate),
     validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
     config: { failureFlag: "valid", jsonBody: true },
@@ -25,7 +21,7 @@ export function validateLicenseRoute(
         productSlug: requiredString(body, "productSlug"),
       };
       const result = await validateLicense(db, input, lastSeen);
-      return { valid: true, ...result };
+      return { valid: true, ...result } as const;
     },
   });
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { apiKeyScopes, listApiKeys } from "../../../domain/api-keys/api-keys.js";
+import { listApiKeys } from "../../../domain/api-keys/api-keys.js";
 import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
 import { listProducts } from "../../../domain/products/products.js";
 import {
@@ -26,6 +26,7 @@ import {
   text,
 } from "../page-kit.js";
 import { setFlash, takeFlash } from "../flash.js";
+import { apiKeyScopes } from "../../../contracts/vocabulary.js";
 
 const path = "/admin/api-keys";
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import { type DB, type LicenseStatus, licenseStatuses } from "../../../db/schema.js";
+import { type DB } from "../../../db/schema.js";
 import {
   createLicenseAudited,
   deactivateMachineAudited,
@@ -26,6 +26,7 @@ import {
   sendPage,
   text,
 } from "../page-kit.js";
+import { type LicenseStatus, licenseStatuses } from "../../../contracts/vocabulary.js";
 
 const licenseFields = [
   "productSlug",

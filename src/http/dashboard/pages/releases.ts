@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import { arches, type DB, platforms } from "../../../db/schema.js";
+import { type DB } from "../../../db/schema.js";
 import {
   deleteReleaseAudited,
   setReleaseYankedAudited,
@@ -25,6 +25,7 @@ import {
 import { renderNotes } from "../markdown.js";
 import { adminActor, contextOf, type Form, sendPage, text } from "../page-kit.js";
 import { feedsSection } from "./feeds.js";
+import { arches, platforms } from "../../../contracts/vocabulary.js";
 
 const done: Record<string, string> = {
   deleted: "Version deleted.",

@@ -1,6 +1,19 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
-import type { DB, LicenseStatus } from "../../../db/schema.js";
+import {
+  createLicense,
+  deactivateMachine,
+  getLicense,
+  type LicenseSettingsBody,
+  listLicenses,
+  listMachines,
+  reinstateLicense,
+  revokeLicense,
+  suspendLicense,
+  updateLicense,
+} from "../../../contracts/admin.js";
+import { pageLimits } from "../../../contracts/vocabulary.js";
+import type { DB } from "../../../db/schema.js";
 import {
   createLicenseAudited,
   deactivateMachineAudited,
@@ -9,31 +22,16 @@ import {
 } from "../../../domain/audit/audited-actions.js";
 import {
   type LicenseSettings,
-  listLicenses,
+  listLicenses as listLicenseViews,
   showLicense,
 } from "../../../domain/licenses/manage-licenses.js";
-import { pageLimits } from "../../../domain/pagination.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
-import { actorOf, productIdsOf, requireProductInKey, requireScope } from "../../admin-auth.js";
-import { licenseKeyParam, licenseSettingsProperties, pageQuery } from "./schemas.js";
-
-interface SettingsBody {
-  status?: LicenseStatus;
-  expiresAt?: string | null;
-  maxMachines?: number;
-  edition?: string | null;
-  editionName?: string | null;
-  features?: string[];
-  customerName?: string | null;
-  customerEmail?: string | null;
-  note?: string | null;
-  externalId?: string | null;
-  maxDeactivationsPer30Days?: number | null;
-}
+import { actorOf, productIdsOf, requireProductInKey } from "../../admin-auth.js";
+import { adminRoute, type App } from "../../contract-route.js";
 
 /** The body's settings as the domain takes them; expiresAt ISO text → epoch ms. */
-function toSettings(body: SettingsBody): LicenseSettings {
+function toSettings(body: Omit<LicenseSettingsBody, "maxMachines">): LicenseSettings {
   const { expiresAt, ...rest } = body;
   if (expiresAt === undefined || expiresAt === null) return { ...rest, expiresAt };
   const ms = parseIsoTimestamp(expiresAt);
@@ -46,77 +44,31 @@ function toSettings(body: SettingsBody): LicenseSettings {
   return { ...rest, expiresAt: ms };
 }
 
-export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
-  const read = requireScope(db, "licenses:read");
-  const write = requireScope(db, "licenses:write");
+export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
   // A key limited to products reaches only their licenses.
   const inKey = requireProductInKey<FastifyRequest<{ Params: { licenseKey: string } }>>(
     db,
     (r) => ({ licenseKey: r.params.licenseKey }),
   );
 
-  app.get<{
-    Querystring: {
-      product?: string;
-      status?: LicenseStatus;
-      expired?: "true" | "false";
-      q?: string;
-      externalId?: string;
-      limit?: string;
-      cursor?: string;
-    };
-  }>(
-    "/api/admin/licenses",
-    {
-      onRequest: read,
-      schema: {
-        querystring: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            product: { type: "string", maxLength: 255 },
-            status: { type: "string", enum: ["ACTIVE", "SUSPENDED", "REVOKED"] },
-            expired: { type: "string", enum: ["true", "false"] },
-            q: { type: "string", maxLength: 255 },
-            externalId: { type: "string", maxLength: 255 },
-            ...pageQuery,
-          },
-        },
-      },
-    },
-    async (request) => {
-      const { expired, limit, ...filter } = request.query;
-      return listLicenses(db, {
-        ...filter,
-        productIds: productIdsOf(request),
-        expired: expired === undefined ? undefined : expired === "true",
-        limit: Math.min(limit === undefined ? pageLimits.default : Number(limit), pageLimits.max),
-      });
-    },
-  );
+  app.get(listLicenses.url, { ...adminRoute(db, listLicenses) }, async (request) => {
+    const { expired, limit, ...filter } = request.query;
+    return listLicenseViews(db, {
+      ...filter,
+      productIds: productIdsOf(request),
+      expired: expired === undefined ? undefined : expired === "true",
+      limit: Math.min(limit === undefined ? pageLimits.default : Number(limit), pageLimits.max),
+    });
+  });
 
-  app.post<{
-    Body: SettingsBody & { productSlug: string; maxMachines: number; licenseKey?: string };
-  }>(
-    "/api/admin/licenses",
+  app.post(
+    createLicense.url,
     {
-      onRequest: write,
+      ...adminRoute(db, createLicense),
       preHandler: requireProductInKey<FastifyRequest<{ Body: { productSlug: string } }>>(
         db,
         (r) => ({ productSlug: r.body.productSlug }),
       ),
-      schema: {
-        body: {
-          type: "object",
-          required: ["productSlug", "maxMachines"],
-          additionalProperties: false,
-          properties: {
-            productSlug: { type: "string", minLength: 1, maxLength: 255 },
-            licenseKey: { type: "string", minLength: 1, maxLength: 255 },
-            ...licenseSettingsProperties,
-          },
-        },
-      },
     },
     async (request, reply) => {
       const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
@@ -130,76 +82,52 @@ export function adminLicenseRoutes(app: FastifyInstance, db: Kysely<DB>): void {
     },
   );
 
-  app.get<{ Params: { licenseKey: string } }>(
-    "/api/admin/licenses/:licenseKey",
-    { onRequest: read, preHandler: inKey, schema: { params: licenseKeyParam } },
-    async (request) => showLicense(db, request.params.licenseKey),
+  app.get(getLicense.url, { ...adminRoute(db, getLicense), preHandler: inKey }, async (request) =>
+    showLicense(db, request.params.licenseKey),
   );
 
-  app.patch<{ Params: { licenseKey: string }; Body: SettingsBody }>(
-    "/api/admin/licenses/:licenseKey",
-    {
-      onRequest: write,
-      preHandler: inKey,
-      schema: {
-        params: licenseKeyParam,
-        body: {
-          type: "object",
-          minProperties: 1,
-          additionalProperties: false,
-          properties: licenseSettingsProperties,
-        },
-      },
-    },
-    async (request) => {
-      return updateLicenseAudited(
+  app.patch(
+    updateLicense.url,
+    { ...adminRoute(db, updateLicense), preHandler: inKey },
+    async (request) =>
+      updateLicenseAudited(
         db,
         actorOf(request),
         request.params.licenseKey,
         toSettings(request.body),
-      );
-    },
+      ),
   );
 
-  const statusActions = { suspend: "SUSPENDED", revoke: "REVOKED", reinstate: "ACTIVE" } as const;
-  for (const [action, status] of Object.entries(statusActions)) {
-    app.post<{ Params: { licenseKey: string } }>(
-      `/api/admin/licenses/:licenseKey/${action}`,
-      { onRequest: write, preHandler: inKey, schema: { params: licenseKeyParam } },
-      async (request) =>
-        setLicenseStatusAudited(db, actorOf(request), request.params.licenseKey, status),
+  const statusChanges = [
+    [suspendLicense, "SUSPENDED"],
+    [revokeLicense, "REVOKED"],
+    [reinstateLicense, "ACTIVE"],
+  ] as const;
+  for (const [change, status] of statusChanges) {
+    app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) =>
+      setLicenseStatusAudited(db, actorOf(request), request.params.licenseKey, status),
     );
   }
 
-  app.get<{ Params: { licenseKey: string } }>(
-    "/api/admin/licenses/:licenseKey/machines",
-    { onRequest: read, preHandler: inKey, schema: { params: licenseKeyParam } },
+  app.get(
+    listMachines.url,
+    { ...adminRoute(db, listMachines), preHandler: inKey },
     async (request) => {
       const { machines, pastActivations } = await showLicense(db, request.params.licenseKey);
       return { items: machines, past: pastActivations };
     },
   );
 
-  app.delete<{ Params: { licenseKey: string; machineId: string } }>(
-    "/api/admin/licenses/:licenseKey/machines/:machineId",
+  app.delete(
+    deactivateMachine.url,
     {
-      onRequest: write,
+      ...adminRoute(db, deactivateMachine),
       preHandler: inKey,
-      schema: {
-        params: {
-          type: "object",
-          required: ["licenseKey", "machineId"],
-          properties: {
-            licenseKey: { type: "string", minLength: 1, maxLength: 255 },
-            machineId: { type: "string", minLength: 1, maxLength: 255 },
-          },
-        },
-      },
     },
     async (request) => {
       const { licenseKey, machineId } = request.params;
       await deactivateMachineAudited(db, actorOf(request), licenseKey, machineId);
-      return { deactivated: true, licenseKey, machineId };
+      return { deactivated: true, licenseKey, machineId } as const;
     },
   );
 }

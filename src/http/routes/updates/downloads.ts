@@ -1,5 +1,4 @@
 import type { FastifyInstance } from "fastify";
-import { arches, platforms } from "../../../db/schema.js";
 import { findDownload, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { documentationOnly, failure } from "../public-schemas.js";
 import {
@@ -12,6 +11,7 @@ import {
   type ProductParams,
   productSlugParam,
 } from "./feed-request.js";
+import { arches, platforms } from "../../../contracts/vocabulary.js";
 
 interface Params extends ProductParams {
   version: string;

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
 import { Document, isScalar, Scalar } from "yaml";
-import type { Arch, Channel, Platform } from "../../../db/schema.js";
 import { findLatestRelease, type FeedRelease } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
 import { documentationOnly, failure } from "../public-schemas.js";
@@ -13,6 +12,7 @@ import {
   productSlugParam,
   sendDocument,
 } from "./feed-request.js";
+import { type Arch, type Channel, type Platform } from "../../../contracts/vocabulary.js";
 
 const fileChannels: Record<string, Channel> = { latest: "STABLE", beta: "BETA", alpha: "ALPHA" };
 /**

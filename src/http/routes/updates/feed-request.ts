@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
-import { arches, type Channel, type DB, type Platform, platforms } from "../../../db/schema.js";
+import { type DB } from "../../../db/schema.js";
 import { type Product, requireProduct } from "../../../domain/products/products.js";
 import {
   checkUpdateAccess,
@@ -12,6 +12,7 @@ import type { FeedEntry, FeedRelease } from "../../../domain/releases/update-fee
 import type { UsageCounts } from "../../../domain/releases/usage-counts.js";
 import { ShipkeyError } from "../../../errors.js";
 import { requestOrigin } from "../../public-origin.js";
+import { arches, type Channel, type Platform, platforms } from "../../../contracts/vocabulary.js";
 
 /** What the feed and download routes are given. */
 export interface FeedDeps {

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from "fastify";
-import { arches, platforms } from "../../../db/schema.js";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
 import { documentationOnly, failure } from "../public-schemas.js";
@@ -16,6 +15,7 @@ import {
   productSlugParam,
   queryParam,
 } from "./feed-request.js";
+import { arches, platforms } from "../../../contracts/vocabulary.js";
 
 /**
  * The newest release for a platform and arch, for any client. With currentVersion, 204 when

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from "fastify";
-import type { Arch, Platform } from "../../../db/schema.js";
 import {
   type FeedRelease,
   findFeedReleases,
@@ -19,6 +18,7 @@ import {
   queryParam,
   sendDocument,
 } from "./feed-request.js";
+import { type Arch, type Platform } from "../../../contracts/vocabulary.js";
 
 const platforms: Record<string, Platform> = { macos: "MACOS", windows: "WINDOWS" };
 const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from "fastify";
-import type { Arch } from "../../../db/schema.js";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { documentationOnly, failure } from "../public-schemas.js";
 import {
@@ -13,6 +12,7 @@ import {
   productSlugParam,
   queryParam,
 } from "./feed-request.js";
+import { type Arch } from "../../../contracts/vocabulary.js";
 
 const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
 

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from "fastify";
-import type { Arch, Platform } from "../../../db/schema.js";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { documentationOnly, failure } from "../public-schemas.js";
 import {
@@ -13,6 +12,7 @@ import {
   productSlugParam,
   queryParam,
 } from "./feed-request.js";
+import { type Arch, type Platform } from "../../../contracts/vocabulary.js";
 
 const targets: Record<string, Platform> = { linux: "LINUX", windows: "WINDOWS", darwin: "MACOS" };
 const arches: Record<string, Arch> = { x86_64: "X64", aarch64: "ARM64" };

@@ -1,0 +1,814 @@
+import { type Static, type TSchema, Type } from "typebox";
+import {
+  contract,
+  DateTime,
+  NullableDateTime,
+  NullableInteger,
+  NullableString,
+  Page,
+  PageQuery,
+  StringEnum,
+} from "./kit.js";
+import { Jwk } from "./license-api.js";
+import {
+  apiKeyScopes,
+  arches,
+  channels,
+  deactivationLimitRange,
+  licenseStatuses,
+  limits,
+  offlineAllowanceRange,
+  offlinePeriod,
+  platforms,
+  signingKeyStatuses,
+  usageReportDays,
+} from "./vocabulary.js";
+
+/**
+ * The admin API: an API key with the route's scope, or a signed-in admin (dashboard session,
+ * with X-CSRF-Token on writes). Requests are validated by these schemas (Ajv, no coercion,
+ * unknown fields refused).
+ */
+const Slug = Type.String({ minLength: 1, maxLength: limits.identifier });
+const SlugParams = Type.Object({ slug: Slug });
+const LicenseKeyParams = Type.Object({
+  licenseKey: Type.String({ minLength: 1, maxLength: limits.identifier }),
+});
+const strict = { additionalProperties: false } as const;
+const Deleted = <P extends Record<string, TSchema>>(properties: P) =>
+  Type.Object({ deleted: Type.Literal(true), ...properties });
+const churnLimitDescription =
+  "Public deactivations allowed per license in the trailing 30 days (403 " +
+  "DEACTIVATION_LIMIT_REACHED beyond)";
+
+// Products
+
+export const Product = Type.Object(
+  {
+    id: Type.String(),
+    slug: Type.String(),
+    name: Type.String(),
+    createdAt: DateTime(),
+    offlinePeriodSeconds: Type.Integer({
+      description: "How long a license certificate lasts (POST /api/license/checkout)",
+    }),
+    offlineAllowance: Type.Integer({
+      description:
+        "Machines beyond a license's maxMachines that may hold an unexpired certificate at once",
+    }),
+    maxDeactivationsPer30Days: NullableInteger({
+      description: `${churnLimitDescription}; null: no limit`,
+    }),
+    updatesRequireLicense: Type.Boolean({
+      description: "Feeds and downloads answer only machines activated on a usable license",
+    }),
+    downloadRedirects: Type.Boolean({
+      description: "Feeds hand out the counted /api/downloads redirect instead of the stored URL",
+    }),
+    tauriPublicKey: NullableString({
+      description:
+        "The Tauri updater's minisign public key (tauri.conf.json plugins.updater.pubkey); " +
+        "while set, publish refuses signatures not made by it",
+    }),
+    tauriKeyId: NullableString({
+      description: "The key's minisign key id, 16 hex digits, as tauri signer generate prints it",
+    }),
+  },
+  { title: "Product" },
+);
+export type Product = Static<typeof Product>;
+
+export const ProductSettings = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: limits.name })),
+    updatesRequireLicense: Type.Optional(Product.properties.updatesRequireLicense),
+    downloadRedirects: Type.Optional(Product.properties.downloadRedirects),
+    tauriPublicKey: Type.Optional(
+      NullableString({
+        maxLength: limits.tauriPublicKey,
+        description:
+          "tauri.conf.json's plugins.updater.pubkey (base64 of the minisign public key file); " +
+          "null clears it",
+      }),
+    ),
+    offlinePeriodSeconds: Type.Optional(
+      Type.Integer({ minimum: offlinePeriod.minSeconds, maximum: offlinePeriod.maxSeconds }),
+    ),
+    offlineAllowance: Type.Optional(
+      Type.Integer({
+        minimum: offlineAllowanceRange.min,
+        maximum: offlineAllowanceRange.max,
+        description:
+          "Machines beyond a license's maxMachines that may hold an unexpired certificate at " +
+          "once (default 1); checkout beyond it is 403 OFFLINE_LIMIT_REACHED",
+      }),
+    ),
+    maxDeactivationsPer30Days: Type.Optional(
+      NullableInteger({
+        minimum: deactivationLimitRange.min,
+        maximum: deactivationLimitRange.max,
+        description: `${churnLimitDescription}; null: no limit (the default). A license's own value overrides it`,
+      }),
+    ),
+  },
+  {
+    ...strict,
+    minProperties: 1,
+    description: "At least one setting; each given one is changed, all in one transaction",
+  },
+);
+export type ProductSettings = Static<typeof ProductSettings>;
+
+export const listProducts = contract({
+  method: "GET",
+  url: "/api/admin/products",
+  operationId: "listProducts",
+  tag: "Admin: products",
+  summary: "List products",
+  description: "A key limited to products lists only those.",
+  auth: "products:read",
+  schema: { response: { 200: Type.Object({ items: Type.Array(Product) }) } },
+});
+
+export const createProduct = contract({
+  method: "POST",
+  url: "/api/admin/products",
+  operationId: "createProduct",
+  tag: "Admin: products",
+  summary: "Create a product",
+  description:
+    "Creates a product and its signing key. A key limited to products cannot (403 PRODUCT_NOT_IN_KEY).",
+  auth: "products:write",
+  errors: ["PRODUCT_SLUG_TAKEN", "PRODUCT_NOT_IN_KEY"],
+  schema: {
+    body: Type.Object(
+      {
+        slug: Type.String({ minLength: 1, maxLength: limits.identifier }),
+        name: Type.String({ minLength: 1, maxLength: limits.name }),
+      },
+      strict,
+    ),
+    response: { 201: Product },
+  },
+});
+
+export const getProduct = contract({
+  method: "GET",
+  url: "/api/admin/products/:slug",
+  operationId: "getProduct",
+  tag: "Admin: products",
+  summary: "Get a product",
+  auth: "products:read",
+  errors: ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY"],
+  schema: { params: SlugParams, response: { 200: Product } },
+});
+
+export const updateProduct = contract({
+  method: "PATCH",
+  url: "/api/admin/products/:slug",
+  operationId: "updateProduct",
+  tag: "Admin: products",
+  summary: "Change a product's settings",
+  description:
+    "Changes the given settings: name, update delivery, Tauri public key, how long license " +
+    "certificates last (60 s to 90 days), how many machines beyond maxMachines may hold one (the " +
+    "offline allowance), and the churn limit on public deactivations.",
+  auth: "products:write",
+  errors: ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY"],
+  schema: { params: SlugParams, body: ProductSettings, response: { 200: Product } },
+});
+
+export const deleteProduct = contract({
+  method: "DELETE",
+  url: "/api/admin/products/:slug",
+  operationId: "deleteProduct",
+  tag: "Admin: products",
+  summary: "Delete a product without licenses or releases",
+  auth: "products:write",
+  errors: ["PRODUCT_NOT_FOUND", "PRODUCT_IN_USE", "PRODUCT_NOT_IN_KEY"],
+  schema: { params: SlugParams, response: { 200: Deleted({ slug: Type.String() }) } },
+});
+
+export const SigningKey = Type.Object(
+  {
+    kid: Type.String(),
+    status: StringEnum(signingKeyStatuses),
+    createdAt: DateTime(),
+    retiredAt: NullableDateTime(),
+    endorsement: NullableString({
+      description:
+        "Compact JWS by the key that was current when this one was prepared; null if none",
+    }),
+    jwk: Jwk,
+    pem: Type.String({ description: "The public key as SPKI PEM" }),
+  },
+  { title: "SigningKey" },
+);
+export type SigningKey = Static<typeof SigningKey>;
+const SigningKeys = Type.Array(SigningKey);
+
+export const listSigningKeys = contract({
+  method: "GET",
+  url: "/api/admin/products/:slug/keys",
+  operationId: "listSigningKeys",
+  tag: "Admin: products",
+  summary: "List a product's signing keys",
+  description: "The product's signing keys (public halves only): current, next, then retired ones.",
+  auth: "products:read",
+  errors: ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY"],
+  schema: { params: SlugParams, response: { 200: Type.Object({ items: SigningKeys }) } },
+});
+
+export const prepareSigningKey = contract({
+  method: "POST",
+  url: "/api/admin/products/:slug/keys/prepare",
+  operationId: "prepareSigningKey",
+  tag: "Admin: products",
+  summary: "Prepare the next signing key (rotation, step one)",
+  description:
+    "A next signing key, endorsed by the current one, published in the JWKS and announced on " +
+    "signed answers. It signs nothing until promoted.",
+  auth: "products:write",
+  errors: [
+    "PRODUCT_NOT_FOUND",
+    "PRODUCT_NOT_IN_KEY",
+    "SIGNING_KEY_NEXT_EXISTS",
+    "KEY_ROTATION_CONFLICT",
+  ],
+  schema: {
+    params: SlugParams,
+    response: {
+      201: Type.Object({ kid: Type.String(), endorsedBy: Type.String(), keys: SigningKeys }),
+    },
+  },
+});
+
+export const promoteSigningKey = contract({
+  method: "POST",
+  url: "/api/admin/products/:slug/keys/promote",
+  operationId: "promoteSigningKey",
+  tag: "Admin: products",
+  summary: "Promote the next signing key (rotation, step two)",
+  description:
+    "The next key becomes current (every server signs with it within 30 s) and the current one " +
+    "is retired, still published. Refused (409 SIGNING_KEY_TOO_NEW) while the next key is " +
+    "younger than the product's offline period, unless force is true.",
+  auth: "products:write",
+  errors: [
+    "PRODUCT_NOT_FOUND",
+    "PRODUCT_NOT_IN_KEY",
+    "NO_NEXT_SIGNING_KEY",
+    "SIGNING_KEY_TOO_NEW",
+    "KEY_ROTATION_CONFLICT",
+  ],
+  schema: {
+    params: SlugParams,
+    body: Type.Unsafe<{ force?: boolean } | null>({
+      type: ["object", "null"],
+      additionalProperties: false,
+      properties: { force: { type: "boolean" } },
+    }),
+    response: {
+      200: Type.Object({
+        kid: Type.String(),
+        retiredKid: NullableString(),
+        forced: Type.Boolean(),
+        keys: SigningKeys,
+      }),
+    },
+  },
+});
+
+export const removeSigningKey = contract({
+  method: "DELETE",
+  url: "/api/admin/products/:slug/keys/:kid",
+  operationId: "removeSigningKey",
+  tag: "Admin: products",
+  summary: "Remove a next or retired signing key",
+  description: "Removes it from the JWKS; the current key cannot be removed.",
+  auth: "products:write",
+  errors: [
+    "PRODUCT_NOT_FOUND",
+    "PRODUCT_NOT_IN_KEY",
+    "SIGNING_KEY_NOT_FOUND",
+    "SIGNING_KEY_CURRENT",
+  ],
+  schema: {
+    params: Type.Object({ slug: Slug, kid: Type.String({ minLength: 1, maxLength: 64 }) }),
+    response: { 200: Deleted({ kid: Type.String() }) },
+  },
+});
+
+// Licenses
+
+const NullableText = (maxLength: number) => NullableString({ maxLength });
+
+const licenseSettingsProperties = {
+  status: StringEnum(licenseStatuses),
+  expiresAt: NullableString({
+    maxLength: 64,
+    description: "ISO 8601 timestamp with a zone; null: never expires",
+  }),
+  maxMachines: Type.Integer({ minimum: 0, maximum: limits.maxMachines }),
+  edition: NullableText(limits.edition),
+  editionName: NullableText(limits.edition),
+  features: Type.Array(Type.String({ minLength: 1, maxLength: limits.feature }), {
+    maxItems: limits.features,
+  }),
+  customerName: NullableText(limits.name),
+  customerEmail: NullableText(limits.name),
+  note: NullableText(limits.note),
+  externalId: NullableText(limits.identifier),
+  maxDeactivationsPer30Days: NullableInteger({
+    minimum: deactivationLimitRange.min,
+    maximum: deactivationLimitRange.max,
+    description: `${churnLimitDescription}; overrides the product's; null: the product's applies`,
+  }),
+};
+const optional = <P extends Record<string, TSchema>>(properties: P) =>
+  Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof P]: ReturnType<typeof Type.Optional<P[K]>>;
+  };
+
+/** A license's settings as the admin API takes them (expiresAt as ISO text). */
+export const LicenseSettingsBody = Type.Object(optional(licenseSettingsProperties), {
+  ...strict,
+  minProperties: 1,
+});
+export type LicenseSettingsBody = Static<typeof LicenseSettingsBody>;
+
+export const CreateLicenseBody = Type.Object(
+  {
+    ...optional(licenseSettingsProperties),
+    productSlug: Slug,
+    licenseKey: Type.Optional(Type.String({ minLength: 1, maxLength: limits.identifier })),
+    maxMachines: licenseSettingsProperties.maxMachines,
+  },
+  strict,
+);
+
+export const License = Type.Object(
+  {
+    licenseKey: Type.String(),
+    product: Type.String({ description: "The product's slug" }),
+    status: StringEnum(licenseStatuses),
+    expiresAt: NullableDateTime(),
+    edition: NullableString(),
+    editionName: NullableString(),
+    features: Type.Array(Type.String()),
+    maxMachines: Type.Integer(),
+    activeMachines: Type.Integer(),
+    customerName: NullableString(),
+    customerEmail: NullableString(),
+    note: NullableString(),
+    externalId: NullableString(),
+    maxDeactivationsPer30Days: NullableInteger({
+      description: "The license's own churn limit; null: its product's applies",
+    }),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { title: "License" },
+);
+export type License = Static<typeof License>;
+
+export const Machine = Type.Object(
+  {
+    machineId: Type.String(),
+    machineName: NullableString(),
+    platform: NullableString(),
+    activatedAt: DateTime(),
+    lastSeenAt: DateTime(),
+  },
+  { title: "Machine" },
+);
+export type Machine = Static<typeof Machine>;
+
+export const PastActivation = Type.Object(
+  { ...Machine.properties, deactivatedAt: DateTime() },
+  { title: "PastActivation" },
+);
+export type PastActivation = Static<typeof PastActivation>;
+
+export const LicenseDetail = Type.Object(
+  {
+    ...License.properties,
+    machines: Type.Array(Machine),
+    pastActivations: Type.Array(PastActivation, {
+      description: "Ended activations, newest first (at most 100)",
+    }),
+  },
+  { title: "LicenseDetail" },
+);
+export type LicenseDetail = Static<typeof LicenseDetail>;
+
+const licenseErrors = ["LICENSE_NOT_FOUND", "PRODUCT_NOT_IN_KEY"] as const;
+
+export const listLicenses = contract({
+  method: "GET",
+  url: "/api/admin/licenses",
+  operationId: "listLicenses",
+  tag: "Admin: licenses",
+  summary: "List licenses, newest first",
+  auth: "licenses:read",
+  schema: {
+    querystring: Type.Object(
+      {
+        product: Type.Optional(Type.String({ maxLength: limits.identifier })),
+        status: Type.Optional(StringEnum(licenseStatuses)),
+        expired: Type.Optional(StringEnum(["true", "false"])),
+        q: Type.Optional(
+          Type.String({
+            maxLength: limits.identifier,
+            description: "Key prefix, or part of the customer's name or email",
+          }),
+        ),
+        externalId: Type.Optional(Type.String({ maxLength: limits.identifier })),
+        ...PageQuery,
+      },
+      strict,
+    ),
+    response: { 200: Page(License) },
+  },
+});
+
+export const createLicense = contract({
+  method: "POST",
+  url: "/api/admin/licenses",
+  operationId: "createLicense",
+  tag: "Admin: licenses",
+  summary: "Create a license",
+  auth: "licenses:write",
+  errors: ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY", "LICENSE_KEY_TAKEN", "EXTERNAL_ID_TAKEN"],
+  schema: { body: CreateLicenseBody, response: { 201: License } },
+});
+
+export const getLicense = contract({
+  method: "GET",
+  url: "/api/admin/licenses/:licenseKey",
+  operationId: "getLicense",
+  tag: "Admin: licenses",
+  summary: "Get a license with its machines",
+  auth: "licenses:read",
+  errors: licenseErrors,
+  schema: { params: LicenseKeyParams, response: { 200: LicenseDetail } },
+});
+
+export const updateLicense = contract({
+  method: "PATCH",
+  url: "/api/admin/licenses/:licenseKey",
+  operationId: "updateLicense",
+  tag: "Admin: licenses",
+  summary: "Change a license's settings",
+  auth: "licenses:write",
+  errors: [...licenseErrors, "EXTERNAL_ID_TAKEN"],
+  schema: { params: LicenseKeyParams, body: LicenseSettingsBody, response: { 200: License } },
+});
+
+const statusChange = (action: "suspend" | "revoke" | "reinstate", summary: string) =>
+  contract({
+    method: "POST",
+    url: `/api/admin/licenses/:licenseKey/${action}`,
+    operationId: `${action}License`,
+    tag: "Admin: licenses",
+    summary,
+    auth: "licenses:write",
+    errors: licenseErrors,
+    schema: { params: LicenseKeyParams, response: { 200: License } },
+  });
+export const suspendLicense = statusChange("suspend", "Suspend a license");
+export const revokeLicense = statusChange("revoke", "Revoke a license");
+export const reinstateLicense = statusChange("reinstate", "Reinstate a license");
+
+export const listMachines = contract({
+  method: "GET",
+  url: "/api/admin/licenses/:licenseKey/machines",
+  operationId: "listMachines",
+  tag: "Admin: licenses",
+  summary: "A license's active machines and past activations",
+  auth: "licenses:read",
+  errors: licenseErrors,
+  schema: {
+    params: LicenseKeyParams,
+    response: {
+      200: Type.Object({ items: Type.Array(Machine), past: Type.Array(PastActivation) }),
+    },
+  },
+});
+
+export const deactivateMachine = contract({
+  method: "DELETE",
+  url: "/api/admin/licenses/:licenseKey/machines/:machineId",
+  operationId: "deactivateMachineByAdmin",
+  tag: "Admin: licenses",
+  summary: "Deactivate a machine (never limited by the churn limit)",
+  auth: "licenses:write",
+  errors: [...licenseErrors, "ACTIVATION_NOT_FOUND"],
+  schema: {
+    params: Type.Object({
+      licenseKey: LicenseKeyParams.properties.licenseKey,
+      machineId: Type.String({ minLength: 1, maxLength: limits.identifier }),
+    }),
+    response: {
+      200: Type.Object({
+        deactivated: Type.Literal(true),
+        licenseKey: Type.String(),
+        machineId: Type.String(),
+      }),
+    },
+  },
+});
+
+// Releases
+
+export const ReleaseVersion = Type.Object(
+  {
+    version: Type.String(),
+    channel: StringEnum(channels),
+    releaseNotes: NullableString({ description: "Markdown" }),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+    yankedAt: NullableDateTime("When an admin withdrew the version from the feeds"),
+    entries: Type.Array(
+      Type.Object({
+        platform: StringEnum(platforms),
+        arch: StringEnum(arches),
+        downloadUrl: Type.String({ format: "uri" }),
+        signature: NullableString(),
+        fileSize: NullableInteger(),
+        sha512: NullableString(),
+        updatedAt: DateTime(),
+      }),
+    ),
+  },
+  { title: "ReleaseVersion" },
+);
+export type ReleaseVersion = Static<typeof ReleaseVersion>;
+
+export const UsageReport = Type.Object(
+  {
+    product: Type.String(),
+    since: Type.String({ format: "date", description: "The first UTC day counted" }),
+    downloads: Type.Array(
+      Type.Object({
+        version: Type.String(),
+        platform: StringEnum(platforms),
+        count: Type.Integer(),
+      }),
+    ),
+    updateChecks: Type.Array(
+      Type.Object({
+        currentVersion: NullableString({ description: "null: the client sent none" }),
+        platform: StringEnum(platforms),
+        channel: StringEnum(channels),
+        count: Type.Integer(),
+      }),
+    ),
+  },
+  { title: "UsageReport" },
+);
+export type UsageReport = Static<typeof UsageReport>;
+
+const VersionParams = Type.Object({
+  slug: Slug,
+  version: Type.String({ minLength: 1, maxLength: limits.identifier }),
+});
+const releaseErrors = ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY", "RELEASE_NOT_FOUND"] as const;
+
+export const listReleases = contract({
+  method: "GET",
+  url: "/api/admin/products/:slug/releases",
+  operationId: "listReleases",
+  tag: "Admin: releases",
+  summary: "A product's releases, newest version first",
+  auth: "releases:read",
+  errors: ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY"],
+  schema: {
+    params: SlugParams,
+    response: { 200: Type.Object({ items: Type.Array(ReleaseVersion) }) },
+  },
+});
+
+export const usage = contract({
+  method: "GET",
+  url: "/api/admin/products/:slug/usage",
+  operationId: "getUsageReport",
+  tag: "Admin: releases",
+  summary: "Downloads and update checks over the last days",
+  description:
+    "Downloads (through /api/downloads) per version and platform, and update checks per client " +
+    `version, platform and channel, summed over the last \`days\` UTC days (1 to ${usageReportDays.max}, ` +
+    `default ${usageReportDays.default}). Counts are written once a second.`,
+  auth: "releases:read",
+  errors: ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY"],
+  schema: {
+    params: SlugParams,
+    querystring: Type.Object(
+      { days: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,2}$" })) },
+      strict,
+    ),
+    response: { 200: UsageReport },
+  },
+});
+
+export const deleteRelease = contract({
+  method: "DELETE",
+  url: "/api/admin/products/:slug/releases/:version",
+  operationId: "deleteRelease",
+  tag: "Admin: releases",
+  summary: "Delete a version and all its entries",
+  auth: "releases:write",
+  errors: releaseErrors,
+  schema: {
+    params: VersionParams,
+    response: { 200: Deleted({ product: Type.String(), version: Type.String() }) },
+  },
+});
+
+const yankChange = (action: "yank" | "unyank", summary: string) =>
+  contract({
+    method: "POST",
+    url: `/api/admin/products/:slug/releases/:version/${action}`,
+    operationId: `${action}Release`,
+    tag: "Admin: releases",
+    summary,
+    auth: "releases:write",
+    errors: releaseErrors,
+    schema: {
+      params: VersionParams,
+      response: {
+        200: Type.Object({
+          product: Type.String(),
+          version: Type.String(),
+          yankedAt: NullableDateTime(),
+        }),
+      },
+    },
+  });
+export const yankRelease = yankChange("yank", "Withdraw a version from the feeds and downloads");
+export const unyankRelease = yankChange("unyank", "Offer a yanked version again");
+
+export const deleteReleaseEntry = contract({
+  method: "DELETE",
+  url: "/api/admin/products/:slug/releases/:version/:platform/:arch",
+  operationId: "deleteReleaseEntry",
+  tag: "Admin: releases",
+  summary: "Delete one platform/arch entry of a version",
+  auth: "releases:write",
+  errors: releaseErrors,
+  schema: {
+    params: Type.Object({
+      ...VersionParams.properties,
+      platform: StringEnum(platforms),
+      arch: StringEnum(arches),
+    }),
+    response: {
+      200: Deleted({
+        product: Type.String(),
+        version: Type.String(),
+        platform: StringEnum(platforms),
+        arch: StringEnum(arches),
+      }),
+    },
+  },
+});
+
+// API keys
+
+export const ApiKey = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    displayPrefix: Type.String({ description: "The secret's first characters, to recognise it" }),
+    scopes: Type.Array(StringEnum(apiKeyScopes)),
+    createdAt: DateTime(),
+    lastUsedAt: NullableDateTime(),
+    expiresAt: NullableDateTime(),
+    revokedAt: NullableDateTime(),
+    products: Type.Unsafe<string[] | null>({
+      type: ["array", "null"],
+      items: { type: "string" },
+      description: "The slugs of the products the key is limited to; null: every product",
+    }),
+  },
+  { title: "ApiKey" },
+);
+export type ApiKey = Static<typeof ApiKey>;
+
+export const CreatedApiKey = Type.Object(
+  {
+    ...ApiKey.properties,
+    key: Type.String({ description: "The secret (shk_…), shown once, never stored" }),
+  },
+  { title: "CreatedApiKey" },
+);
+export type CreatedApiKey = Static<typeof CreatedApiKey>;
+
+export const listApiKeys = contract({
+  method: "GET",
+  url: "/api/admin/api-keys",
+  operationId: "listApiKeys",
+  tag: "Admin: API keys",
+  summary: "List API keys (never their secrets)",
+  description:
+    "Who holds which scopes is itself sensitive: api-keys:write. A key limited to products " +
+    "lists only keys limited to some of its products.",
+  auth: "api-keys:write",
+  schema: { response: { 200: Type.Object({ items: Type.Array(ApiKey) }) } },
+});
+
+export const createApiKey = contract({
+  method: "POST",
+  url: "/api/admin/api-keys",
+  operationId: "createApiKey",
+  tag: "Admin: API keys",
+  summary: "Create an API key; its secret is in this answer only",
+  description:
+    "An API key may create only keys holding a subset of its scopes and expiring no later than " +
+    "itself (else 403 SCOPE_NOT_HELD) and, if it is limited to products, limited to some of them " +
+    "(else 403 PRODUCT_NOT_IN_KEY); a signed-in admin may create any key.",
+  auth: "api-keys:write",
+  errors: ["SCOPE_NOT_HELD", "PRODUCT_NOT_IN_KEY", "PRODUCT_NOT_FOUND"],
+  schema: {
+    body: Type.Object(
+      {
+        name: Type.String({ minLength: 1, maxLength: limits.name }),
+        scopes: Type.Array(StringEnum(apiKeyScopes), { minItems: 1, maxItems: 20 }),
+        expiresAt: Type.Optional(
+          NullableString({
+            maxLength: 64,
+            description: "ISO 8601 timestamp with a zone; null: never",
+          }),
+        ),
+        products: Type.Optional(
+          Type.Unsafe<string[] | null>({
+            type: ["array", "null"],
+            description:
+              "Slugs of the products the key is limited to (each must exist); omitted or null: " +
+              "every product. A limited key is refused (403 PRODUCT_NOT_IN_KEY) on any other " +
+              "product, and its lists hold only its products.",
+            minItems: 1,
+            maxItems: 100,
+            items: { type: "string", minLength: 1, maxLength: limits.identifier },
+          }),
+        ),
+      },
+      strict,
+    ),
+    response: { 201: CreatedApiKey },
+  },
+});
+
+export const revokeApiKey = contract({
+  method: "POST",
+  url: "/api/admin/api-keys/:id/revoke",
+  operationId: "revokeApiKey",
+  tag: "Admin: API keys",
+  summary: "Revoke an API key",
+  description:
+    "An API key may revoke only keys whose scopes it holds (else 403 SCOPE_NOT_HELD) and, if it " +
+    "is limited to products, keys limited to some of them (else 403 PRODUCT_NOT_IN_KEY); a " +
+    "signed-in admin may revoke any key.",
+  auth: "api-keys:write",
+  errors: ["API_KEY_NOT_FOUND", "SCOPE_NOT_HELD", "PRODUCT_NOT_IN_KEY"],
+  schema: {
+    params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+    response: { 200: ApiKey },
+  },
+});
+
+// Audit
+
+export const AuditEntry = Type.Object(
+  {
+    id: Type.String(),
+    at: DateTime(),
+    actor: Type.Object({
+      type: StringEnum(["api_key", "admin", "cli"]),
+      id: NullableString(),
+      label: Type.String(),
+    }),
+    action: Type.String({ description: "For example license.create, release.publish" }),
+    target: Type.Object({ type: Type.String(), id: Type.String() }),
+    ip: NullableString(),
+    details: Type.Record(Type.String(), Type.Unknown(), {
+      description: "What changed; never a secret nor a license key",
+    }),
+  },
+  { title: "AuditEntry" },
+);
+export type AuditEntry = Static<typeof AuditEntry>;
+
+export const listAudit = contract({
+  method: "GET",
+  url: "/api/admin/audit",
+  operationId: "listAuditEntries",
+  tag: "Admin: audit",
+  summary: "The audit log, newest first",
+  description: "A key limited to products sees only entries about them.",
+  auth: "audit:read",
+  schema: {
+    querystring: Type.Object(PageQuery, strict),
+    response: { 200: Page(AuditEntry) },
+  },
+});

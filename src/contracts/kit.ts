@@ -1,0 +1,138 @@
+import { type Static, type TSchema, Type } from "typebox";
+import type { ErrorCode } from "../errors.js";
+import type { ApiKeyScope } from "./vocabulary.js";
+
+/**
+ * Building blocks of the contracts. Nullable fields are `{type: [T, "null"]}`, the form
+ * fast-json-stringify serializes fastest and OpenAPI 3.1 reads directly.
+ */
+export const DateTime = (description?: string) =>
+  Type.String({ format: "date-time", ...(description === undefined ? {} : { description }) });
+
+export const NullableString = (
+  options: { description?: string; maxLength?: number; format?: string } = {},
+) => Type.Unsafe<string | null>({ type: ["string", "null"], ...options });
+
+export const NullableDateTime = (description?: string) =>
+  NullableString({ format: "date-time", ...(description === undefined ? {} : { description }) });
+
+export const NullableInteger = (
+  options: { description?: string; minimum?: number; maximum?: number } = {},
+) => Type.Unsafe<number | null>({ type: ["integer", "null"], ...options });
+
+/** One of a list of string constants: `{type: "string", enum: [...]}`. */
+export const StringEnum = <const T extends readonly string[]>(
+  values: T,
+  options: { description?: string } = {},
+) => Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
+
+/** A page of a list: `{items, nextCursor}`. */
+export const Page = <T extends TSchema>(item: T) =>
+  Type.Object({
+    items: Type.Array(item),
+    nextCursor: NullableString({
+      description: "Pass back as `cursor` for the next page; null on the last page",
+    }),
+  });
+
+/** `?limit=&cursor=` of a paginated list (query strings are text: no coercion). */
+export const PageQuery = {
+  limit: Type.Optional(
+    Type.String({ pattern: "^[1-9][0-9]{0,2}$", description: "1 to 200, default 50" }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ maxLength: 200, description: "nextCursor of the last page" }),
+  ),
+};
+
+const failureProperties = {
+  error: Type.String({
+    description: "Human-readable message (the spec's exact text where it has one)",
+  }),
+  code: Type.String({ description: "Stable code (docs/decisions.md)" }),
+  field: Type.Optional(Type.String({ description: "The one offending field, where there is one" })),
+  fields: Type.Optional(
+    Type.Array(Type.String(), {
+      description: "MISSING_REQUIRED_FIELDS: every missing field, in check order",
+    }),
+  ),
+};
+
+/** A failure body: `{error, code}`, with `field` or `fields` where a field is at fault. */
+export const Failure = Type.Object(failureProperties, { title: "Failure" });
+export type Failure = Static<typeof Failure>;
+
+/** A license endpoint's failure: also `success: false`. */
+export const SuccessFailure = Type.Object(
+  {
+    success: Type.Literal(false),
+    ...failureProperties,
+    canActivate: Type.Optional(Type.Boolean()),
+  },
+  { title: "SuccessFailure" },
+);
+
+/** Validate's failure: `valid: false`, and `canActivate` on "Machine not activated". */
+export const ValidFailure = Type.Object(
+  {
+    valid: Type.Literal(false),
+    ...failureProperties,
+    canActivate: Type.Optional(
+      Type.Boolean({ description: "With MACHINE_NOT_ACTIVATED: whether a slot is free" }),
+    ),
+  },
+  { title: "ValidFailure" },
+);
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+
+export type Tag =
+  | "Licenses"
+  | "Releases"
+  | "Update feeds"
+  | "Signing keys"
+  | "Admin: products"
+  | "Admin: licenses"
+  | "Admin: releases"
+  | "Admin: API keys"
+  | "Admin: audit"
+  | "Health";
+
+/** The route schema Fastify reads: requests and every answer. */
+export interface ContractSchema {
+  params?: TSchema;
+  querystring?: TSchema;
+  body?: TSchema;
+  response: Record<number, TSchema>;
+}
+
+/**
+ * One endpoint's contract: what the OpenAPI document says about it and what the route is
+ * registered with. `auth` names who may call: anyone, an API key with a scope (or a signed-in
+ * admin, on the admin API).
+ */
+export interface Contract<S extends ContractSchema = ContractSchema> {
+  method: HttpMethod;
+  url: string;
+  operationId: string;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  auth: "public" | ApiKeyScope;
+  /** Codes this endpoint may answer beyond the shared ones (bad input, auth, faults). */
+  errors?: readonly ErrorCode[];
+  schema: S;
+  /** The failure body's schema on every 4xx and 5xx answer (default: Failure). */
+  failure?: TSchema;
+}
+
+/** Keeps a contract's literal types (so the route and the domain see its exact schemas). */
+export const contract = <const S extends ContractSchema>(c: Contract<S>): Contract<S> => c;
+
+/** The answer a contract gives with `status`. */
+export type Answer<
+  C extends Contract,
+  Status extends keyof C["schema"]["response"] = 200,
+> = C["schema"]["response"][Status] extends TSchema
+  ? Static<C["schema"]["response"][Status]>
+  : never;

@@ -1,0 +1,73 @@
+/**
+ * The service's vocabulary, defined once: enums and limits that the contracts, the database
+ * schema, the domain and the dashboard share. Column sizes in the schema match `limits`.
+ */
+export const licenseStatuses = ["ACTIVE", "SUSPENDED", "REVOKED"] as const;
+export type LicenseStatus = (typeof licenseStatuses)[number];
+
+export const channels = ["STABLE", "BETA", "ALPHA"] as const;
+export type Channel = (typeof channels)[number];
+
+export const platforms = ["WINDOWS", "MACOS", "LINUX"] as const;
+export type Platform = (typeof platforms)[number];
+
+export const arches = ["X64", "ARM64"] as const;
+export type Arch = (typeof arches)[number];
+
+export const signingKeyStatuses = ["current", "next", "retired"] as const;
+export type SigningKeyStatus = (typeof signingKeyStatuses)[number];
+
+export const apiKeyScopes = [
+  "releases:write",
+  "releases:read",
+  "products:read",
+  "products:write",
+  "licenses:read",
+  "licenses:write",
+  "api-keys:write",
+  "audit:read",
+] as const;
+export type ApiKeyScope = (typeof apiKeyScopes)[number];
+
+/** Documented request limits (docs/decisions.md). */
+export const limits = {
+  identifier: 255,
+  machineName: 255,
+  platform: 255,
+  name: 255,
+  edition: 255,
+  feature: 255,
+  features: 100,
+  downloadUrl: 2048,
+  signature: 8 * 1024,
+  tauriPublicKey: 1024,
+  releaseNotes: 64 * 1024,
+  note: 4096,
+  releasesPerPublish: 50,
+  licenseBodyBytes: 64 * 1024,
+  publishBodyBytes: 1024 * 1024,
+  /** A license's maxMachines, and the largest count any counter reaches. */
+  maxMachines: 2_147_483_647,
+  /** A nonce's length bounds (Shipkey-Nonce). */
+  nonceMinLength: 16,
+  nonceMaxLength: 128,
+} as const;
+
+/** Pages of the admin API's lists. */
+export const pageLimits = { default: 50, max: 200 } as const;
+
+/** A license certificate's lifetime: 7 days unless the product says otherwise, never more than 90. */
+export const offlinePeriod = {
+  defaultSeconds: 7 * 86_400,
+  minSeconds: 60,
+  maxSeconds: 90 * 86_400,
+} as const;
+
+/** A product's offline allowance (default 1). */
+export const offlineAllowanceRange = { min: 0, max: 100, default: 1 } as const;
+
+/** A churn limit: public deactivations per license in the trailing 30 days. */
+export const deactivationLimitRange = { min: 0, max: 10_000 } as const;
+
+/** The usage report's window in days. */
+export const usageReportDays = { default: 30, max: 366 } as const;

@@ -1,0 +1,91 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from "fastify";
+import { type Contract, type ContractSchema, Failure } from "../contracts/kit.js";
+import type { DB } from "../db/schema.js";
+import { requireScope } from "./admin-auth.js";
+import type { Kysely } from "kysely";
+import { type ErrorCode, httpStatusByCode } from "../errors.js";
+
+/** A Fastify scope whose routes take their types from their contract's schemas. */
+export type App = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/**
+ * The validator of the routes whose requests are checked by hand, in the spec's order: their
+ * request schemas describe (OpenAPI) and do not validate.
+ */
+export const documentationOnly = () => () => true;
+
+export const typed = (app: FastifyInstance): App => app.withTypeProvider<TypeBoxTypeProvider>();
+
+const bodyErrors: ErrorCode[] = [
+  "INVALID_JSON",
+  "BODY_NOT_OBJECT",
+  "UNSUPPORTED_MEDIA_TYPE",
+  "PAYLOAD_TOO_LARGE",
+  "MISSING_REQUIRED_FIELDS",
+  "INVALID_FIELD_TYPE",
+  "FIELD_TOO_LONG",
+  "INVALID_FIELD_VALUE",
+];
+
+/** Every code a contract's endpoint may answer: its own, and those its shape and guard imply. */
+export function errorCodesOf(c: Contract): ErrorCode[] {
+  const codes = new Set<ErrorCode>(c.errors ?? []);
+  const add = (...more: ErrorCode[]) => more.forEach((code) => codes.add(code));
+  if (c.schema.body) add(...bodyErrors);
+  if (c.schema.params || c.schema.querystring) add("INVALID_FIELD_VALUE");
+  if (c.url.startsWith("/api/license/")) add("INVALID_NONCE");
+  if (c.auth !== "public") add("INVALID_API_KEY", "MISSING_SCOPE");
+  if (c.url.startsWith("/api/admin/")) {
+    add("CSRF_TOKEN_INVALID");
+    if (c.method !== "GET") {
+      add("IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_REPLAY_WITHHELD");
+    }
+  }
+  add("RATE_LIMITED", "DATABASE_UNAVAILABLE", "INTERNAL_ERROR");
+  return [...codes];
+}
+
+/**
+ * The route schema Fastify registers for a contract: its requests and answers, one failure
+ * answer per status its codes map to (named in the description), and what the OpenAPI document
+ * shows (operationId, tag, summary, the scope as the security requirement). Typed as the
+ * contract's own schema, so handlers and replies see exactly its types.
+ */
+export function routeSchema<S extends ContractSchema>(c: Contract<S>): S {
+  const failure = c.failure ?? Failure;
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodesOf(c)) {
+    const status = httpStatusByCode[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const failures = Object.fromEntries(
+    [...byStatus].map(([status, codes]) => [status, { ...failure, description: codes.join(", ") }]),
+  );
+  return {
+    ...c.schema,
+    operationId: c.operationId,
+    tags: [c.tag],
+    summary: c.summary,
+    ...(c.description === undefined ? {} : { description: c.description }),
+    security: c.auth === "public" ? [] : [{ apiKey: [c.auth] }],
+    response: { ...failures, "4xx": failure, "5xx": failure, ...c.schema.response },
+  };
+}
+
+/**
+ * An admin route's options from its contract: its schema, and the scope the contract names as
+ * its guard (an API key holding it, or a signed-in admin), so the documented scope is the one
+ * enforced.
+ */
+export function adminRoute<S extends ContractSchema>(db: Kysely<DB>, c: Contract<S>) {
+  if (c.auth === "public") throw new Error(`${c.operationId} is public: it has no scope`);
+  return { onRequest: requireScope(db, c.auth), schema: routeSchema(c) };
+}
