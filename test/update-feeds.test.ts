@@ -289,6 +289,20 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
   });
 
   describe("generic JSON latest", () => {
+    it("matches platform, arch and channel names in any case, as the downloads do", async () => {
+      const slug = await newProduct(["1.0.0"]);
+      const upper = await get(`/api/updates/${slug}/latest?platform=WINDOWS&arch=ARM64`);
+      const lower = await get(`/api/updates/${slug}/latest?platform=windows&arch=arm64`);
+      const mixed = await get(
+        `/api/updates/${slug}/latest?platform=Windows&arch=Arm64&channel=Stable`,
+      );
+      expect(upper.statusCode).toBe(200);
+      expect(lower.json()).toEqual(upper.json());
+      expect(mixed.json()).toEqual(upper.json());
+      const download = await get(`/api/downloads/${slug}/1.0.0/windows/arm64`);
+      expect(download.statusCode).toBe(302);
+    });
+
     it("200 with every field; 204 when currentVersion is the newest; 404 when there is no release", async () => {
       const slug = await newProduct(["1.0.0"]);
       const response = await get(`/api/updates/${slug}/latest?platform=WINDOWS&arch=ARM64`);
@@ -541,7 +555,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         code: "MISSING_REQUIRED_FIELDS",
       },
       {
-        url: "/api/updates/{p}/latest?platform=linux&arch=X64",
+        url: "/api/updates/{p}/latest?platform=linux64&arch=X64",
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
       },

@@ -339,9 +339,9 @@ export type LicenseSettingsBody = Static<typeof LicenseSettingsBody>;
 
 export const CreateLicenseBody = Type.Object(
   {
-    ...optional(licenseSettingsProperties),
     productSlug: Slug,
     licenseKey: Type.Optional(Type.String({ minLength: 1, maxLength: limits.identifier })),
+    ...optional(licenseSettingsProperties),
     maxMachines: licenseSettingsProperties.maxMachines,
   },
   strict,

@@ -45,11 +45,11 @@ export const PageQuery = {
   ),
 };
 
-const failureProperties = {
-  error: Type.String({
-    description: "Human-readable message (the spec's exact text where it has one)",
-  }),
-  code: Type.String({ description: "Stable code (docs/decisions.md)" }),
+const message = Type.String({
+  description: "Human-readable message (the spec's exact text where it has one)",
+});
+const code = Type.String({ description: "Stable code (docs/reference/errors.md)" });
+const fieldProperties = {
   field: Type.Optional(Type.String({ description: "The one offending field, where there is one" })),
   fields: Type.Optional(
     Type.Array(Type.String(), {
@@ -57,30 +57,29 @@ const failureProperties = {
     }),
   ),
 };
+const canActivate = Type.Optional(
+  Type.Boolean({ description: "With MACHINE_NOT_ACTIVATED: whether a slot is free" }),
+);
 
-/** A failure body: `{error, code}`, with `field` or `fields` where a field is at fault. */
-export const Failure = Type.Object(failureProperties, { title: "Failure" });
+/**
+ * A failure body: `{error, code}`, with `field` or `fields` where a field is at fault. The
+ * property order is the order answers carry them.
+ */
+export const Failure = Type.Object(
+  { error: message, code, ...fieldProperties },
+  { title: "Failure" },
+);
 export type Failure = Static<typeof Failure>;
 
-/** A license endpoint's failure: also `success: false`. */
+/** A license endpoint's failure: also `success: false` (checkout: and `canActivate`). */
 export const SuccessFailure = Type.Object(
-  {
-    success: Type.Literal(false),
-    ...failureProperties,
-    canActivate: Type.Optional(Type.Boolean()),
-  },
+  { error: message, code, success: Type.Literal(false), canActivate, ...fieldProperties },
   { title: "SuccessFailure" },
 );
 
 /** Validate's failure: `valid: false`, and `canActivate` on "Machine not activated". */
 export const ValidFailure = Type.Object(
-  {
-    valid: Type.Literal(false),
-    ...failureProperties,
-    canActivate: Type.Optional(
-      Type.Boolean({ description: "With MACHINE_NOT_ACTIVATED: whether a slot is free" }),
-    ),
-  },
+  { error: message, code, valid: Type.Literal(false), canActivate, ...fieldProperties },
   { title: "ValidFailure" },
 );
 

@@ -236,3 +236,24 @@ export const productKeys = contract({
   errors: ["PRODUCT_NOT_FOUND"],
   schema: { params: ProductParams, response: { 200: Jwks } },
 });
+
+export const liveness = contract({
+  method: "GET",
+  url: "/healthz",
+  operationId: "getLiveness",
+  tag: "Health",
+  summary: "Liveness: the process answers (no database access)",
+  auth: "public",
+  schema: { response: { 200: Type.Object({ status: Type.Literal("ok") }) } },
+});
+
+export const readiness = contract({
+  method: "GET",
+  url: "/readyz",
+  operationId: "getReadiness",
+  tag: "Health",
+  summary: "Readiness: the database takes a write",
+  description: "503 DATABASE_UNAVAILABLE while it does not, or failed a request in the last 5 s.",
+  auth: "public",
+  schema: { response: { 200: Type.Object({ status: Type.Literal("ready") }) } },
+});

@@ -75,7 +75,7 @@ export function routeSchema<S extends ContractSchema>(c: Contract<S>): S {
     tags: [c.tag],
     summary: c.summary,
     ...(c.description === undefined ? {} : { description: c.description }),
-    security: c.auth === "public" ? [] : [{ apiKey: [c.auth] }],
+    ...(c.auth === "public" ? {} : { security: [{ apiKey: [c.auth] }] }),
     response: { ...failures, "4xx": failure, "5xx": failure, ...c.schema.response },
   };
 }

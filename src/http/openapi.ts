@@ -1,16 +1,22 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifySchema } from "fastify";
+import type { Tag } from "../contracts/kit.js";
 import { writeMethods } from "./idempotency.js";
 
-const failureSchema = {
-  type: "object",
-  required: ["error", "code"],
-  properties: {
-    error: { type: "string", description: "Human-readable message" },
-    code: { type: "string", description: "Stable code; see docs/decisions.md" },
-  },
-} as const;
+/** The document's tags, in reading order. */
+const tags: Tag[] = [
+  "Licenses",
+  "Signing keys",
+  "Releases",
+  "Update feeds",
+  "Admin: products",
+  "Admin: licenses",
+  "Admin: releases",
+  "Admin: API keys",
+  "Admin: audit",
+  "Health",
+];
 
 /** Documentation only: http/idempotency.ts reads and checks the header. */
 const idempotencyKeyHeader = {
@@ -50,15 +56,15 @@ const signatureResponseHeaders = {
       '"request-digest: sha-256=<base64 SHA-256 of the request body bytes>", ' +
       '"digest: sha-256=<base64 SHA-256 of the answer body bytes>". Present when the request ' +
       "carried a Shipkey-Nonce and its productSlug names a product (docs/client.md).",
-    schema: { type: "string" },
+    type: "string",
   },
   "Shipkey-Key-Endorsements": {
     description:
       "On signed answers while the product announces keys: compact JWSs (typ " +
       'shipkey-key-endorsement+jwt), separated by ", ", each by a key a client already trusts, naming a newer key',
-    schema: { type: "string" },
+    type: "string",
   },
-  Date: { description: "The date the signature covers", schema: { type: "string" } },
+  Date: { description: "The date the signature covers", type: "string" },
 } as const;
 
 /** Every response of a license endpoint documents the signature headers. */
@@ -96,29 +102,26 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           "Release publishing and license activation. Failure bodies: {error, code} plus success/valid " +
           "on the license endpoints; see docs/decisions.md for every code.",
       },
+      tags: tags.map((name) => ({ name })),
       components: {
         securitySchemes: {
           apiKey: {
             type: "http",
             scheme: "bearer",
             description:
-              "An API key (shk_…) with the route's scope. A key limited to products is refused " +
+              "An API key (shk_…) with the scope each operation names, or, on the admin API, a " +
+              "signed-in admin's session cookie (writes also send X-CSRF-Token). " +
+              "A key limited to products is refused " +
               "(403 PRODUCT_NOT_IN_KEY, naming the product) on any route naming another product, " +
               "and its lists hold only its products.",
           },
         },
       },
     },
-    // Admin routes say their scope in the description; all of them and publish need a key.
+    // Each route's schema comes from its contract (contract-route.ts): operationId, tag,
+    // summary, answers and security. Headers read by hooks rather than schemas are added here.
     transform: ({ schema, url, route }) => {
       const transformed = { ...(schema as FastifySchema & Record<string, unknown>) };
-      if (url.startsWith("/api/admin") || url === "/api/releases/publish") {
-        transformed.security = [{ apiKey: [] }];
-      }
-      // Admin failures share the public failure shape; document it on every admin route.
-      if (url.startsWith("/api/admin") && transformed.response === undefined) {
-        transformed.response = { "4xx": failureSchema, "5xx": failureSchema };
-      }
       const methods = [route.method].flat();
       if (url.startsWith("/api/admin") && methods.some((m) => writeMethods.has(m))) {
         transformed.headers = idempotencyKeyHeader;
@@ -127,7 +130,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         transformed.headers = nonceRequestHeader;
         transformed.response = withSignatureHeaders(transformed.response);
       }
-      if (url.startsWith("/documentation") || url.startsWith("/docs")) transformed.hide = true;
+      // The dashboard's pages and assets, and the viewer, are not API.
+      if (/^\/(admin|docs|documentation)(\/|$)/.test(url)) transformed.hide = true;
       return { schema: transformed, url };
     },
   });

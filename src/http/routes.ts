@@ -6,6 +6,7 @@ import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
 import type { UsageCounts } from "../domain/releases/usage-counts.js";
 import type { Signing } from "../domain/signing/key-ring.js";
 import { registerActor } from "./admin-auth.js";
+import { typed } from "./contract-route.js";
 import { signLicenseAnswers } from "./response-signing.js";
 import { productKeysRoute } from "./routes/product-keys.js";
 import type { DatabaseFaults } from "./database-faults.js";
@@ -50,7 +51,7 @@ export function registerRoutes(
   },
 ): void {
   registerActor(app);
-  healthRoutes(app, db, faults);
+  healthRoutes(typed(app), db, faults);
   // A person who opens the server's address lands on the dashboard's sign-in.
   app.get("/", { schema: { hide: true } }, (_request, reply) => reply.redirect("/admin", 302));
 
@@ -62,10 +63,11 @@ export function registerRoutes(
     }
     license.addHook("preValidation", async (request) => rejectNulInUrl(request));
     signLicenseAnswers(license, signing.ring);
-    activateMachineRoute(license, db);
-    validateLicenseRoute(license, db, lastSeen);
-    deactivateMachineRoute(license, db);
-    checkoutLicenseRoute(license, db, lastSeen, (slug) => signing.ring.keyFor(slug));
+    const routes = typed(license);
+    activateMachineRoute(routes, db);
+    validateLicenseRoute(routes, db, lastSeen);
+    deactivateMachineRoute(routes, db);
+    checkoutLicenseRoute(routes, db, lastSeen, (slug) => signing.ring.keyFor(slug));
   });
 
   void app.register(async (publish) => {
@@ -76,7 +78,7 @@ export function registerRoutes(
       publish.addHook("preParsing", limits.perCaller("publish"));
     }
     publish.addHook("preValidation", async (request) => rejectNulInUrl(request));
-    publishReleaseRoute(publish, db);
+    publishReleaseRoute(typed(publish), db);
   });
 
   // The update feeds and downloads: public reads (unless the product wants a license),
@@ -90,13 +92,14 @@ export function registerRoutes(
       updates.addHook("onError", limits.countUnknownKey);
     }
     const deps = { db, counts };
-    tauriFeedRoute(updates, deps);
-    squirrelMacFeedRoute(updates, deps);
-    electronFeedRoute(updates, deps);
-    sparkleFeedRoute(updates, deps);
-    latestFeedRoute(updates, deps);
-    downloadRoutes(updates, deps);
-    productKeysRoute(updates, db, signing.ring);
+    const routes = typed(updates);
+    tauriFeedRoute(routes, deps);
+    squirrelMacFeedRoute(routes, deps);
+    electronFeedRoute(routes, deps);
+    sparkleFeedRoute(routes, deps);
+    latestFeedRoute(routes, deps);
+    downloadRoutes(routes, deps);
+    productKeysRoute(routes, db, signing.ring);
   });
 
   void app.register(async (admin) => {
@@ -114,10 +117,11 @@ export function registerRoutes(
     }
     admin.addHook("preValidation", async (request) => rejectNulInput(request));
     registerIdempotency(admin, db, faults);
-    adminProductRoutes(admin, db, signing);
-    adminLicenseRoutes(admin, db);
-    adminReleaseRoutes(admin, db);
-    adminApiKeyRoutes(admin, db);
-    adminAuditRoutes(admin, db);
+    const routes = typed(admin);
+    adminProductRoutes(routes, db, signing);
+    adminLicenseRoutes(routes, db);
+    adminReleaseRoutes(routes, db);
+    adminApiKeyRoutes(routes, db);
+    adminAuditRoutes(routes, db);
   });
 }

@@ -1,17 +1,9 @@
-import type { FastifyInstance } from "fastify";
 import { Document, isScalar, Scalar } from "yaml";
 import { findLatestRelease, type FeedRelease } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
-import { documentationOnly, failure } from "../public-schemas.js";
-import {
-  type FeedDeps,
-  licenseQuery,
-  type OpenFeed,
-  openFeed,
-  type ProductParams,
-  productSlugParam,
-  sendDocument,
-} from "./feed-request.js";
+import { electron } from "../../../contracts/releases.js";
+import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
+import { type FeedDeps, type OpenFeed, openFeed, sendDocument } from "./feed-request.js";
 import { type Arch, type Channel, type Platform } from "../../../contracts/vocabulary.js";
 
 const fileChannels: Record<string, Channel> = { latest: "STABLE", beta: "BETA", alpha: "ALPHA" };
@@ -30,19 +22,15 @@ const fileTargets: Record<string, { platform: Platform; arch?: Arch }> = {
 };
 const fileName = /^(latest|beta|alpha)(-mac|-linux|-linux-arm64)?\.yml$/;
 
-interface Params extends ProductParams {
-  file: string;
-}
-
 /**
  * electron-updater's `generic` provider: `{ch}.yml`, `{ch}-mac.yml`, `{ch}-linux.yml` and
  * `{ch}-linux-arm64.yml`, as electron-builder writes them. Only entries with a sha512 are listed (electron-updater refuses a
  * file without one); a product with none is a 404, which electron-updater reports as no update.
  */
-export function electronFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
-  app.get<{ Params: Params }>(
-    "/api/updates/:productSlug/electron/:file",
-    { schema: electronSchema, validatorCompiler: documentationOnly },
+export function electronFeedRoute(app: App, deps: FeedDeps): void {
+  app.get(
+    electron.url,
+    { schema: routeSchema(electron), validatorCompiler: documentationOnly },
     async (request, reply) => {
       const { productSlug, file } = request.params;
       const match = fileName.exec(file);
@@ -94,30 +82,3 @@ function updateInfo(release: FeedRelease, feed: OpenFeed): string {
   if (isScalar(releaseDate)) releaseDate.type = Scalar.QUOTE_SINGLE;
   return doc.toString({ lineWidth: 0 });
 }
-
-const electronSchema = {
-  summary: "electron-updater (electron-builder's generic provider)",
-  description:
-    "electron-builder: publish: {provider: generic, url: 'https://<server>/api/updates/<product>/electron'}",
-  params: {
-    type: "object",
-    required: ["productSlug", "file"],
-    properties: {
-      ...productSlugParam,
-      file: {
-        type: "string",
-        pattern: fileName.source,
-        description:
-          "{latest|beta|alpha}.yml (Windows), …-mac.yml, …-linux.yml (x64), …-linux-arm64.yml",
-      },
-    },
-  },
-  querystring: { type: "object", properties: { ...licenseQuery } },
-  response: {
-    200: {
-      description: "UpdateInfo as YAML (application/yaml); weak ETag, If-None-Match gives 304",
-      type: "string",
-    },
-    "4xx": failure(),
-  },
-};

@@ -122,11 +122,6 @@ export function updateCredentials(
   return { given: { licenseKey, machineId }, inQuery: scheme === null && queryKey !== undefined };
 }
 
-/** Path parameters every feed has. */
-export interface ProductParams {
-  productSlug: string;
-}
-
 /**
  * One query parameter as a string: absent or "" is undefined; a repeated one is a 400 (the
  * feeds never guess which of two values was meant).
@@ -152,14 +147,18 @@ export function parseChannel(raw: string | undefined): Channel {
 }
 
 const byName = <T extends string>(values: readonly T[]) =>
-  Object.fromEntries(values.map((v) => [v, v])) as Record<string, T>;
+  Object.fromEntries(values.map((v) => [v.toLowerCase(), v])) as Record<string, T>;
 /** The spec's own names (WINDOWS, X64, ...), for the routes that take them. */
 export const platformNames = byName(platforms);
 export const archNames = byName(arches);
 
-/** A feed's name for a platform or arch, mapped to the stored one; else 400. */
+/**
+ * A feed's name for a platform or arch (`names` keyed in lower case), mapped to the stored one,
+ * in any case (WINDOWS, windows, Windows); else 400. Channels are matched the same way.
+ */
 export function fromFeedName<T extends string>(names: Record<string, T>, raw: string): T {
-  const value = Object.hasOwn(names, raw) ? names[raw] : undefined;
+  const name = raw.toLowerCase();
+  const value = Object.hasOwn(names, name) ? names[name] : undefined;
   if (value === undefined) throw ShipkeyError.spec("INVALID_PLATFORM_ARCH");
   return value;
 }
@@ -191,27 +190,3 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
   const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
   return header.split(",").some((tag) => tag.trim() === "*" || opaque(tag) === opaque(etag));
 }
-
-export const productSlugParam = {
-  productSlug: { type: "string", description: "The product's slug" },
-} as const;
-
-export const channelQuery = {
-  channel: {
-    type: "string",
-    description: "stable (default), beta or alpha, any case; beta also gets stable, alpha both",
-  },
-} as const;
-
-/** Licensed updates (a product setting): the query form of the credentials. */
-export const licenseQuery = {
-  licenseKey: {
-    type: "string",
-    description:
-      "When the product requires a license for updates and headers cannot be set: the license key (else Authorization: License <key>)",
-  },
-  machineId: {
-    type: "string",
-    description: "With licenseKey: the activated machine (else the Shipkey-Machine header)",
-  },
-} as const;

@@ -1,30 +1,25 @@
-import type { FastifyInstance } from "fastify";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
-import { documentationOnly, failure } from "../public-schemas.js";
+import { latest } from "../../../contracts/releases.js";
+import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
 import {
-  channelQuery,
   type FeedDeps,
   archNames,
   fromFeedName,
-  licenseQuery,
   platformNames,
   openFeed,
   parseChannel,
-  type ProductParams,
-  productSlugParam,
   queryParam,
 } from "./feed-request.js";
-import { arches, platforms } from "../../../contracts/vocabulary.js";
 
 /**
  * The newest release for a platform and arch, for any client. With currentVersion, 204 when
  * nothing is newer; without it, 404 when the product has no release there at all.
  */
-export function latestFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
-  app.get<{ Params: ProductParams }>(
-    "/api/updates/:productSlug/latest",
-    { schema: latestSchema, validatorCompiler: documentationOnly },
+export function latestFeedRoute(app: App, deps: FeedDeps): void {
+  app.get(
+    latest.url,
+    { schema: routeSchema(latest), validatorCompiler: documentationOnly },
     async (request, reply) => {
       const { productSlug } = request.params;
       const platform = queryParam(request.query, "platform");
@@ -52,7 +47,7 @@ export function latestFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
       });
       const entry = release?.entries[0];
       if (!release || !entry) {
-        if (currentVersion !== undefined) return reply.code(204).send();
+        if (currentVersion !== undefined) return reply.code(204).send(null);
         throw new ShipkeyError(
           "RELEASE_NOT_FOUND",
           `No ${platform}/${arch} release of ${productSlug}`,
@@ -71,38 +66,3 @@ export function latestFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
     },
   );
 }
-
-const nullable = (type: string) => ({ type: [type, "null"] });
-
-const latestSchema = {
-  summary: "The newest release (generic JSON)",
-  params: { type: "object", required: ["productSlug"], properties: { ...productSlugParam } },
-  querystring: {
-    type: "object",
-    required: ["platform", "arch"],
-    properties: {
-      platform: { type: "string", enum: platforms },
-      arch: { type: "string", enum: arches },
-      ...channelQuery,
-      currentVersion: { type: "string", description: "Semver; with it, 204 when nothing is newer" },
-      ...licenseQuery,
-    },
-  },
-  response: {
-    200: {
-      type: "object",
-      properties: {
-        version: { type: "string" },
-        channel: { type: "string", enum: ["STABLE", "BETA", "ALPHA"] },
-        notes: nullable("string"),
-        pubDate: { type: "string", format: "date-time" },
-        url: { type: "string" },
-        signature: nullable("string"),
-        sha512: nullable("string"),
-        fileSize: nullable("integer"),
-      },
-    },
-    204: { type: "null", description: "Nothing newer than currentVersion" },
-    "4xx": failure(),
-  },
-};

@@ -1,20 +1,16 @@
-import type { FastifyInstance } from "fastify";
 import {
   type FeedRelease,
   findFeedReleases,
   parseCurrentVersion,
 } from "../../../domain/releases/update-feed.js";
-import { documentationOnly, failure } from "../public-schemas.js";
+import { sparkle } from "../../../contracts/releases.js";
+import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
 import {
-  channelQuery,
   type FeedDeps,
   fromFeedName,
-  licenseQuery,
   type OpenFeed,
   openFeed,
   parseChannel,
-  type ProductParams,
-  productSlugParam,
   queryParam,
   sendDocument,
 } from "./feed-request.js";
@@ -25,20 +21,15 @@ const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
 /** An appcast lists the newest versions only. */
 const maxItems = 20;
 
-interface Params extends ProductParams {
-  platform: string;
-  arch: string;
-}
-
 /**
  * Sparkle 2 (macOS) and WinSparkle: an RSS 2.0 appcast, newest first. BETA and ALPHA items carry
  * sparkle:channel (Sparkle offers them only to clients that allow the channel); STABLE ones do
  * not. Every value is XML-escaped.
  */
-export function sparkleFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
-  app.get<{ Params: Params }>(
-    "/api/updates/:productSlug/sparkle/:platform/:arch/appcast.xml",
-    { schema: sparkleSchema, validatorCompiler: documentationOnly },
+export function sparkleFeedRoute(app: App, deps: FeedDeps): void {
+  app.get(
+    sparkle.url,
+    { schema: routeSchema(sparkle), validatorCompiler: documentationOnly },
     async (request, reply) => {
       const { productSlug } = request.params;
       const channel = parseChannel(queryParam(request.query, "channel"));
@@ -136,25 +127,3 @@ export function xml(text: string): string {
       .replace(/[&<>"']/g, (c) => xmlEntities[c] ?? c)
   );
 }
-
-const sparkleSchema = {
-  summary: "Sparkle 2 / WinSparkle appcast",
-  description: "SUFeedURL: https://<server>/api/updates/<product>/sparkle/macos/<arch>/appcast.xml",
-  params: {
-    type: "object",
-    required: ["productSlug", "platform", "arch"],
-    properties: {
-      ...productSlugParam,
-      platform: { type: "string", enum: ["macos", "windows"] },
-      arch: { type: "string", enum: ["x64", "arm64"] },
-    },
-  },
-  querystring: { type: "object", properties: { ...channelQuery, ...licenseQuery } },
-  response: {
-    200: {
-      description: "RSS 2.0 appcast (application/xml); weak ETag, If-None-Match gives 304",
-      type: "string",
-    },
-    "4xx": failure(),
-  },
-};

@@ -1,35 +1,20 @@
-import type { FastifyInstance } from "fastify";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
-import { documentationOnly, failure } from "../public-schemas.js";
-import {
-  channelQuery,
-  type FeedDeps,
-  fromFeedName,
-  licenseQuery,
-  openFeed,
-  parseChannel,
-  type ProductParams,
-  productSlugParam,
-  queryParam,
-} from "./feed-request.js";
+import { squirrelMac } from "../../../contracts/releases.js";
+import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
+import { type FeedDeps, fromFeedName, openFeed, parseChannel, queryParam } from "./feed-request.js";
 import { type Arch } from "../../../contracts/vocabulary.js";
 
 const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
-
-interface Params extends ProductParams {
-  arch: string;
-  currentVersion: string;
-}
 
 /**
  * Electron's autoUpdater on macOS (Squirrel.Mac): 204 when nothing newer exists, else the JSON
  * Squirrel reads. Squirrel installs whatever a 200 points to, so only a strictly newer version
  * is ever answered.
  */
-export function squirrelMacFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
-  app.get<{ Params: Params }>(
-    "/api/updates/:productSlug/squirrel-mac/:arch/:currentVersion",
-    { schema: squirrelSchema, validatorCompiler: documentationOnly },
+export function squirrelMacFeedRoute(app: App, deps: FeedDeps): void {
+  app.get(
+    squirrelMac.url,
+    { schema: routeSchema(squirrelMac), validatorCompiler: documentationOnly },
     async (request, reply) => {
       const { productSlug, arch, currentVersion } = request.params;
       const channel = parseChannel(queryParam(request.query, "channel"));
@@ -46,7 +31,7 @@ export function squirrelMacFeedRoute(app: FastifyInstance, deps: FeedDeps): void
         needs: "zip",
       });
       const entry = release?.entries[0];
-      if (!release || !entry) return reply.code(204).send();
+      if (!release || !entry) return reply.code(204).send(null);
       return {
         url: feed.urlOf(release, entry),
         name: release.version,
@@ -56,32 +41,3 @@ export function squirrelMacFeedRoute(app: FastifyInstance, deps: FeedDeps): void
     },
   );
 }
-
-const squirrelSchema = {
-  summary: "Electron autoUpdater on macOS (Squirrel.Mac)",
-  description:
-    "autoUpdater.setFeedURL({url: 'https://<server>/api/updates/<product>/squirrel-mac/<arch>/<version>'})",
-  params: {
-    type: "object",
-    required: ["productSlug", "arch", "currentVersion"],
-    properties: {
-      ...productSlugParam,
-      arch: { type: "string", enum: ["x64", "arm64"] },
-      currentVersion: { type: "string", description: "Semver; a leading v is accepted" },
-    },
-  },
-  querystring: { type: "object", properties: { ...channelQuery, ...licenseQuery } },
-  response: {
-    200: {
-      type: "object",
-      properties: {
-        url: { type: "string" },
-        name: { type: "string" },
-        notes: { type: ["string", "null"] },
-        pub_date: { type: "string", format: "date-time" },
-      },
-    },
-    204: { type: "null", description: "No newer release" },
-    "4xx": failure(),
-  },
-};
