@@ -68,6 +68,8 @@ describe("OpenAPI document and viewer", () => {
       "error",
       "code",
       "valid",
+      "field",
+      "fields",
       "canActivate",
     ]);
   });

@@ -9,6 +9,8 @@ const failureSchema = {
   properties: {
     error: { type: "string", description: "Human-readable message" },
     code: { type: "string", description: "Stable code; see docs/decisions.md" },
+    field: { type: "string", description: "The field at fault, e.g. releases[0].downloadUrl" },
+    fields: { type: "array", items: { type: "string" }, description: "Every missing field" },
   },
 } as const;
 

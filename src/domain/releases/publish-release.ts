@@ -61,19 +61,23 @@ export function checkPublishLimits(request: PublishRequest): {
   assertMaxLength("version", request.version, limits.identifier);
   const notes = request.releaseNotes;
   if (notes !== undefined && notes !== null && typeof notes !== "string") {
-    throw new ShipkeyError("INVALID_FIELD_TYPE", "releaseNotes must be a string");
+    throw new ShipkeyError("INVALID_FIELD_TYPE", "releaseNotes must be a string", {
+      field: "releaseNotes",
+    });
   }
   assertMaxLength("releaseNotes", notes, limits.releaseNotes);
   if (typeof notes === "string" && hasTerminalControl(notes)) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "releaseNotes must not contain control characters other than tabs and line breaks",
+      { field: "releaseNotes" },
     );
   }
   if (request.releases.length > limits.releasesPerPublish) {
     throw new ShipkeyError(
       "TOO_MANY_RELEASES",
       `releases must have at most ${limits.releasesPerPublish} entries`,
+      { field: "releases" },
     );
   }
   const seen = new Set<string>();
@@ -84,7 +88,9 @@ export function checkPublishLimits(request: PublishRequest): {
     // "" is missing, like any optional field.
     const fileSize = entry.fileSize === "" ? null : entry.fileSize;
     if (signature !== undefined && signature !== null && typeof signature !== "string") {
-      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.signature must be a string`);
+      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.signature must be a string`, {
+        field: `${at}.signature`,
+      });
     }
     assertMaxLength(`${at}.signature`, signature, limits.signature);
     if (
@@ -95,12 +101,15 @@ export function checkPublishLimits(request: PublishRequest): {
       throw new ShipkeyError(
         "INVALID_FIELD_VALUE",
         `${at}.fileSize must be a non-negative integer number of bytes`,
+        { field: `${at}.fileSize` },
       );
     }
     const sha512 = checkSha512(at, entry.sha512);
     const target = `${entry.platform}/${entry.arch}`;
     if (seen.has(target)) {
-      throw new ShipkeyError("DUPLICATE_RELEASE_ENTRY", `${target} appears more than once`);
+      throw new ShipkeyError("DUPLICATE_RELEASE_ENTRY", `${target} appears more than once`, {
+        field: at,
+      });
     }
     seen.add(target);
     return {
@@ -123,12 +132,15 @@ const sha512Base64 = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
 function checkSha512(at: string, value: unknown): string | null {
   if (value === undefined || value === null || value === "") return null;
   if (typeof value !== "string") {
-    throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.sha512 must be a string`);
+    throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.sha512 must be a string`, {
+      field: `${at}.sha512`,
+    });
   }
   if (!sha512Base64.test(value)) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `${at}.sha512 must be the base64 of a 64-byte SHA-512 digest`,
+      { field: `${at}.sha512` },
     );
   }
   return value;

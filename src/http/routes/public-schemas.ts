@@ -13,6 +13,8 @@ export const failure = (flag?: "success" | "valid") => ({
     error: { type: "string" },
     code: { type: "string" },
     ...(flag ? { [flag]: { type: "boolean", const: false } } : {}),
+    field: { type: "string" },
+    fields: { type: "array", items: { type: "string" } },
     ...(flag === "valid" ? { canActivate: { type: "boolean" } } : {}),
   },
 });

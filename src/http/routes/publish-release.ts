@@ -14,8 +14,10 @@ import { normalizeVersion } from "../../domain/releases/version.js";
 import { ShipkeyError } from "../../errors.js";
 import {
   assertNoNul,
+  assertPresent,
   isMissing,
   type JsonObject,
+  missingFields,
   requiredString,
   requireJsonObject,
   singleHeader,
@@ -69,15 +71,13 @@ function key(request: FastifyRequest): Actor {
  */
 export function parsePublishRequest(rawBody: unknown): PublishRequest {
   const body = requireJsonObject(rawBody);
-  if (["productSlug", "version", "channel", "releases"].some((f) => isMissing(body[f]))) {
-    throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
-  }
+  assertPresent(body, ["productSlug", "version", "channel", "releases"]);
   const productSlug = requiredString(body, "productSlug");
   const rawVersion = requiredString(body, "version");
   const channel = requiredString(body, "channel");
   const releases = body.releases;
   if (!Array.isArray(releases)) throw wrongType("releases", "an array");
-  if (releases.length === 0) throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
+  if (releases.length === 0) throw missingFields(["releases"]);
   const notes = body.releaseNotes;
   if (!isMissing(notes) && typeof notes !== "string") throw wrongType("releaseNotes", "a string");
   if (typeof notes === "string") assertNoNul("releaseNotes", notes);
@@ -102,12 +102,14 @@ export function parsePublishRequest(rawBody: unknown): PublishRequest {
     }
     return { entry, platform, arch };
   });
-  const located = targeted.map(({ entry, platform, arch }) => {
+  const located = targeted.map(({ entry, platform, arch }, i) => {
     const downloadUrl =
       typeof entry.downloadUrl === "string" ? normalizeDownloadUrl(entry.downloadUrl) : null;
     if (downloadUrl === null) throw ShipkeyError.spec("INVALID_DOWNLOAD_URL");
     const { signature, fileSize, sha512 } = entry;
-    if (typeof signature === "string") assertNoNul("signature", signature);
+    if (typeof signature === "string") {
+      assertNoNul("signature", signature, `releases[${i}].signature`);
+    }
     return { platform, arch, downloadUrl, signature, fileSize, sha512 };
   });
 

@@ -41,6 +41,7 @@ function toSettings(body: SettingsBody): LicenseSettings {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "expiresAt must be an ISO 8601 timestamp with a zone, or null",
+      { field: "expiresAt" },
     );
   }
   return { ...rest, expiresAt: ms };

@@ -3,6 +3,7 @@ import { arches, platforms } from "../../../db/schema.js";
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
 import { documentationOnly, failure } from "../public-schemas.js";
+import { missingFields } from "../../request-fields.js";
 import {
   channelQuery,
   type FeedDeps,
@@ -30,7 +31,8 @@ export function latestFeedRoute(app: FastifyInstance, deps: FeedDeps): void {
       const platform = queryParam(request.query, "platform");
       const arch = queryParam(request.query, "arch");
       if (platform === undefined || arch === undefined) {
-        throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
+        const names = ["platform", "arch"];
+        throw missingFields(names.filter((name) => queryParam(request.query, name) === undefined));
       }
       const channel = parseChannel(queryParam(request.query, "channel"));
       const rawCurrent = queryParam(request.query, "currentVersion");
