@@ -159,8 +159,13 @@ export const specMessages = {
 
 type SpecCode = keyof typeof specMessages;
 
-/** Extra fields a failure body may carry beyond error/code (e.g. validate's canActivate). */
-export type ErrorDetails = { canActivate?: boolean };
+/**
+ * Extra fields a failure body may carry beyond error/code: `field`, the one request field at
+ * fault, as a path (`machineName`, `features[2]`, `releases[0].downloadUrl`); `fields`, every
+ * missing field of MISSING_REQUIRED_FIELDS in the order the check lists them; validate's
+ * `canActivate`.
+ */
+export type ErrorDetails = { field?: string; fields?: string[]; canActivate?: boolean };
 
 export class ShipkeyError extends Error {
   readonly code: ErrorCode;

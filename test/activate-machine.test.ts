@@ -21,6 +21,7 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
       status: number;
       error: string;
       code: string;
+      fields?: string[];
       body: () => Promise<Record<string, unknown>>;
     }> = [
       {
@@ -28,6 +29,7 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
         status: 400,
         error: "Missing required fields",
         code: "MISSING_REQUIRED_FIELDS",
+        fields: ["licenseKey"],
         body: async () => ({ machineId: "m-1", productSlug: f.product.slug }),
       },
       {
@@ -87,11 +89,11 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
       },
     ];
 
-    it.each(rows)("$row", async ({ status, error, code, body }) => {
+    it.each(rows)("$row", async ({ status, error, code, fields, body }) => {
       const response = await activate(await body());
       expect(response.statusCode).toBe(status);
       expect(response.headers["content-type"]).toMatch(/^application\/json/);
-      expect(response.json()).toEqual({ success: false, error, code });
+      expect(response.json()).toEqual({ success: false, error, code, ...(fields && { fields }) });
     });
   });
 
@@ -235,6 +237,7 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
         success: false,
         error: message,
         code: "INVALID_FIELD_TYPE",
+        field,
       });
     });
 
@@ -299,6 +302,7 @@ describe.each(dialects)("POST /api/license/activate (%s)", (dialect) => {
         success: false,
         error: `${field} must be at most 255 characters`,
         code: "FIELD_TOO_LONG",
+        field,
       });
       const count = await f.db
         .selectFrom("activations")

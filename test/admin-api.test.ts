@@ -431,17 +431,18 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
     });
 
     it.each([
-      ["POST", "/api/admin/products", { slug: "nul-app", name: "A\u0000B" }],
-      ["GET", "/api/admin/licenses?search=A%00B", undefined],
-      ["GET", "/api/admin/licenses/K%001/machines", undefined],
+      ["POST", "/api/admin/products", { slug: "nul-app", name: "A\u0000B" }, "name"],
+      ["GET", "/api/admin/licenses?search=A%00B", undefined, "search"],
+      ["GET", "/api/admin/licenses/K%001/machines", undefined, "licenseKey"],
     ] as const)(
       "%s %s with a NUL character is a 400 and changes nothing",
-      async (method, url, body) => {
+      async (method, url, body, field) => {
         const response = await call(method, url, body);
         expect(response.statusCode).toBe(400);
         expect(response.json()).toEqual({
           error: "The request contains a NUL character",
           code: "INVALID_FIELD_VALUE",
+          field,
         });
         expect((await call("GET", "/api/admin/products/nul-app")).statusCode).toBe(404);
       },

@@ -424,6 +424,7 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
       expect(unknown.json()).toEqual({
         error: 'products: no product "no-such-app"',
         code: "INVALID_FIELD_VALUE",
+        field: "products[1]",
       });
       const empty = await createAs(unlimited.key, {
         name: "empty",

@@ -29,11 +29,11 @@ describe.each(dialects)("dashboard and admin API hardening (%s)", (dialect) => {
   });
 
   it.each([
-    "/api/admin/licenses?q=%00",
-    "/api/admin/licenses?product=a%00",
-    "/api/admin/licenses/a%00",
-    "/api/admin/products/a%00",
-  ])("GET %s is a 400, never a 500", async (url) => {
+    ["/api/admin/licenses?q=%00", "q"],
+    ["/api/admin/licenses?product=a%00", "product"],
+    ["/api/admin/licenses/a%00", "licenseKey"],
+    ["/api/admin/products/a%00", "slug"],
+  ])("GET %s is a 400, never a 500", async (url, field) => {
     const response = await f.app.inject({
       method: "GET",
       url,
@@ -43,6 +43,7 @@ describe.each(dialects)("dashboard and admin API hardening (%s)", (dialect) => {
     expect(response.json()).toEqual({
       error: "The request contains a NUL character",
       code: "INVALID_FIELD_VALUE",
+      field,
     });
   });
 

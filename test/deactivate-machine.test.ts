@@ -22,6 +22,7 @@ describe.each(dialects)("POST /api/license/deactivate (%s)", (dialect) => {
       status: number;
       error: string;
       code: string;
+      fields?: string[];
       body: () => Promise<Record<string, unknown>>;
     }> = [
       {
@@ -29,6 +30,7 @@ describe.each(dialects)("POST /api/license/deactivate (%s)", (dialect) => {
         status: 400,
         error: "Missing required fields",
         code: "MISSING_REQUIRED_FIELDS",
+        fields: ["machineId"],
         body: async () => ({ licenseKey: "k" }),
       },
       {
@@ -47,11 +49,11 @@ describe.each(dialects)("POST /api/license/deactivate (%s)", (dialect) => {
       },
     ];
 
-    it.each(rows)("$row", async ({ status, error, code, body }) => {
+    it.each(rows)("$row", async ({ status, error, code, fields, body }) => {
       const response = await deactivate(await body());
       expect(response.statusCode).toBe(status);
       expect(response.headers["content-type"]).toMatch(/^application\/json/);
-      expect(response.json()).toEqual({ success: false, error, code });
+      expect(response.json()).toEqual({ success: false, error, code, ...(fields && { fields }) });
     });
   });
 
@@ -132,6 +134,7 @@ describe.each(dialects)("POST /api/license/deactivate (%s)", (dialect) => {
         success: false,
         error: "licenseKey must be a string",
         code: "INVALID_FIELD_TYPE",
+        field: "licenseKey",
       });
     });
   });

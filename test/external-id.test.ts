@@ -38,6 +38,7 @@ describe.each(dialects)("license externalId (%s)", (dialect) => {
     expect(again.json()).toEqual({
       error: "externalId is already used by another license of this product",
       code: "EXTERNAL_ID_TAKEN",
+      field: "externalId",
     });
     const other = await create({ productSlug: "other-app", externalId: "order-2" });
     expect(other.statusCode).toBe(201);

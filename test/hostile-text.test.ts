@@ -63,6 +63,7 @@ describe.each(dialects)("hostile text is refused or neutralised (%s)", (dialect)
         success: false,
         error: `${field} must not contain control characters`,
         code: "INVALID_FIELD_VALUE",
+        field,
       });
       const rows = await f.db
         .selectFrom("activations")
@@ -135,13 +136,15 @@ describe.each(dialects)("hostile text is refused or neutralised (%s)", (dialect)
         "/api/admin/licenses",
         { productSlug: "desktop-app", maxMachines: 1, features: ["sync", "ex\u007fport"] },
         "features",
+        "features[1]",
       ],
-    ] as const)("%s %s %j is a 400 naming %s", async (method, url, body, field) => {
+    ] as const)("%s %s %j is a 400 naming %s", async (method, url, body, field, path?: string) => {
       const response = await admin(method, url, body);
       expect(response.statusCode).toBe(400);
       expect(response.json()).toEqual({
         error: `${field} must not contain control characters`,
         code: "INVALID_FIELD_VALUE",
+        field: path ?? field,
       });
     });
 
@@ -160,6 +163,7 @@ describe.each(dialects)("hostile text is refused or neutralised (%s)", (dialect)
       expect(refused.json()).toEqual({
         error: "note must not contain control characters other than tabs and line breaks",
         code: "INVALID_FIELD_VALUE",
+        field: "note",
       });
     });
 
@@ -196,6 +200,7 @@ describe.each(dialects)("hostile text is refused or neutralised (%s)", (dialect)
       expect(response.json()).toEqual({
         error: "licenseKey must be at least 16 characters",
         code: "INVALID_FIELD_VALUE",
+        field: "licenseKey",
       });
     });
 

@@ -72,6 +72,8 @@ describe("OpenAPI document and viewer", () => {
       "error",
       "code",
       "valid",
+      "field",
+      "fields",
       "canActivate",
       "field",
       "fields",

@@ -10,7 +10,10 @@ import { parse } from "yaml";
 import { arches, platforms } from "../packages/publish/src/index.js";
 import { runCli, type ServerProcess, startServer } from "./helpers/server-process.js";
 import { packAndInstall } from "./helpers/packages.js";
-import { arches as serverArches, platforms as serverPlatforms } from "../src/contracts/vocabulary.js";
+import {
+  arches as serverArches,
+  platforms as serverPlatforms,
+} from "../src/contracts/vocabulary.js";
 
 const run = promisify(execFile);
 

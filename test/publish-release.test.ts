@@ -40,6 +40,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
       status: number;
       error: string;
       code: string;
+      fields?: string[];
       request: () => Promise<{ body: unknown; key?: string | null }>;
     }> = [
       {
@@ -68,6 +69,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
         status: 400,
         error: "Missing required fields",
         code: "MISSING_REQUIRED_FIELDS",
+        fields: ["channel"],
         request: async () => ({ body: valid({ channel: undefined }) }),
       },
       {
@@ -116,12 +118,12 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
       },
     ];
 
-    it.each(rows)("$row", async ({ status, error, code, request }) => {
+    it.each(rows)("$row", async ({ status, error, code, fields, request }) => {
       const { body, key } = await request();
       const response = await publish(body, key === undefined ? f.publishKey : key);
       expect(response.statusCode).toBe(status);
       expect(response.headers["content-type"]).toMatch(/^application\/json/);
-      expect(response.json()).toEqual({ error, code });
+      expect(response.json()).toEqual({ error, code, ...(fields && { fields }) });
     });
   });
 
@@ -326,16 +328,17 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
 
   describe("decisions: check order and input rules", () => {
     it.each([
-      ["productSlug", { productSlug: undefined }],
-      ["version", { version: null }],
-      ["channel", { channel: "" }],
-      ["releases", { releases: undefined }],
-      ["releases (empty array)", { releases: [] }],
-    ])("missing %s is 'Missing required fields'", async (_label, overrides) => {
+      ["productSlug", { productSlug: undefined }, "productSlug"],
+      ["version", { version: null }, "version"],
+      ["channel", { channel: "" }, "channel"],
+      ["releases", { releases: undefined }, "releases"],
+      ["releases (empty array)", { releases: [] }, "releases"],
+    ])("missing %s is 'Missing required fields'", async (_label, overrides, missing) => {
       const response = await publish(valid(overrides));
       expect(response.json()).toEqual({
         error: "Missing required fields",
         code: "MISSING_REQUIRED_FIELDS",
+        fields: [missing],
       });
     });
 
@@ -348,7 +351,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
     ])("%s of the wrong JSON type is a 400 naming it", async (field, value, message) => {
       const response = await publish(valid({ [field]: value }));
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: message, code: "INVALID_FIELD_TYPE" });
+      expect(response.json()).toEqual({ error: message, code: "INVALID_FIELD_TYPE", field });
     });
 
     it.each(["stable", "Stable", " STABLE"])(
@@ -459,6 +462,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
       expect(response.json()).toEqual({
         error: "WINDOWS/X64 appears more than once",
         code: "DUPLICATE_RELEASE_ENTRY",
+        field: "releases[1]",
       });
       const versions = await f.db
         .selectFrom("release_versions")

@@ -99,6 +99,7 @@ describe.each(dialects)("hostile and malformed requests never get a 5xx (%s)", (
         error: "licenseKey must not contain NUL characters",
         code: "INVALID_FIELD_VALUE",
         [flag]: false,
+        field: "licenseKey",
       });
     });
   });
@@ -132,16 +133,21 @@ describe.each(dialects)("hostile and malformed requests never get a 5xx (%s)", (
       releases: [{ platform: "LINUX", arch: "X64", downloadUrl: "https://x.example.com/a" }],
     };
     const auth = { authorization: `Bearer ${f.publishKey}` };
-    for (const [field, body] of [
-      ["productSlug", { ...base, productSlug: "a\u0000" }],
-      ["releaseNotes", { ...base, releaseNotes: "notes\u0000" }],
-      ["signature", { ...base, releases: [{ ...base.releases[0], signature: "s\u0000" }] }],
+    for (const [field, body, path] of [
+      ["productSlug", { ...base, productSlug: "a\u0000" }, "productSlug"],
+      ["releaseNotes", { ...base, releaseNotes: "notes\u0000" }, "releaseNotes"],
+      [
+        "signature",
+        { ...base, releases: [{ ...base.releases[0], signature: "s\u0000" }] },
+        "releases[0].signature",
+      ],
     ] as const) {
       const response = await f.post("/api/releases/publish", body, auth);
       expect(response.statusCode).toBe(400);
       expect(response.json()).toEqual({
         error: `${field} must not contain NUL characters`,
         code: "INVALID_FIELD_VALUE",
+        field: path,
       });
     }
   });

@@ -220,22 +220,33 @@ describe.each(dialects)("Tauri signature check at publish (%s)", (dialect) => {
       expect(response.json()).toEqual({
         error: expect.stringContaining(message),
         code: "INVALID_FIELD_VALUE",
+        field: "tauriPublicKey",
       });
     });
 
     it.each([
-      ["no field", {}, "body must NOT have fewer than 1 properties"],
-      ["a number", { tauriPublicKey: 5 }, "body/tauriPublicKey must be string,null"],
+      ["no field", {}, "body must NOT have fewer than 1 properties", undefined],
+      [
+        "a number",
+        { tauriPublicKey: 5 },
+        "body/tauriPublicKey must be string,null",
+        "tauriPublicKey",
+      ],
       [
         "over 1024 characters",
         { tauriPublicKey: "x".repeat(1025) },
         "body/tauriPublicKey must NOT have more than 1024 characters",
+        "tauriPublicKey",
       ],
-      ["an unknown field", { pubkey: "x" }, "body/pubkey is not allowed"],
-    ])("a PATCH body with %s is a 400", async (_case, body, message) => {
+      ["an unknown field", { pubkey: "x" }, "body/pubkey is not allowed", "pubkey"],
+    ])("a PATCH body with %s is a 400", async (_case, body, message, field) => {
       const response = await call("PATCH", "/api/admin/products/other-app", body);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: message, code: "INVALID_FIELD_VALUE" });
+      expect(response.json()).toEqual({
+        error: message,
+        code: "INVALID_FIELD_VALUE",
+        ...(field && { field }),
+      });
     });
 
     it("a bad key with a new name changes nothing; an unknown product is a 404", async () => {

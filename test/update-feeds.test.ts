@@ -488,7 +488,14 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
 
   describe("bad input: a 4xx JSON error, never a 5xx", () => {
     // routed: false for what fails before routing (no feed hook runs).
-    const rows: Array<{ url: string; status: number; code: string; routed?: false }> = [
+    const rows: Array<{
+      url: string;
+      status: number;
+      code: string;
+      field?: string;
+      fields?: string[];
+      routed?: false;
+    }> = [
       { url: "/api/updates/nope/tauri/linux/x86_64/1.0.0", status: 404, code: "PRODUCT_NOT_FOUND" },
       { url: "/api/updates/nope/tauri/linux/i686/1.0.0", status: 404, code: "PRODUCT_NOT_FOUND" },
       { url: "/api/updates/@/tauri/linux/x86_64/1.0.0", status: 404, code: "PRODUCT_NOT_FOUND" },
@@ -503,11 +510,17 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
       },
-      { url: "/api/updates/{p}/tauri/linux/x86_64/1.0", status: 400, code: "INVALID_FIELD_VALUE" },
+      {
+        url: "/api/updates/{p}/tauri/linux/x86_64/1.0",
+        status: 400,
+        code: "INVALID_FIELD_VALUE",
+        field: "currentVersion",
+      },
       {
         url: "/api/updates/{p}/tauri/linux/x86_64/vv1.0.0",
         status: 400,
         code: "INVALID_FIELD_VALUE",
+        field: "currentVersion",
       },
       {
         url: "/api/updates/{p}/tauri/linux/x86_64/1.0.0?channel=nightly",
@@ -518,13 +531,19 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/tauri/linux/x86_64/1.0.0?channel=a&channel=b",
         status: 400,
         code: "INVALID_FIELD_VALUE",
+        field: "channel",
       },
       {
         url: "/api/updates/{p}/squirrel-mac/x86_64/1.0.0",
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
       },
-      { url: "/api/updates/{p}/squirrel-mac/x64/01.0.0", status: 400, code: "INVALID_FIELD_VALUE" },
+      {
+        url: "/api/updates/{p}/squirrel-mac/x64/01.0.0",
+        status: 400,
+        code: "INVALID_FIELD_VALUE",
+        field: "currentVersion",
+      },
       { url: "/api/updates/nope/squirrel-mac/x64/1.0.0", status: 404, code: "PRODUCT_NOT_FOUND" },
       { url: "/api/updates/{p}/electron/latest-win.yml", status: 404, code: "ROUTE_NOT_FOUND" },
       { url: "/api/updates/nope/electron/latest.yml", status: 404, code: "PRODUCT_NOT_FOUND" },
@@ -553,6 +572,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/latest?platform=LINUX",
         status: 400,
         code: "MISSING_REQUIRED_FIELDS",
+        fields: ["arch"],
       },
       {
         url: "/api/updates/{p}/latest?platform=linux64&arch=X64",
@@ -563,6 +583,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/latest?platform=LINUX&arch=X64&currentVersion=x",
         status: 400,
         code: "INVALID_FIELD_VALUE",
+        field: "currentVersion",
       },
       {
         url: "/api/updates/{p}/latest?platform=LINUX&arch=X64&channel=BETA2",
@@ -594,6 +615,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: `/api/updates/{p}/latest?platform=LINUX&arch=X64&currentVersion=${"1.".repeat(5000)}0`,
         status: 400,
         code: "INVALID_FIELD_VALUE",
+        field: "currentVersion",
       },
       {
         // Longer than Fastify's maxParamLength: refused before routing.
@@ -602,13 +624,19 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         code: "BAD_REQUEST",
         routed: false,
       },
-      { url: "/api/updates/{p}/electron/%00.yml", status: 400, code: "INVALID_FIELD_VALUE" },
+      {
+        url: "/api/updates/{p}/electron/%00.yml",
+        status: 400,
+        code: "INVALID_FIELD_VALUE",
+        field: "file",
+      },
     ];
-    it.each(rows)("$url -> $status $code", async ({ url, status, code, routed }) => {
+    it.each(rows)("$url -> $status $code", async ({ url, status, code, field, fields, routed }) => {
       const response = await get(url.replace("{p}", f.product.slug));
       expect(response.statusCode).toBe(status);
       if (status >= 400) {
-        expect(response.json()).toEqual({ error: expect.any(String), code });
+        const named = { ...(field && { field }), ...(fields && { fields }) };
+        expect(response.json()).toEqual({ error: expect.any(String), code, ...named });
         if (routed !== false) expect(response.headers["cache-control"]).toBe("no-cache");
       }
     });

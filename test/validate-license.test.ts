@@ -26,7 +26,11 @@ describe.each(dialects)("POST /api/license/validate (%s)", (dialect) => {
       {
         row: "400 Missing required fields",
         status: 400,
-        expected: { error: "Missing required fields", code: "MISSING_REQUIRED_FIELDS" },
+        expected: {
+          error: "Missing required fields",
+          code: "MISSING_REQUIRED_FIELDS",
+          fields: ["productSlug"],
+        },
         body: async () => ({ licenseKey: "k", machineId: "m" }),
       },
       {
@@ -245,6 +249,7 @@ describe.each(dialects)("POST /api/license/validate (%s)", (dialect) => {
         valid: false,
         error: "machineId must be a string",
         code: "INVALID_FIELD_TYPE",
+        field: "machineId",
       });
     });
 

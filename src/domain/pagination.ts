@@ -27,5 +27,5 @@ export function decodeCursor(cursor: string): { at: number; id: string } {
   } catch {
     // fall through
   }
-  throw new ShipkeyError("INVALID_FIELD_VALUE", "cursor is not valid");
+  throw new ShipkeyError("INVALID_FIELD_VALUE", "cursor is not valid", { field: "cursor" });
 }

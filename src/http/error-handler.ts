@@ -4,6 +4,7 @@ import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ErrorCode, httpStatusByCode, ShipkeyError } from "../errors.js";
 import type { DatabaseFaults } from "./database-faults.js";
+import { fieldPath } from "./request-fields.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -39,12 +40,7 @@ export function registerErrorHandling(app: FastifyInstance, faults: DatabaseFaul
     return reply
       .status(failure.statusCode)
       .type("application/json; charset=utf-8")
-      .send({
-        error: failure.message,
-        code: failure.code,
-        ...(flag ? { [flag]: false } : {}),
-        ...failure.details,
-      });
+      .send(failureBody(failure, flag));
   });
 
   app.setNotFoundHandler((request, reply) => {
@@ -56,6 +52,19 @@ export function registerErrorHandling(app: FastifyInstance, faults: DatabaseFaul
         code: "ROUTE_NOT_FOUND",
       });
   });
+}
+
+/** `{error, code[, success|valid: false][, field][, fields][, canActivate]}`. */
+function failureBody(failure: ShipkeyError, flag: "success" | "valid" | undefined): object {
+  const { field, fields, ...rest } = failure.details;
+  return {
+    error: failure.message,
+    code: failure.code,
+    ...(flag ? { [flag]: false } : {}),
+    ...(field !== undefined ? { field } : {}),
+    ...(fields !== undefined ? { fields } : {}),
+    ...rest,
+  };
 }
 
 // Past these bounds a hostile client is cut off without an answer rather than read forever.
@@ -103,8 +112,14 @@ function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyEr
       return new ShipkeyError("BODY_NOT_OBJECT", "Request body must be a JSON object");
     case "FST_ERR_CTP_INVALID_JSON_BODY":
       return new ShipkeyError("INVALID_JSON", "Request body is not valid JSON");
-    case "FST_ERR_VALIDATION":
-      return new ShipkeyError("INVALID_FIELD_VALUE", validationMessage(error));
+    case "FST_ERR_VALIDATION": {
+      const field = validationField(error);
+      return new ShipkeyError(
+        "INVALID_FIELD_VALUE",
+        validationMessage(error),
+        field === undefined ? {} : { field },
+      );
+    }
   }
   // JSON.parse / secure-json-parse failures (including __proto__ poisoning) arrive as
   // SyntaxErrors that Fastify already marked 400.
@@ -129,6 +144,22 @@ function validationMessage(error: FastifyError): string {
     return `${error.validationContext ?? "body"}${first.instancePath}/${unknown} is not allowed`;
   }
   return error.message;
+}
+
+/**
+ * The field an Ajv error is about, as a path (`name`, `features[2]`, `releases[0].downloadUrl`):
+ * the instance path, plus the missing or unknown property the error names.
+ */
+function validationField(error: FastifyError): string | undefined {
+  const first = error.validation?.[0];
+  if (!first) return undefined;
+  const segments = first.instancePath
+    .split("/")
+    .slice(1)
+    .map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
+  const named: unknown = first.params.missingProperty ?? first.params.additionalProperty;
+  if (typeof named === "string") segments.push(named);
+  return fieldPath(segments);
 }
 
 /** Errors Fastify raises before routing, such as a URL with a broken percent-encoding. */

@@ -19,11 +19,29 @@ export function isMissing(value: unknown): boolean {
   return value === undefined || value === null || value === "";
 }
 
-/** Throws the spec's "Missing required fields" if any of `names` is missing. */
+/**
+ * Throws the spec's "Missing required fields" if any of `names` is missing; its `fields` lists
+ * every missing one, in the order of `names`.
+ */
 export function assertPresent(body: JsonObject, names: readonly string[]): void {
-  if (names.some((name) => isMissing(body[name]))) {
-    throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
+  const missing = names.filter((name) => isMissing(body[name]));
+  if (missing.length > 0) throw missingFields(missing);
+}
+
+export function missingFields(fields: string[]): ShipkeyError {
+  return ShipkeyError.spec("MISSING_REQUIRED_FIELDS", { fields });
+}
+
+/**
+ * The one notation of a field's path in failure bodies: ["releases", "0", "downloadUrl"] →
+ * "releases[0].downloadUrl", ["features", "2"] → "features[2]"; no segment → undefined.
+ */
+export function fieldPath(segments: readonly string[]): string | undefined {
+  let path = "";
+  for (const segment of segments) {
+    path += /^\d+$/.test(segment) ? `[${segment}]` : path === "" ? segment : `.${segment}`;
   }
+  return path === "" ? undefined : path;
 }
 
 export function requiredString(body: JsonObject, name: string): string {
@@ -44,15 +62,17 @@ export function optionalString(body: JsonObject, name: string): string | null {
  * PostgreSQL text cannot hold U+0000 and SQLite would store it; refusing it up front keeps the
  * two databases answering alike (400, never a 500).
  */
-export function assertNoNul(name: string, value: string): string {
+export function assertNoNul(name: string, value: string, path = name): string {
   if (value.includes("\u0000")) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must not contain NUL characters`);
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must not contain NUL characters`, {
+      field: path,
+    });
   }
   return value;
 }
 
 export function wrongType(name: string, expected: string): ShipkeyError {
-  return new ShipkeyError("INVALID_FIELD_TYPE", `${name} must be ${expected}`);
+  return new ShipkeyError("INVALID_FIELD_TYPE", `${name} must be ${expected}`, { field: name });
 }
 
 /**
@@ -71,13 +91,19 @@ export function singleHeader(raw: IncomingMessage, name: string): string | undef
   return seen === 1 ? value : undefined;
 }
 
-/** Whether a NUL stands in a string, or in any key or value of an object (nesting bounded). */
-function hasNul(value: unknown, depth: number): boolean {
-  if (typeof value === "string") return value.includes("\u0000");
-  if (depth > 20 || value === null || typeof value !== "object") return false;
-  return Object.entries(value).some(
-    ([key, inner]) => key.includes("\u0000") || hasNul(inner, depth + 1),
-  );
+/**
+ * Where a NUL stands in a string, or in any key or value of an object (nesting bounded): the
+ * path segments to it ([] for the value itself), or undefined when there is none.
+ */
+function nulAt(value: unknown, depth: number): string[] | undefined {
+  if (typeof value === "string") return value.includes("\u0000") ? [] : undefined;
+  if (depth > 20 || value === null || typeof value !== "object") return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key.includes("\u0000")) return [];
+    const below = nulAt(inner, depth + 1);
+    if (below) return [key, ...below];
+  }
+  return undefined;
 }
 
 /**
@@ -86,8 +112,15 @@ function hasNul(value: unknown, depth: number): boolean {
  * fields one by one instead, to keep the spec's check order.
  */
 export function rejectNulInput(request: { query: unknown; params: unknown; body: unknown }): void {
-  if ([request.query, request.params, request.body].some((part) => hasNul(part, 0))) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "The request contains a NUL character");
+  for (const part of [request.query, request.params, request.body]) {
+    const at = nulAt(part, 0);
+    if (at === undefined) continue;
+    const field = fieldPath(at);
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      "The request contains a NUL character",
+      field === undefined ? {} : { field },
+    );
   }
 }
 
@@ -104,7 +137,9 @@ export function rejectNulInUrl(
   // The name of the first parameter whose name or value holds a NUL.
   const withNul = (part: unknown) =>
     typeof part === "object" && part !== null
-      ? Object.entries(part).find(([key, value]) => key.includes("\u0000") || hasNul(value, 1))?.[0]
+      ? Object.entries(part).find(
+          ([key, value]) => key.includes("\u0000") || nulAt(value, 1) !== undefined,
+        )?.[0]
       : undefined;
   const inQuery = withNul(request.query);
   if (licenseKeyParam !== undefined && inQuery === licenseKeyParam) {
@@ -112,6 +147,8 @@ export function rejectNulInUrl(
   }
   const name = withNul(request.params) ?? inQuery;
   if (name !== undefined) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must not contain NUL characters`);
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must not contain NUL characters`, {
+      field: name,
+    });
   }
 }

@@ -37,7 +37,9 @@ export async function prepareAdmin(
   const email = normalizeEmail(input.email);
   // \s covers U+2028/U+2029 and \p{Cc} every other control character.
   if (!/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u.test(email) || email.length > 255) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "email must be an email address");
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "email must be an email address", {
+      field: "email",
+    });
   }
   return {
     id: newId("adm"),
@@ -55,10 +57,13 @@ export async function preparePassword(password: string): Promise<string> {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `password must be at least ${minPasswordLength} characters`,
+      { field: "password" },
     );
   }
   if (password.length > 1024) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "password must be at most 1024 characters");
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "password must be at most 1024 characters", {
+      field: "password",
+    });
   }
   return hashPassword(password);
 }
@@ -73,7 +78,9 @@ export async function insertAdmin(db: Kysely<DB>, row: DB["admins"]): Promise<Ad
     .returning("id")
     .executeTakeFirst();
   if (!inserted)
-    throw new ShipkeyError("INVALID_FIELD_VALUE", `an admin with email ${email} exists`);
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `an admin with email ${email} exists`, {
+      field: "email",
+    });
   return { id: row.id, email, createdAt: toIso(now) };
 }
 

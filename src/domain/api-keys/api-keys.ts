@@ -28,6 +28,7 @@ export async function resolveKeyProducts(db: Kysely<DB>, slugs: string[]): Promi
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "products must name at least one product (omit it for a key that may act on every product)",
+      { field: "products" },
     );
   }
   const unique = [...new Set(slugs)];
@@ -38,7 +39,11 @@ export async function resolveKeyProducts(db: Kysely<DB>, slugs: string[]): Promi
     .execute();
   return unique.map((slug) => {
     const row = rows.find((r) => r.slug === slug);
-    if (!row) throw new ShipkeyError("INVALID_FIELD_VALUE", `products: no product "${slug}"`);
+    if (!row) {
+      throw new ShipkeyError("INVALID_FIELD_VALUE", `products: no product "${slug}"`, {
+        field: `products[${slugs.indexOf(slug)}]`,
+      });
+    }
     return row.id;
   });
 }
@@ -56,15 +61,20 @@ export async function createApiKey(
 ): Promise<ApiKeyView & { key: string }> {
   assertMaxLength("name", input.name, limits.name);
   assertSingleLine("name", input.name);
-  if (input.name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
-  if (input.scopes.length === 0) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "at least one scope is required");
+  if (input.name.trim() === "") {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required", { field: "name" });
   }
-  for (const scope of input.scopes) {
+  if (input.scopes.length === 0) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "at least one scope is required", {
+      field: "scopes",
+    });
+  }
+  for (const [i, scope] of input.scopes.entries()) {
     if (!(apiKeyScopes as readonly string[]).includes(scope)) {
       throw new ShipkeyError(
         "INVALID_FIELD_VALUE",
         `unknown scope "${scope}"; known scopes: ${apiKeyScopes.join(", ")}`,
+        { field: `scopes[${i}]` },
       );
     }
   }

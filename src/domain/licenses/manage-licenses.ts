@@ -61,12 +61,14 @@ export async function createLicense(
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "licenseKey may contain only letters, digits, '.', '_', '~' and '-'",
+      { field: "licenseKey" },
     );
   }
   if (licenseKey.length < minGivenLicenseKeyLength) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `licenseKey must be at least ${minGivenLicenseKeyLength} characters`,
+      { field: "licenseKey" },
     );
   }
   assertSettings(input);
@@ -115,6 +117,7 @@ async function externalIdUnique<T>(write: Promise<T>): Promise<T> {
     throw new ShipkeyError(
       "EXTERNAL_ID_TAKEN",
       "externalId is already used by another license of this product",
+      { field: "externalId" },
     );
   }
 }
@@ -344,6 +347,7 @@ function assertSettings(settings: LicenseSettings): void {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `status must be one of ${licenseStatuses.join(", ")}`,
+      { field: "status" },
     );
   }
   if (
@@ -355,6 +359,7 @@ function assertSettings(settings: LicenseSettings): void {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `maxMachines must be an integer from 0 to ${maxMachinesLimit}`,
+      { field: "maxMachines" },
     );
   }
   assertDeactivationLimit("maxDeactivationsPer30Days", settings.maxDeactivationsPer30Days);
@@ -363,18 +368,24 @@ function assertSettings(settings: LicenseSettings): void {
   assertMaxLength("customerEmail", settings.customerEmail, limits.name);
   assertMaxLength("note", settings.note, limits.note);
   if (settings.customerEmail && !/^[^\s@]+@[^\s@]+$/.test(settings.customerEmail)) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "customerEmail must be an email address");
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "customerEmail must be an email address", {
+      field: "customerEmail",
+    });
   }
   assertMaxLength("editionName", settings.editionName, limits.edition);
   assertMaxLength("externalId", settings.externalId, limits.identifier);
   if (settings.features !== undefined) {
     if (settings.features.length > limits.features) {
-      throw new ShipkeyError("INVALID_FIELD_VALUE", `at most ${limits.features} features`);
+      throw new ShipkeyError("INVALID_FIELD_VALUE", `at most ${limits.features} features`, {
+        field: "features",
+      });
     }
-    for (const feature of settings.features) {
-      assertMaxLength("feature", feature, limits.feature);
+    for (const [i, feature] of settings.features.entries()) {
+      assertMaxLength("feature", feature, limits.feature, `features[${i}]`);
       if (feature === "")
-        throw new ShipkeyError("INVALID_FIELD_VALUE", "features must not be empty");
+        throw new ShipkeyError("INVALID_FIELD_VALUE", "features must not be empty", {
+          field: `features[${i}]`,
+        });
     }
   }
   assertSettingsText(settings);
@@ -387,6 +398,8 @@ function assertSettingsText(settings: LicenseSettings): void {
   assertSingleLine("customerName", settings.customerName);
   assertSingleLine("customerEmail", settings.customerEmail);
   assertSingleLine("externalId", settings.externalId);
-  for (const feature of settings.features ?? []) assertSingleLine("features", feature);
+  for (const [i, feature] of (settings.features ?? []).entries()) {
+    assertSingleLine("features", feature, `features[${i}]`);
+  }
   assertMultiLine("note", settings.note);
 }

@@ -30,6 +30,7 @@ export function assertDeactivationLimit(field: string, value: number | null | un
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `${field} must be a whole number from ${deactivationLimitRange.min} to ${deactivationLimitRange.max}, or null`,
+      { field },
     );
   }
 }
@@ -49,9 +50,12 @@ export async function createProduct(
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "slug must be lowercase letters, digits and dashes, starting and ending with a letter or digit",
+      { field: "slug" },
     );
   }
-  if (input.name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
+  if (input.name.trim() === "") {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required", { field: "name" });
+  }
   const row: ProductRow = {
     id: newId("prod"),
     slug: input.slug,
@@ -71,7 +75,9 @@ export async function createProduct(
     .returning("id")
     .executeTakeFirst();
   if (!inserted) {
-    throw new ShipkeyError("PRODUCT_SLUG_TAKEN", `A product with slug "${input.slug}" exists`);
+    throw new ShipkeyError("PRODUCT_SLUG_TAKEN", `A product with slug "${input.slug}" exists`, {
+      field: "slug",
+    });
   }
   return toProduct(row);
 }
@@ -154,7 +160,9 @@ async function updateProductRow(
 export async function renameProduct(db: Kysely<DB>, slug: string, name: string): Promise<Product> {
   assertMaxLength("name", name, limits.name);
   assertSingleLine("name", name);
-  if (name.trim() === "") throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required");
+  if (name.trim() === "") {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required", { field: "name" });
+  }
   return updateProductRow(db, slug, { name });
 }
 
@@ -204,6 +212,7 @@ export async function setOfflinePeriod(
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `offlinePeriodSeconds must be a whole number from ${offlinePeriod.minSeconds} to ${offlinePeriod.maxSeconds} (90 days)`,
+      { field: "offlinePeriodSeconds" },
     );
   }
   return updateProductRow(db, slug, { offline_period_seconds: seconds });
@@ -223,6 +232,7 @@ export async function setOfflineAllowance(
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `offlineAllowance must be a whole number from ${offlineAllowanceRange.min} to ${offlineAllowanceRange.max}`,
+      { field: "offlineAllowance" },
     );
   }
   return updateProductRow(db, slug, { offline_allowance: machines });

@@ -24,6 +24,7 @@ export function checkTauriPublicKey(value: string): { stored: string; keyId: str
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "tauriPublicKey is empty; send null to clear the product's key",
+      { field: "tauriPublicKey" },
     );
   }
   // The bare key line of a minisign .pub file: base64 of 42 bytes beginning "Ed".
@@ -31,6 +32,7 @@ export function checkTauriPublicKey(value: string): { stored: string; keyId: str
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `tauriPublicKey is a bare minisign key line; send the base64 of the whole public key file, ${where}`,
+      { field: "tauriPublicKey" },
     );
   }
   const text = decodeBase64Text(stored);
@@ -38,6 +40,7 @@ export function checkTauriPublicKey(value: string): { stored: string; keyId: str
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `tauriPublicKey must be the base64 of a minisign public key file, ${where}`,
+      { field: "tauriPublicKey" },
     );
   }
   const key = parsePublicKeyFile(text);
@@ -45,6 +48,7 @@ export function checkTauriPublicKey(value: string): { stored: string; keyId: str
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "tauriPublicKey is not an Ed25519 minisign public key",
+      { field: "tauriPublicKey" },
     );
   }
   return { stored, keyId: key.keyId };

@@ -52,12 +52,14 @@ export function checkPublishLimits(request: PublishRequest): {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "releaseNotes must not contain control characters other than tabs and line breaks",
+      { field: "releaseNotes" },
     );
   }
   if (request.releases.length > limits.releasesPerPublish) {
     throw new ShipkeyError(
       "TOO_MANY_RELEASES",
       `releases must have at most ${limits.releasesPerPublish} entries`,
+      { field: "releases" },
     );
   }
   const seen = new Set<string>();
@@ -72,11 +74,14 @@ export function checkPublishLimits(request: PublishRequest): {
       throw new ShipkeyError(
         "INVALID_FIELD_VALUE",
         `${at}.sha512 must be the base64 of a 64-byte SHA-512 digest`,
+        { field: `${at}.sha512` },
       );
     }
     const target = `${entry.platform}/${entry.arch}`;
     if (seen.has(target)) {
-      throw new ShipkeyError("DUPLICATE_RELEASE_ENTRY", `${target} appears more than once`);
+      throw new ShipkeyError("DUPLICATE_RELEASE_ENTRY", `${target} appears more than once`, {
+        field: at,
+      });
     }
     seen.add(target);
   });
@@ -87,6 +92,7 @@ export const fileSizeInvalid = (at: string) =>
   new ShipkeyError(
     "INVALID_FIELD_VALUE",
     `${at}.fileSize must be a non-negative integer number of bytes`,
+    { field: `${at}.fileSize` },
   );
 
 // Base64 (standard alphabet, padded) of exactly 64 bytes: 86 characters, the last of which

@@ -266,7 +266,9 @@ function byArch(a: FeedEntry, b: FeedEntry): number {
 export function parseCurrentVersion(raw: string, name = "currentVersion"): string {
   const version = normalizeVersion(raw);
   if (version === null) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be a semantic version`);
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be a semantic version`, {
+      field: name,
+    });
   }
   return version;
 }

@@ -21,6 +21,7 @@ export async function usageReport(
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       `days must be an integer from 1 to ${maxReportDays}`,
+      { field: "days" },
     );
   }
   const product = await requireProduct(db, slug);

@@ -147,6 +147,11 @@ export function fieldError(errors: Record<string, string>, field: string): Html 
   return message ? html`<p class="field-error" id="${field}-error">${message}</p>` : "";
 }
 
+/** A refusal that concerns no one field of the form, shown above it (errorsFor's `_form`). */
+export function formError(errors: Record<string, string>): Html | string {
+  return errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : "";
+}
+
 export function badge(status: string): Html {
   return html`<span class="badge badge-${status.toLowerCase()}">${status}</span>`;
 }

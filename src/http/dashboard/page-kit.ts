@@ -47,21 +47,33 @@ export function expiryFrom(form: Form, name: string): number | null {
     ? value
     : `${value.length === 16 ? `${value}:00` : value}Z`;
   const ms = parseIsoTimestamp(withZone);
-  if (ms === null) throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be a date and time`);
+  if (ms === null) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be a date and time`, {
+      field: name,
+    });
+  }
   return ms;
 }
 
 export function integerFrom(form: Form, name: string): number {
   const value = text(form, name);
-  if (!/^\d+$/.test(value))
-    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be a whole number`);
+  if (!/^\d+$/.test(value)) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be a whole number`, {
+      field: name,
+    });
+  }
   return Number(value);
 }
 
-/** A domain error shown next to the field it names (messages start with the field name). */
-export function errorsFor(error: unknown, fields: string[]): Record<string, string> {
+/**
+ * A refusal shown next to the form field it concerns: the field the error carries (the root of
+ * its path, so `features[2]` is the `features` input) when the form has it among `fields`;
+ * otherwise above the form, as `_form`. Anything that is not a ShipkeyError is rethrown.
+ */
+export function errorsFor(error: unknown, fields: readonly string[]): Record<string, string> {
   if (!(error instanceof ShipkeyError)) throw error;
-  const field = fields.find((f) => error.message.startsWith(f)) ?? "_form";
+  const root = error.details.field?.split(/[.[]/)[0];
+  const field = root !== undefined && fields.includes(root) ? root : "_form";
   return { [field]: error.message };
 }
 

@@ -50,6 +50,7 @@ function optionalTtl(body: JsonObject): number | null {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "ttlSeconds must be a whole number of seconds, at least 1",
+      { field: "ttlSeconds" },
     );
   }
   return value;

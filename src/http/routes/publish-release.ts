@@ -19,8 +19,10 @@ import { normalizeVersion } from "../../domain/releases/version.js";
 import { ShipkeyError } from "../../errors.js";
 import {
   assertNoNul,
+  assertPresent,
   isMissing,
   type JsonObject,
+  missingFields,
   requiredString,
   requireJsonObject,
   singleHeader,
@@ -82,15 +84,13 @@ interface SpecChecked extends Omit<PublishRequest, "releaseNotes" | "releases"> 
  */
 export function parsePublishRequest(rawBody: unknown): SpecChecked {
   const body = requireJsonObject(rawBody);
-  if (["productSlug", "version", "channel", "releases"].some((f) => isMissing(body[f]))) {
-    throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
-  }
+  assertPresent(body, ["productSlug", "version", "channel", "releases"]);
   const productSlug = requiredString(body, "productSlug");
   const rawVersion = requiredString(body, "version");
   const channel = requiredString(body, "channel");
   const releases = body.releases;
   if (!Array.isArray(releases)) throw wrongType("releases", "an array");
-  if (releases.length === 0) throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
+  if (releases.length === 0) throw missingFields(["releases"]);
   const notes = body.releaseNotes;
   if (!isMissing(notes) && typeof notes !== "string") throw wrongType("releaseNotes", "a string");
   if (typeof notes === "string") assertNoNul("releaseNotes", notes);
@@ -115,11 +115,13 @@ export function parsePublishRequest(rawBody: unknown): SpecChecked {
     }
     return { fields, platform, arch };
   });
-  const located = targeted.map(({ fields, platform, arch }) => {
+  const located = targeted.map(({ fields, platform, arch }, i) => {
     const downloadUrl =
       typeof fields.downloadUrl === "string" ? normalizeDownloadUrl(fields.downloadUrl) : null;
     if (downloadUrl === null) throw ShipkeyError.spec("INVALID_DOWNLOAD_URL");
-    if (typeof fields.signature === "string") assertNoNul("signature", fields.signature);
+    if (typeof fields.signature === "string") {
+      assertNoNul("signature", fields.signature, `releases[${i}].signature`);
+    }
     return { platform, arch, downloadUrl, fields };
   });
 
@@ -136,13 +138,17 @@ function typedPublish(publish: SpecChecked): PublishRequest {
     const at = `releases[${index}]`;
     const signature = optional(fields.signature);
     if (signature !== null && typeof signature !== "string") {
-      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.signature must be a string`);
+      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.signature must be a string`, {
+        field: `${at}.signature`,
+      });
     }
     const fileSize = optional(fields.fileSize);
     if (fileSize !== null && typeof fileSize !== "number") throw fileSizeInvalid(at);
     const sha512 = optional(fields.sha512);
     if (sha512 !== null && typeof sha512 !== "string") {
-      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.sha512 must be a string`);
+      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.sha512 must be a string`, {
+        field: `${at}.sha512`,
+      });
     }
     return { ...entry, signature, fileSize, sha512 };
   });

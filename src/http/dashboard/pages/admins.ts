@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { listAdmins, minPasswordLength } from "../../../domain/admins/admins.js";
+import { type AdminView, listAdmins, minPasswordLength } from "../../../domain/admins/admins.js";
 import {
   createAdminAudited,
   removeAdminAudited,
@@ -12,6 +12,8 @@ import {
   actionForm,
   csrfField,
   fieldError,
+  formError,
+  type Html,
   html,
   layout,
   type PageContext,
@@ -41,7 +43,7 @@ function password(form: Form | undefined): string {
   return typeof value === "string" ? value : "";
 }
 
-function adminRow(context: PageContext, admin: { email: string; createdAt: string }) {
+function adminRow(context: PageContext, admin: { email: string; createdAt: string }): Html {
   return html`<tr data-admin="${admin.email}">
     <td>
       ${admin.email}${admin.email === context.email ? html` <span class="muted">(you)</span>` : ""}
@@ -75,69 +77,28 @@ function adminRow(context: PageContext, admin: { email: string; createdAt: strin
   </tr>`;
 }
 
+/** What the admins page shows: the admins, and the new-admin form as last sent. */
+interface AdminsPage {
+  context: PageContext;
+  admins: AdminView[];
+  form: Form;
+  errors: Record<string, string>;
+  flash?: string;
+}
+
 export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
-  const page = async (
-    context: PageContext,
-    form: Form,
-    errors: Record<string, string>,
-    flash?: string,
+  const render = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: Omit<AdminsPage, "context" | "admins">,
+    status = 200,
   ) => {
-    const admins = await listAdmins(db);
-    return layout(
-      "Admins",
-      "admins",
-      context,
-      html`${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Email</th>
-                <th>Added</th>
-                <th>Password</th>
-                <th></th>
-              </tr>
-            </thead>
-            <tbody>
-              ${admins.map((admin) => adminRow(context, admin))}
-            </tbody>
-          </table>
-        </div>
-        <h2>New admin</h2>
-        <form method="post" action="${path}" class="stack panel">
-          ${csrfField(context.csrfToken)}
-          <div class="grid-2">
-            <label
-              >Email
-              <input
-                type="email"
-                name="email"
-                autocomplete="off"
-                required
-                value="${text(form, "email")}"
-                ${errors.email ? html`aria-invalid="true"` : ""}
-              />${fieldError(errors, "email")}</label
-            >
-            <label
-              >Password <span class="hint">(at least ${minPasswordLength} characters)</span>
-              <input
-                type="password"
-                name="password"
-                autocomplete="new-password"
-                minlength="${minPasswordLength}"
-                required
-                ${errors.password ? html`aria-invalid="true"` : ""}
-              />${fieldError(errors, "password")}</label
-            >
-          </div>
-          <div class="actions"><button type="submit">Add admin</button></div>
-        </form>`,
-      flash,
-    );
+    const page = { ...view, context: contextOf(request), admins: await listAdmins(db) };
+    return sendPage(reply, adminsView(page), status);
   };
 
   /** A refused change re-renders the page with its message (no write happened). */
-  const refused = async (
+  const refused = (
     request: FastifyRequest<{ Body: Form }>,
     reply: FastifyReply,
     err: unknown,
@@ -146,7 +107,7 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
   ) => {
     const errors = errorsFor(err, fields);
     const status = err instanceof ShipkeyError ? err.statusCode : 400;
-    return sendPage(reply, await page(contextOf(request), form, errors), status);
+    return render(request, reply, { form, errors }, status);
   };
 
   /** After ending the signed-in admin's own sessions, the next stop is the sign-in page. */
@@ -159,21 +120,19 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
     );
 
   app.get<{ Querystring: { done?: string } }>(path, async (request, reply) =>
-    sendPage(reply, await page(contextOf(request), {}, {}, done[request.query.done ?? ""])),
+    render(request, reply, { form: {}, errors: {}, flash: done[request.query.done ?? ""] }),
   );
 
   app.post<{ Body: Form }>(path, async (request, reply) => {
+    const email = text(request.body, "email");
     try {
       await createAdminAudited(db, adminActor(request), {
-        email: text(request.body, "email"),
+        email,
         password: password(request.body),
       });
       return reply.redirect(`${path}?done=created`, 303);
     } catch (err) {
-      return refused(request, reply, err, { email: text(request.body, "email") }, [
-        "email",
-        "password",
-      ]);
+      return refused(request, reply, err, { email }, ["email", "password"]);
     }
   });
 
@@ -197,4 +156,63 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
       return refused(request, reply, err);
     }
   });
+}
+
+function adminsView(page: AdminsPage): Html {
+  const { context } = page;
+  return layout(
+    "Admins",
+    "admins",
+    context,
+    html`${formError(page.errors)}
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Added</th>
+              <th>Password</th>
+              <th></th>
+            </tr>
+          </thead>
+          <tbody>
+            ${page.admins.map((admin) => adminRow(context, admin))}
+          </tbody>
+        </table>
+      </div>
+      ${newAdminForm(context.csrfToken, page.form, page.errors)}`,
+    page.flash,
+  );
+}
+
+function newAdminForm(csrfToken: string, form: Form, errors: Record<string, string>): Html {
+  return html`<h2>New admin</h2>
+    <form method="post" action="${path}" class="stack panel">
+      ${csrfField(csrfToken)}
+      <div class="grid-2">
+        <label
+          >Email
+          <input
+            type="email"
+            name="email"
+            autocomplete="off"
+            required
+            value="${text(form, "email")}"
+            ${errors.email ? html`aria-invalid="true"` : ""}
+          />${fieldError(errors, "email")}</label
+        >
+        <label
+          >Password <span class="hint">(at least ${minPasswordLength} characters)</span>
+          <input
+            type="password"
+            name="password"
+            autocomplete="new-password"
+            minlength="${minPasswordLength}"
+            required
+            ${errors.password ? html`aria-invalid="true"` : ""}
+          />${fieldError(errors, "password")}</label
+        >
+      </div>
+      <div class="actions"><button type="submit">Add admin</button></div>
+    </form>`;
 }

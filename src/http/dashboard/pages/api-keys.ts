@@ -1,14 +1,15 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { listApiKeys } from "../../../domain/api-keys/api-keys.js";
+import { type ApiKeyView, listApiKeys } from "../../../domain/api-keys/api-keys.js";
 import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
-import { listProducts } from "../../../domain/products/products.js";
+import { listProducts, type Product } from "../../../domain/products/products.js";
 import {
   actionForm,
   badge,
   csrfField,
   fieldError,
+  formError,
   type Html,
   html,
   layout,
@@ -42,159 +43,55 @@ function createdPanel(created: Record<string, string>): Html {
   </section>`;
 }
 
+/** What the API keys page shows: the keys, the products, the new-key form as last sent. */
+interface ApiKeysPage {
+  context: PageContext;
+  keys: ApiKeyView[];
+  products: Product[];
+  form: Form;
+  errors: Record<string, string>;
+  created?: Html;
+  flash?: string;
+}
+
+const apiKeyFields = ["name", "scopes", "expiresAt", "products"];
+
 export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
-  const page = async (
-    context: PageContext,
-    form: Form,
-    errors: Record<string, string>,
-    created?: Html,
-    flash?: string,
+  const render = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: Omit<ApiKeysPage, "context" | "keys" | "products">,
+    status = 200,
   ) => {
     const keys = await listApiKeys(db);
     const products = await listProducts(db);
-    const chosen = list(form, "scopes");
-    const chosenProducts = list(form, "products");
-    return layout(
-      "API Keys",
-      "api-keys",
-      context,
-      html`${created ?? ""}
-        <p class="hint">
-          Make one key per pipeline, limited to the product it ships and to the scopes it needs
-          (<code>releases:write</code> to publish): a leaked key then reaches nothing else.
-        </p>
-        ${
-          keys.length === 0
-            ? html`<div class="empty">
-                No API keys yet. Create one for your CI with the <code>releases:write</code> scope.
-              </div>`
-            : html`<div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Name</th>
-                      <th>Key</th>
-                      <th>Scopes</th>
-                      <th>Products</th>
-                      <th>Created</th>
-                      <th>Last used</th>
-                      <th>Expires</th>
-                      <th>Status</th>
-                      <th></th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${keys.map(
-                      (k) =>
-                        html`<tr>
-                          <td>${k.name}</td>
-                          <td class="mono">${k.displayPrefix}…</td>
-                          <td>${k.scopes.join(", ")}</td>
-                          <td>
-                            ${k.products === null ? html`<em>all</em>` : k.products.join(", ")}
-                          </td>
-                          <td>${when(k.createdAt)}</td>
-                          <td>${when(k.lastUsedAt)}</td>
-                          <td>${when(k.expiresAt)}</td>
-                          <td>
-                            ${k.revokedAt ? badge("REVOKED") : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? badge("EXPIRED") : badge("ACTIVE")}
-                          </td>
-                          <td>
-                            ${
-                              k.revokedAt
-                                ? ""
-                                : actionForm(
-                                    context.csrfToken,
-                                    {
-                                      action: `/admin/api-keys/${k.id}/revoke`,
-                                      confirm: `Revoke ${k.name}? Anything using it stops working at once.`,
-                                    },
-                                    { label: "Revoke", class: "danger" },
-                                  )
-                            }
-                          </td>
-                        </tr>`,
-                    )}
-                  </tbody>
-                </table>
-              </div>`
-        }
-        <h2>New API key</h2>
-        <form method="post" action="/admin/api-keys" class="stack panel">
-          ${csrfField(context.csrfToken)}
-          ${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
-          <label
-            >Name
-            <input
-              name="name"
-              required
-              value="${text(form, "name")}"
-              placeholder="GitHub Actions"
-              ${errors.name ? html`aria-invalid="true"` : ""}
-            />${fieldError(errors, "name")}</label
-          >
-          <fieldset>
-            <legend>Scopes</legend>
-            ${apiKeyScopes.map((s) => html`<label class="check"><input type="checkbox" name="scopes" value="${s}" ${chosen.includes(s) ? html`checked` : ""} /> <code>${s}</code></label>`)}
-            ${fieldError(errors, "at least one scope")}
-          </fieldset>
-          <fieldset>
-            <legend>Products <span class="hint">(none ticked = every product)</span></legend>
-            ${products.map((p) => html`<label class="check"><input type="checkbox" name="products" value="${p.slug}" ${chosenProducts.includes(p.slug) ? html`checked` : ""} /> ${p.name} <code>${p.slug}</code></label>`)}
-            ${fieldError(errors, "products")}
-          </fieldset>
-          <label
-            >Expires <span class="hint">(UTC, empty = never)</span
-            ><input
-              type="datetime-local"
-              name="expiresAt"
-              value="${text(form, "expiresAt")}"
-            />${fieldError(errors, "expiresAt")}</label
-          >
-          <div class="actions"><button type="submit">Create key</button></div>
-        </form>`,
-      flash,
+    return sendPage(
+      reply,
+      apiKeysView({ ...view, context: contextOf(request), keys, products }),
+      status,
     );
   };
 
   app.get<{ Querystring: { done?: string } }>(path, async (request, reply) => {
     const created = takeFlash(request, reply, path);
-    return sendPage(
-      reply,
-      await page(
-        contextOf(request),
-        {},
-        {},
-        created ? createdPanel(created) : undefined,
-        request.query.done === "revoked" ? "API key revoked." : undefined,
-      ),
-    );
+    return render(request, reply, {
+      form: {},
+      errors: {},
+      created: created ? createdPanel(created) : undefined,
+      flash: request.query.done === "revoked" ? "API key revoked." : undefined,
+    });
   });
 
   app.post<{ Body: Form }>(path, async (request, reply) => {
     const form = request.body;
     try {
-      const key = await createApiKeyAudited(db, adminActor(request), {
-        name: text(form, "name"),
-        scopes: list(form, "scopes"),
-        expiresAt: expiryFrom(form, "expiresAt"),
-        // No product ticked: a key for every product.
-        products: list(form, "products").length === 0 ? null : list(form, "products"),
-      });
+      const key = await createApiKeyAudited(db, adminActor(request), newKeyFrom(form));
       // The secret goes to the next page once, in a sealed cookie: a reload neither creates a
       // second key nor shows this one again.
       setFlash(request, reply, path, { name: key.name, key: key.key });
       return reply.redirect(path, 303);
     } catch (err) {
-      return sendPage(
-        reply,
-        await page(
-          contextOf(request),
-          form,
-          errorsFor(err, ["name", "at least one scope", "unknown scope", "expiresAt", "products"]),
-        ),
-        400,
-      );
+      return render(request, reply, { form, errors: errorsFor(err, apiKeyFields) }, 400);
     }
   });
 
@@ -202,4 +99,127 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
     await revokeApiKeyAudited(db, adminActor(request), request.params.id);
     return reply.redirect("/admin/api-keys?done=revoked", 303);
   });
+}
+
+function newKeyFrom(form: Form) {
+  return {
+    name: text(form, "name"),
+    scopes: list(form, "scopes"),
+    expiresAt: expiryFrom(form, "expiresAt"),
+    // No product ticked: a key for every product.
+    products: list(form, "products").length === 0 ? null : list(form, "products"),
+  };
+}
+
+function apiKeysView(page: ApiKeysPage): Html {
+  const { context, keys } = page;
+  return layout(
+    "API Keys",
+    "api-keys",
+    context,
+    html`${page.created ?? ""}
+      <p class="hint">
+        Make one key per pipeline, limited to the product it ships and to the scopes it needs (<code
+          >releases:write</code
+        >
+        to publish): a leaked key then reaches nothing else.
+      </p>
+      ${keys.length === 0 ? noKeys() : keyTable(keys, context.csrfToken)} ${newKeyForm(page)}`,
+    page.flash,
+  );
+}
+
+function noKeys(): Html {
+  return html`<div class="empty">
+    No API keys yet. Create one for your CI with the <code>releases:write</code> scope.
+  </div>`;
+}
+
+function keyTable(keys: ApiKeyView[], csrfToken: string): Html {
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Key</th>
+          <th>Scopes</th>
+          <th>Products</th>
+          <th>Created</th>
+          <th>Last used</th>
+          <th>Expires</th>
+          <th>Status</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${keys.map((k) => keyRow(k, csrfToken))}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+function keyRow(k: ApiKeyView, csrfToken: string): Html {
+  const expired = k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now();
+  return html`<tr>
+    <td>${k.name}</td>
+    <td class="mono">${k.displayPrefix}…</td>
+    <td>${k.scopes.join(", ")}</td>
+    <td>${k.products === null ? html`<em>all</em>` : k.products.join(", ")}</td>
+    <td>${when(k.createdAt)}</td>
+    <td>${when(k.lastUsedAt)}</td>
+    <td>${when(k.expiresAt)}</td>
+    <td>${k.revokedAt ? badge("REVOKED") : expired ? badge("EXPIRED") : badge("ACTIVE")}</td>
+    <td>
+      ${
+        k.revokedAt
+          ? ""
+          : actionForm(
+              csrfToken,
+              {
+                action: `/admin/api-keys/${k.id}/revoke`,
+                confirm: `Revoke ${k.name}? Anything using it stops working at once.`,
+              },
+              { label: "Revoke", class: "danger" },
+            )
+      }
+    </td>
+  </tr>`;
+}
+
+function newKeyForm({ context, products, form, errors }: ApiKeysPage): Html {
+  const chosen = list(form, "scopes");
+  const chosenProducts = list(form, "products");
+  return html`<h2>New API key</h2>
+    <form method="post" action="/admin/api-keys" class="stack panel">
+      ${csrfField(context.csrfToken)} ${formError(errors)}
+      <label
+        >Name
+        <input
+          name="name"
+          required
+          value="${text(form, "name")}"
+          placeholder="GitHub Actions"
+          ${errors.name ? html`aria-invalid="true"` : ""}
+        />${fieldError(errors, "name")}</label
+      >
+      <fieldset>
+        <legend>Scopes</legend>
+        ${apiKeyScopes.map((s) => html`<label class="check"><input type="checkbox" name="scopes" value="${s}" ${chosen.includes(s) ? html`checked` : ""} /> <code>${s}</code></label>`)}
+        ${fieldError(errors, "scopes")}
+      </fieldset>
+      <fieldset>
+        <legend>Products <span class="hint">(none ticked = every product)</span></legend>
+        ${products.map((p) => html`<label class="check"><input type="checkbox" name="products" value="${p.slug}" ${chosenProducts.includes(p.slug) ? html`checked` : ""} /> ${p.name} <code>${p.slug}</code></label>`)}
+        ${fieldError(errors, "products")}
+      </fieldset>
+      <label
+        >Expires <span class="hint">(UTC, empty = never)</span
+        ><input
+          type="datetime-local"
+          name="expiresAt"
+          value="${text(form, "expiresAt")}"
+        />${fieldError(errors, "expiresAt")}</label
+      >
+      <div class="actions"><button type="submit">Create key</button></div>
+    </form>`;
 }

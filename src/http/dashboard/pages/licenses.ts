@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
 import {
@@ -12,9 +12,20 @@ import {
   listLicenses,
   showLicense,
 } from "../../../domain/licenses/manage-licenses.js";
-import { listProducts } from "../../../domain/products/products.js";
+import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
-import { actionForm, badge, csrfField, fieldError, html, layout, when } from "../html.js";
+import {
+  actionForm,
+  badge,
+  csrfField,
+  fieldError,
+  formError,
+  type Html,
+  html,
+  layout,
+  type PageContext,
+  when,
+} from "../html.js";
 import {
   adminActor,
   contextOf,
@@ -82,7 +93,10 @@ function settingsFrom(form: Form) {
   };
 }
 
-function settingsInputs(form: Form, errors: Record<string, string>) {
+/** A license as its page shows it, with its machines. */
+type LicenseDetail = Awaited<ReturnType<typeof showLicense>>;
+
+function settingsInputs(form: Form, errors: Record<string, string>): Html {
   const input = (name: string, label: string, type = "text", hint = "") =>
     html`<label
       >${label}${hint ? html` <span class="hint">${hint}</span>` : ""}
@@ -118,165 +132,26 @@ function settingsInputs(form: Form, errors: Record<string, string>) {
     >`;
 }
 
+type LicensePage = Awaited<ReturnType<typeof listLicenses>>;
+
+/** The list's filters as the query gives them. */
+interface ListFilters {
+  q: string;
+  product: string;
+  status: string;
+  expired: string;
+}
+
 export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
-  app.get<{ Querystring: Form }>("/admin/licenses", async (request, reply) => {
-    const query = request.query;
-    const status = text(query, "status");
-    const expired = text(query, "expired");
-    let page: Awaited<ReturnType<typeof listLicenses>> = { items: [], nextCursor: null };
-    let error = "";
-    try {
-      page = await listLicenses(db, {
-        product: text(query, "product") || undefined,
-        status: (licenseStatuses as readonly string[]).includes(status)
-          ? (status as LicenseStatus)
-          : undefined,
-        expired: expired === "yes" ? true : expired === "no" ? false : undefined,
-        q: text(query, "q") || undefined,
-        cursor: text(query, "cursor") || undefined,
-        limit: 50,
-      });
-    } catch (err) {
-      if (!(err instanceof ShipkeyError)) throw err;
-      error = err.message;
-    }
-    const products = await listProducts(db);
-    const next = new URLSearchParams({
-      ...Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v ?? "")])),
-      cursor: page.nextCursor ?? "",
-    });
-    const option = (value: string, label: string, current: string) =>
-      html`<option value="${value}" ${value === current ? html`selected` : ""}>${label}</option>`;
-    return sendPage(
-      reply,
-      layout(
-        "Licenses",
-        "licenses",
-        contextOf(request),
-        html`<form method="get" class="toolbar" role="search">
-            <label
-              >Search
-              <input
-                type="search"
-                name="q"
-                value="${text(query, "q")}"
-                placeholder="Key prefix, customer, external id"
-            /></label>
-            <label
-              >Product
-              <select name="product">
-                ${option("", "All", text(query, "product"))}${products.map((p) => option(p.slug, p.name, text(query, "product")))}
-              </select></label
-            >
-            <label
-              >Status
-              <select name="status">
-                ${option("", "All", status)}${licenseStatuses.map((s) => option(s, s, status))}
-              </select></label
-            >
-            <label
-              >Expiry
-              <select name="expired">
-                ${option("", "All", expired)}${option("no", "Not expired", expired)}${option("yes", "Expired", expired)}
-              </select></label
-            >
-            <button type="submit" class="secondary">Filter</button>
-            <a class="button" href="/admin/licenses/new">New license</a>
-          </form>
-          ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
-          ${
-            page.items.length === 0
-              ? html`<div class="empty">
-                  <p>No licenses match.</p>
-                  <p>
-                    <a href="/admin/licenses/new">Create a license</a> or issue them from your
-                    payment webhook with the admin API.
-                  </p>
-                </div>`
-              : html`<div class="table-wrap">
-                    <table>
-                      <thead>
-                        <tr>
-                          <th>Key</th>
-                          <th>Product</th>
-                          <th>Status</th>
-                          <th>Machines</th>
-                          <th>Customer</th>
-                          <th>Expires</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        ${page.items.map(
-                          (l) =>
-                            html`<tr>
-                              <td>
-                                <a
-                                  class="mono"
-                                  href="/admin/licenses/${encodeURIComponent(l.licenseKey)}"
-                                  >${l.licenseKey}</a
-                                >
-                              </td>
-                              <td>${l.product}</td>
-                              <td>${badge(l.status)} ${isExpired(l) ? badge("EXPIRED") : ""}</td>
-                              <td>${l.activeMachines} / ${l.maxMachines}</td>
-                              <td>
-                                ${l.customerName ?? ""}<br /><span class="muted"
-                                  >${l.customerEmail ?? ""}</span
-                                >${l.externalId ? html`<br /><span class="muted mono">${l.externalId}</span>` : ""}
-                              </td>
-                              <td>${when(l.expiresAt)}</td>
-                            </tr>`,
-                        )}
-                      </tbody>
-                    </table>
-                  </div>
-                  ${page.nextCursor ? html`<p><a href="/admin/licenses?${next.toString()}">Next page →</a></p>` : ""}`
-          }`,
-      ),
-    );
-  });
+  app.get<{ Querystring: Form }>("/admin/licenses", async (request, reply) =>
+    sendPage(reply, await listPage(db, request)),
+  );
 
   const newLicensePage = async (
-    request: Parameters<typeof contextOf>[0],
+    request: FastifyRequest,
     form: Form,
     errors: Record<string, string>,
-  ) => {
-    const products = await listProducts(db);
-    return layout(
-      "New license",
-      "licenses",
-      contextOf(request),
-      products.length === 0
-        ? html`<div class="empty">
-            <p>Create a product first.</p>
-            <p><a href="/admin/products">Products</a></p>
-          </div>`
-        : html`<form method="post" action="/admin/licenses" class="stack panel">
-            ${csrfField(contextOf(request).csrfToken)}
-            ${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
-            <div class="grid-2">
-              <label
-                >Product
-                <select name="productSlug">
-                  ${products.map((p) => html`<option value="${p.slug}" ${p.slug === text(form, "productSlug") ? html`selected` : ""}>${p.name}</option>`)}
-                </select></label
-              >
-              <label
-                >License key <span class="hint">(empty = generated)</span>
-                <input
-                  name="licenseKey"
-                  value="${text(form, "licenseKey")}"
-                  ${errors.licenseKey ? html`aria-invalid="true"` : ""}
-                />${fieldError(errors, "licenseKey")}</label
-              >
-            </div>
-            ${settingsInputs(form, errors)}
-            <div class="actions">
-              <button type="submit">Create license</button><a href="/admin/licenses">Cancel</a>
-            </div>
-          </form>`,
-    );
-  };
+  ) => newLicenseView(contextOf(request), await listProducts(db), form, errors);
 
   app.get("/admin/licenses/new", async (request, reply) =>
     sendPage(reply, await newLicensePage(request, { maxMachines: "1" }, {})),
@@ -295,161 +170,20 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
         303,
       );
     } catch (err) {
-      return sendPage(
-        reply,
-        await newLicensePage(request, form, errorsFor(err, licenseFields)),
-        400,
-      );
+      const errors = errorsFor(err, licenseFields);
+      return sendPage(reply, await newLicensePage(request, form, errors), 400);
     }
   });
 
   const detailPage = async (
-    request: Parameters<typeof contextOf>[0],
+    request: FastifyRequest,
     key: string,
     form: Form | null,
     errors: Record<string, string>,
     flash?: string,
   ) => {
     const license = await showLicense(db, key);
-    const context = contextOf(request);
-    const values: Form = form ?? {
-      maxMachines: String(license.maxMachines),
-      expiresAt: localValue(license.expiresAt),
-      edition: license.edition ?? "",
-      editionName: license.editionName ?? "",
-      features: license.features.join(", "),
-      customerName: license.customerName ?? "",
-      customerEmail: license.customerEmail ?? "",
-      note: license.note ?? "",
-      externalId: license.externalId ?? "",
-      maxDeactivationsPer30Days:
-        license.maxDeactivationsPer30Days === null ? "" : String(license.maxDeactivationsPer30Days),
-    };
-    const base = `/admin/licenses/${encodeURIComponent(license.licenseKey)}`;
-    const statusButton = (status: LicenseStatus, label: string, cls: string, confirm: string) =>
-      license.status === status
-        ? ""
-        : actionForm(
-            context.csrfToken,
-            { action: `${base}/status`, class: "inline", confirm, hidden: { status } },
-            { label, class: cls },
-          );
-    return layout(
-      `License ${license.licenseKey}`,
-      "licenses",
-      context,
-      html`<section class="panel">
-          <dl class="facts">
-            <dt>Key</dt>
-            <dd class="mono">${license.licenseKey}</dd>
-            <dt>Product</dt>
-            <dd>${license.product}</dd>
-            <dt>Status</dt>
-            <dd>${badge(license.status)} ${isExpired(license) ? badge("EXPIRED") : ""}</dd>
-            <dt>Machines</dt>
-            <dd>${license.activeMachines} of ${license.maxMachines} slots in use</dd>
-            <dt>Expires</dt>
-            <dd>${when(license.expiresAt)}</dd>
-            <dt>Edition</dt>
-            <dd>${license.editionName ?? license.edition ?? "—"}</dd>
-            <dt>Features</dt>
-            <dd>${license.features.length ? license.features.join(", ") : "—"}</dd>
-            <dt>Customer</dt>
-            <dd>
-              ${license.customerName ?? "—"}
-              ${license.customerEmail ? html`<span class="muted">&lt;${license.customerEmail}&gt;</span>` : ""}
-            </dd>
-            <dt>Note</dt>
-            <dd>${license.note ?? "—"}</dd>
-            <dt>External id</dt>
-            <dd class="mono">${license.externalId ?? "—"}</dd>
-          </dl>
-          <div class="actions spaced">
-            ${statusButton("SUSPENDED", "Suspend", "secondary", "Suspend this license? Its machines stop validating.")}
-            ${statusButton("REVOKED", "Revoke", "danger", "Revoke this license? Its machines stop validating.")}
-            ${statusButton("ACTIVE", "Reinstate", "secondary", "Reinstate this license?")}
-          </div>
-        </section>
-        <h2>Active machines</h2>
-        ${
-          license.machines.length === 0
-            ? html`<div class="empty">No machine is activated on this license.</div>`
-            : html`<div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Machine</th>
-                      <th>Name</th>
-                      <th>Platform</th>
-                      <th>Activated</th>
-                      <th>Last seen</th>
-                      <th></th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${license.machines.map(
-                      (m) =>
-                        html`<tr data-machine="${m.machineId}">
-                          <td class="mono">${m.machineId}</td>
-                          <td>${m.machineName ?? ""}</td>
-                          <td>${m.platform ?? ""}</td>
-                          <td>${when(m.activatedAt)}</td>
-                          <td class="last-seen">${when(m.lastSeenAt)}</td>
-                          <td>
-                            ${actionForm(
-                              context.csrfToken,
-                              {
-                                action: `${base}/machines/${encodeURIComponent(m.machineId)}/deactivate`,
-                                confirm: `Deactivate ${m.machineId}? It frees the slot; the app must activate again.`,
-                              },
-                              { label: "Deactivate", class: "danger" },
-                            )}
-                          </td>
-                        </tr>`,
-                    )}
-                  </tbody>
-                </table>
-              </div>`
-        }
-        ${
-          license.pastActivations.length === 0
-            ? ""
-            : html`<h2>Past activations</h2>
-                <div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th>Machine</th>
-                        <th>Name</th>
-                        <th>Activated</th>
-                        <th>Deactivated</th>
-                        <th>Last seen</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${license.pastActivations.map(
-                        (m) =>
-                          html`<tr>
-                            <td class="mono">${m.machineId}</td>
-                            <td>${m.machineName ?? ""}</td>
-                            <td>${when(m.activatedAt)}</td>
-                            <td>${when(m.deactivatedAt)}</td>
-                            <td>${when(m.lastSeenAt)}</td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>`
-        }
-        <h2>Edit</h2>
-        <form method="post" action="${base}/edit" class="stack panel">
-          ${csrfField(context.csrfToken)}
-          ${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
-          ${settingsInputs(values, errors)}
-          <div class="actions"><button type="submit">Save changes</button></div>
-        </form>`,
-      flash,
-    );
+    return licenseDetailView(contextOf(request), license, form ?? formOf(license), errors, flash);
   };
 
   // The audit log names licenses by id (it holds no license key): its links land here.
@@ -475,28 +209,17 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Params: { key: string }; Body: Form }>(
     "/admin/licenses/:key/edit",
     async (request, reply) => {
+      const { key } = request.params;
       try {
-        const license = await updateLicenseAudited(
-          db,
-          adminActor(request),
-          request.params.key,
-          settingsFrom(request.body),
-        );
+        const settings = settingsFrom(request.body);
+        const license = await updateLicenseAudited(db, adminActor(request), key, settings);
         return reply.redirect(
           `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=updated`,
           303,
         );
       } catch (err) {
-        return sendPage(
-          reply,
-          await detailPage(
-            request,
-            request.params.key,
-            request.body,
-            errorsFor(err, licenseFields),
-          ),
-          400,
-        );
+        const errors = errorsFor(err, licenseFields);
+        return sendPage(reply, await detailPage(request, key, request.body, errors), 400);
       }
     },
   );
@@ -505,15 +228,13 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/licenses/:key/status",
     async (request, reply) => {
       const status = licenseStatuses.find((known) => known === text(request.body, "status"));
-      if (status === undefined) throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown status");
+      if (status === undefined) {
+        throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown status", { field: "status" });
+      }
       const action =
         status === "ACTIVE" ? "reinstated" : status === "SUSPENDED" ? "suspended" : "revoked";
-      const license = await setLicenseStatusAudited(
-        db,
-        adminActor(request),
-        request.params.key,
-        status,
-      );
+      const { key } = request.params;
+      const license = await setLicenseStatusAudited(db, adminActor(request), key, status);
       return reply.redirect(
         `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=${action}`,
         303,
@@ -529,4 +250,340 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
       return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}?done=deactivated`, 303);
     },
   );
+}
+
+/** The list of licenses: the query's filters → one page of licenses → its view. */
+async function listPage(
+  db: Kysely<DB>,
+  request: FastifyRequest<{ Querystring: Form }>,
+): Promise<Html> {
+  const query = request.query;
+  const filters = {
+    q: text(query, "q"),
+    product: text(query, "product"),
+    status: text(query, "status"),
+    expired: text(query, "expired"),
+  };
+  let page: LicensePage = { items: [], nextCursor: null };
+  let error = "";
+  try {
+    page = await listLicenses(db, listInput(filters, text(query, "cursor")));
+  } catch (err) {
+    if (!(err instanceof ShipkeyError)) throw err;
+    error = err.message;
+  }
+  const products = await listProducts(db);
+  const next = new URLSearchParams({
+    ...Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v ?? "")])),
+    cursor: page.nextCursor ?? "",
+  });
+  const content = licenseListView(filters, products, page, error, next.toString());
+  return layout("Licenses", "licenses", contextOf(request), content);
+}
+
+function listInput(filters: ListFilters, cursor: string) {
+  const { status, expired } = filters;
+  return {
+    product: filters.product || undefined,
+    status: (licenseStatuses as readonly string[]).includes(status)
+      ? (status as LicenseStatus)
+      : undefined,
+    expired: expired === "yes" ? true : expired === "no" ? false : undefined,
+    q: filters.q || undefined,
+    cursor: cursor || undefined,
+    limit: 50,
+  };
+}
+
+/** The edit form's values for a license as stored. */
+function formOf(license: LicenseView): Form {
+  return {
+    maxMachines: String(license.maxMachines),
+    expiresAt: localValue(license.expiresAt),
+    edition: license.edition ?? "",
+    editionName: license.editionName ?? "",
+    features: license.features.join(", "),
+    customerName: license.customerName ?? "",
+    customerEmail: license.customerEmail ?? "",
+    note: license.note ?? "",
+    externalId: license.externalId ?? "",
+    maxDeactivationsPer30Days:
+      license.maxDeactivationsPer30Days === null ? "" : String(license.maxDeactivationsPer30Days),
+  };
+}
+
+function option(value: string, label: string, current: string): Html {
+  return html`<option value="${value}" ${value === current ? html`selected` : ""}>
+    ${label}
+  </option>`;
+}
+
+function licenseListView(
+  filters: ListFilters,
+  products: Product[],
+  page: LicensePage,
+  error: string,
+  next: string,
+): Html {
+  return html`${listFilters(filters, products)}
+  ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
+  ${
+    page.items.length === 0
+      ? html`<div class="empty">
+          <p>No licenses match.</p>
+          <p>
+            <a href="/admin/licenses/new">Create a license</a> or issue them from your payment
+            webhook with the admin API.
+          </p>
+        </div>`
+      : html`${licenseTable(page.items)}
+        ${page.nextCursor ? html`<p><a href="/admin/licenses?${next}">Next page →</a></p>` : ""}`
+  }`;
+}
+
+function listFilters({ q, product, status, expired }: ListFilters, products: Product[]): Html {
+  return html`<form method="get" class="toolbar" role="search">
+    <label
+      >Search
+      <input type="search" name="q" value="${q}" placeholder="Key prefix, customer, external id"
+    /></label>
+    <label
+      >Product
+      <select name="product">
+        ${option("", "All", product)}${products.map((p) => option(p.slug, p.name, product))}
+      </select></label
+    >
+    <label
+      >Status
+      <select name="status">
+        ${option("", "All", status)}${licenseStatuses.map((s) => option(s, s, status))}
+      </select></label
+    >
+    <label
+      >Expiry
+      <select name="expired">
+        ${option("", "All", expired)}${option("no", "Not expired", expired)}${option("yes", "Expired", expired)}
+      </select></label
+    >
+    <button type="submit" class="secondary">Filter</button>
+    <a class="button" href="/admin/licenses/new">New license</a>
+  </form>`;
+}
+
+function licenseTable(licenses: LicenseView[]): Html {
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th>Key</th>
+          <th>Product</th>
+          <th>Status</th>
+          <th>Machines</th>
+          <th>Customer</th>
+          <th>Expires</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${licenses.map(licenseRow)}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+function licenseRow(l: LicenseView): Html {
+  return html`<tr>
+    <td>
+      <a class="mono" href="/admin/licenses/${encodeURIComponent(l.licenseKey)}">${l.licenseKey}</a>
+    </td>
+    <td>${l.product}</td>
+    <td>${badge(l.status)} ${isExpired(l) ? badge("EXPIRED") : ""}</td>
+    <td>${l.activeMachines} / ${l.maxMachines}</td>
+    <td>
+      ${l.customerName ?? ""}<br /><span class="muted">${l.customerEmail ?? ""}</span
+      >${l.externalId ? html`<br /><span class="muted mono">${l.externalId}</span>` : ""}
+    </td>
+    <td>${when(l.expiresAt)}</td>
+  </tr>`;
+}
+
+function newLicenseView(
+  context: PageContext,
+  products: Product[],
+  form: Form,
+  errors: Record<string, string>,
+): Html {
+  return layout(
+    "New license",
+    "licenses",
+    context,
+    products.length === 0
+      ? html`<div class="empty">
+          <p>Create a product first.</p>
+          <p><a href="/admin/products">Products</a></p>
+        </div>`
+      : html`<form method="post" action="/admin/licenses" class="stack panel">
+          ${csrfField(context.csrfToken)} ${formError(errors)}
+          <div class="grid-2">
+            <label
+              >Product
+              <select name="productSlug">
+                ${products.map((p) => html`<option value="${p.slug}" ${p.slug === text(form, "productSlug") ? html`selected` : ""}>${p.name}</option>`)}
+              </select></label
+            >
+            <label
+              >License key <span class="hint">(empty = generated)</span>
+              <input
+                name="licenseKey"
+                value="${text(form, "licenseKey")}"
+                ${errors.licenseKey ? html`aria-invalid="true"` : ""}
+              />${fieldError(errors, "licenseKey")}</label
+            >
+          </div>
+          ${settingsInputs(form, errors)}
+          <div class="actions">
+            <button type="submit">Create license</button><a href="/admin/licenses">Cancel</a>
+          </div>
+        </form>`,
+  );
+}
+
+function licenseDetailView(
+  context: PageContext,
+  license: LicenseDetail,
+  values: Form,
+  errors: Record<string, string>,
+  flash?: string,
+): Html {
+  const base = `/admin/licenses/${encodeURIComponent(license.licenseKey)}`;
+  return layout(
+    `License ${license.licenseKey}`,
+    "licenses",
+    context,
+    html`<section class="panel">
+        ${licenseFacts(license)}
+        <div class="actions spaced">${statusButtons(license, base, context.csrfToken)}</div>
+      </section>
+      <h2>Active machines</h2>
+      ${activeMachines(license, base, context.csrfToken)} ${pastActivations(license)}
+      <h2>Edit</h2>
+      <form method="post" action="${base}/edit" class="stack panel">
+        ${csrfField(context.csrfToken)} ${formError(errors)} ${settingsInputs(values, errors)}
+        <div class="actions"><button type="submit">Save changes</button></div>
+      </form>`,
+    flash,
+  );
+}
+
+function licenseFacts(license: LicenseDetail): Html {
+  return html`<dl class="facts">
+    <dt>Key</dt>
+    <dd class="mono">${license.licenseKey}</dd>
+    <dt>Product</dt>
+    <dd>${license.product}</dd>
+    <dt>Status</dt>
+    <dd>${badge(license.status)} ${isExpired(license) ? badge("EXPIRED") : ""}</dd>
+    <dt>Machines</dt>
+    <dd>${license.activeMachines} of ${license.maxMachines} slots in use</dd>
+    <dt>Expires</dt>
+    <dd>${when(license.expiresAt)}</dd>
+    <dt>Edition</dt>
+    <dd>${license.editionName ?? license.edition ?? "—"}</dd>
+    <dt>Features</dt>
+    <dd>${license.features.length ? license.features.join(", ") : "—"}</dd>
+    <dt>Customer</dt>
+    <dd>
+      ${license.customerName ?? "—"}
+      ${license.customerEmail ? html`<span class="muted">&lt;${license.customerEmail}&gt;</span>` : ""}
+    </dd>
+    <dt>Note</dt>
+    <dd>${license.note ?? "—"}</dd>
+    <dt>External id</dt>
+    <dd class="mono">${license.externalId ?? "—"}</dd>
+  </dl>`;
+}
+
+function statusButtons(license: LicenseView, base: string, csrfToken: string): Html {
+  const button = (status: LicenseStatus, label: string, cls: string, confirm: string) =>
+    license.status === status
+      ? ""
+      : actionForm(
+          csrfToken,
+          { action: `${base}/status`, class: "inline", confirm, hidden: { status } },
+          { label, class: cls },
+        );
+  return html`${button("SUSPENDED", "Suspend", "secondary", "Suspend this license? Its machines stop validating.")}
+  ${button("REVOKED", "Revoke", "danger", "Revoke this license? Its machines stop validating.")}
+  ${button("ACTIVE", "Reinstate", "secondary", "Reinstate this license?")}`;
+}
+
+function activeMachines(license: LicenseDetail, base: string, csrfToken: string): Html {
+  if (license.machines.length === 0) {
+    return html`<div class="empty">No machine is activated on this license.</div>`;
+  }
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th>Machine</th>
+          <th>Name</th>
+          <th>Platform</th>
+          <th>Activated</th>
+          <th>Last seen</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${license.machines.map(
+          (m) =>
+            html`<tr data-machine="${m.machineId}">
+              <td class="mono">${m.machineId}</td>
+              <td>${m.machineName ?? ""}</td>
+              <td>${m.platform ?? ""}</td>
+              <td>${when(m.activatedAt)}</td>
+              <td class="last-seen">${when(m.lastSeenAt)}</td>
+              <td>
+                ${actionForm(
+                  csrfToken,
+                  {
+                    action: `${base}/machines/${encodeURIComponent(m.machineId)}/deactivate`,
+                    confirm: `Deactivate ${m.machineId}? It frees the slot; the app must activate again.`,
+                  },
+                  { label: "Deactivate", class: "danger" },
+                )}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+function pastActivations(license: LicenseDetail): Html | string {
+  if (license.pastActivations.length === 0) return "";
+  return html`<h2>Past activations</h2>
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th>Machine</th>
+            <th>Name</th>
+            <th>Activated</th>
+            <th>Deactivated</th>
+            <th>Last seen</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${license.pastActivations.map(
+            (m) =>
+              html`<tr>
+                <td class="mono">${m.machineId}</td>
+                <td>${m.machineName ?? ""}</td>
+                <td>${when(m.activatedAt)}</td>
+                <td>${when(m.deactivatedAt)}</td>
+                <td>${when(m.lastSeenAt)}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>`;
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import {
@@ -8,12 +8,13 @@ import {
   setTauriPublicKeyAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
-import { ShipkeyError } from "../../../errors.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
 import {
   actionForm,
   csrfField,
   fieldError,
+  formError,
+  type Html,
   html,
   layout,
   type PageContext,
@@ -29,196 +30,178 @@ const done: Record<string, string> = {
   "tauri-key-cleared": "Tauri public key cleared: publish no longer checks signatures.",
 };
 
+/** What the products page shows: the products, and the new-product form as last sent. */
+interface ProductsPage {
+  context: PageContext;
+  products: Product[];
+  form: Form;
+  errors: Record<string, string>;
+  flash?: string;
+}
+
+const productFields = ["slug", "name"];
+
 export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Signing): void {
-  const page = async (
-    context: PageContext,
-    form: Form,
-    errors: Record<string, string>,
-    flash?: string,
+  const render = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: Omit<ProductsPage, "context" | "products">,
+    status = 200,
   ) => {
-    const products = await listProducts(db);
-    return layout(
-      "Products",
-      "products",
-      context,
-      html`${errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : ""}
-        ${
-          products.length === 0
-            ? html`<div class="empty">
-                <p>
-                  No products yet. Create the first one below; its slug is what your app and CI send
-                  as <code>productSlug</code>.
-                </p>
-              </div>`
-            : html`<div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Name</th>
-                      <th>Slug</th>
-                      <th>Created</th>
-                      <th>Tauri key</th>
-                      <th></th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${products.map(
-                      (p) =>
-                        html`<tr>
-                          <td>
-                            <form
-                              method="post"
-                              action="/admin/products/${p.slug}/rename"
-                              class="actions"
-                            >
-                              ${csrfField(context.csrfToken)}
-                              <input
-                                name="name"
-                                value="${p.name}"
-                                aria-label="Name of ${p.slug}"
-                                required
-                              />
-                              <button type="submit" class="secondary">Rename</button>
-                            </form>
-                          </td>
-                          <td class="mono">${p.slug}</td>
-                          <td>${when(p.createdAt)}</td>
-                          <td>${tauriKeyCell(p, context.csrfToken)}</td>
-                          <td class="actions">
-                            <a href="/admin/products/${p.slug}/keys"
-                              >Signing keys and offline use</a
-                            >
-                            <a href="/admin/releases?product=${p.slug}">Releases</a>
-                            <a href="/admin/licenses?product=${p.slug}">Licenses</a>
-                            ${actionForm(
-                              context.csrfToken,
-                              {
-                                action: `/admin/products/${p.slug}/delete`,
-                                class: "inline",
-                                confirm: `Delete product ${p.name}? Only possible while it has no licenses or releases.`,
-                              },
-                              { label: "Delete", class: "danger" },
-                            )}
-                          </td>
-                        </tr>`,
-                    )}
-                  </tbody>
-                </table>
-              </div>`
-        }
-        <h2>New product</h2>
-        <form method="post" action="/admin/products" class="stack panel">
-          ${csrfField(context.csrfToken)}
-          <div class="grid-2">
-            <label
-              >Name
-              <input
-                name="name"
-                required
-                value="${text(form, "name")}"
-                ${errors.name ? html`aria-invalid="true"` : ""}
-              />${fieldError(errors, "name")}</label
-            >
-            <label
-              >Slug <span class="hint">(lowercase, digits, dashes)</span>
-              <input
-                name="slug"
-                required
-                pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?"
-                value="${text(form, "slug")}"
-                ${errors.slug ? html`aria-invalid="true"` : ""}
-              />${fieldError(errors, "slug")}</label
-            >
-          </div>
-          <div class="actions"><button type="submit">Create product</button></div>
-        </form>`,
-      flash,
-    );
+    const page = { ...view, context: contextOf(request), products: await listProducts(db) };
+    return sendPage(reply, productsView(page), status);
   };
+  /** A POST: do the change and go back to the list, or show the list with the refusal. */
+  const change = (
+    route: string,
+    refusedStatus: number,
+    act: (request: FastifyRequest<{ Params: { slug: string }; Body: Form }>) => Promise<string>,
+    fields: string[] = [],
+  ) =>
+    app.post<{ Params: { slug: string }; Body: Form }>(route, async (request, reply) => {
+      try {
+        return reply.redirect(`/admin/products?done=${await act(request)}`, 303);
+      } catch (err) {
+        const form = fields.length > 0 ? request.body : {};
+        return render(request, reply, { form, errors: errorsFor(err, fields) }, refusedStatus);
+      }
+    });
 
   app.get<{ Querystring: { done?: string } }>("/admin/products", async (request, reply) =>
-    sendPage(reply, await page(contextOf(request), {}, {}, done[request.query.done ?? ""])),
+    render(request, reply, { form: {}, errors: {}, flash: done[request.query.done ?? ""] }),
   );
 
-  app.post<{ Body: Form }>("/admin/products", async (request, reply) => {
-    try {
-      await createProductAudited(
-        db,
-        adminActor(request),
-        {
-          slug: text(request.body, "slug"),
-          name: text(request.body, "name"),
-        },
-        signing.masterKey,
-      );
-      return reply.redirect("/admin/products?done=created", 303);
-    } catch (err) {
-      const errors =
-        err instanceof ShipkeyError && err.code === "PRODUCT_SLUG_TAKEN"
-          ? { slug: err.message }
-          : errorsFor(err, ["slug", "name"]);
-      return sendPage(reply, await page(contextOf(request), request.body, errors), 400);
-    }
+  change(
+    "/admin/products",
+    400,
+    async (request) => {
+      const input = { slug: text(request.body, "slug"), name: text(request.body, "name") };
+      await createProductAudited(db, adminActor(request), input, signing.masterKey);
+      return "created";
+    },
+    productFields,
+  );
+  change("/admin/products/:slug/rename", 400, async (request) => {
+    const name = text(request.body, "name");
+    await renameProductAudited(db, adminActor(request), request.params.slug, name);
+    return "renamed";
   });
-
-  app.post<{ Params: { slug: string }; Body: Form }>(
-    "/admin/products/:slug/rename",
-    async (request, reply) => {
-      try {
-        await renameProductAudited(
-          db,
-          adminActor(request),
-          request.params.slug,
-          text(request.body, "name"),
-        );
-        return reply.redirect("/admin/products?done=renamed", 303);
-      } catch (err) {
-        return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 400);
-      }
-    },
-  );
-
-  app.post<{ Params: { slug: string }; Body: Form }>(
-    "/admin/products/:slug/tauri-key",
-    async (request, reply) => {
-      try {
-        await setTauriPublicKeyAudited(
-          db,
-          adminActor(request),
-          request.params.slug,
-          text(request.body, "tauriPublicKey"),
-        );
-        return reply.redirect("/admin/products?done=tauri-key-set", 303);
-      } catch (err) {
-        return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 400);
-      }
-    },
-  );
-
-  app.post<{ Params: { slug: string } }>(
-    "/admin/products/:slug/tauri-key/clear",
-    async (request, reply) => {
-      try {
-        await setTauriPublicKeyAudited(db, adminActor(request), request.params.slug, null);
-        return reply.redirect("/admin/products?done=tauri-key-cleared", 303);
-      } catch (err) {
-        return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 404);
-      }
-    },
-  );
-
-  app.post<{ Params: { slug: string } }>("/admin/products/:slug/delete", async (request, reply) => {
-    try {
-      await deleteProductAudited(db, adminActor(request), request.params.slug);
-      return reply.redirect("/admin/products?done=deleted", 303);
-    } catch (err) {
-      return sendPage(reply, await page(contextOf(request), {}, errorsFor(err, [])), 409);
-    }
+  change("/admin/products/:slug/tauri-key", 400, async (request) => {
+    const key = text(request.body, "tauriPublicKey");
+    await setTauriPublicKeyAudited(db, adminActor(request), request.params.slug, key);
+    return "tauri-key-set";
+  });
+  change("/admin/products/:slug/tauri-key/clear", 404, async (request) => {
+    await setTauriPublicKeyAudited(db, adminActor(request), request.params.slug, null);
+    return "tauri-key-cleared";
+  });
+  change("/admin/products/:slug/delete", 409, async (request) => {
+    await deleteProductAudited(db, adminActor(request), request.params.slug);
+    return "deleted";
   });
 }
 
+function productsView(page: ProductsPage): Html {
+  const { context, products } = page;
+  return layout(
+    "Products",
+    "products",
+    context,
+    html`${formError(page.errors)}
+    ${products.length === 0 ? noProducts() : productTable(products, context.csrfToken)}
+    ${newProductForm(context.csrfToken, page.form, page.errors)}`,
+    page.flash,
+  );
+}
+
+function noProducts(): Html {
+  return html`<div class="empty">
+    <p>
+      No products yet. Create the first one below; its slug is what your app and CI send as
+      <code>productSlug</code>.
+    </p>
+  </div>`;
+}
+
+function productTable(products: Product[], csrfToken: string): Html {
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Slug</th>
+          <th>Created</th>
+          <th>Tauri key</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${products.map((p) => productRow(p, csrfToken))}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+function productRow(p: Product, csrfToken: string): Html {
+  return html`<tr>
+    <td>
+      <form method="post" action="/admin/products/${p.slug}/rename" class="actions">
+        ${csrfField(csrfToken)}
+        <input name="name" value="${p.name}" aria-label="Name of ${p.slug}" required />
+        <button type="submit" class="secondary">Rename</button>
+      </form>
+    </td>
+    <td class="mono">${p.slug}</td>
+    <td>${when(p.createdAt)}</td>
+    <td>${tauriKeyCell(p, csrfToken)}</td>
+    <td class="actions">
+      <a href="/admin/products/${p.slug}/keys">Signing keys and offline use</a>
+      <a href="/admin/releases?product=${p.slug}">Releases</a>
+      <a href="/admin/licenses?product=${p.slug}">Licenses</a>
+      ${actionForm(
+        csrfToken,
+        {
+          action: `/admin/products/${p.slug}/delete`,
+          class: "inline",
+          confirm: `Delete product ${p.name}? Only possible while it has no licenses or releases.`,
+        },
+        { label: "Delete", class: "danger" },
+      )}
+    </td>
+  </tr>`;
+}
+
+function newProductForm(csrfToken: string, form: Form, errors: Record<string, string>): Html {
+  return html`<h2>New product</h2>
+    <form method="post" action="/admin/products" class="stack panel">
+      ${csrfField(csrfToken)}
+      <div class="grid-2">
+        <label
+          >Name
+          <input
+            name="name"
+            required
+            value="${text(form, "name")}"
+            ${errors.name ? html`aria-invalid="true"` : ""}
+          />${fieldError(errors, "name")}</label
+        >
+        <label
+          >Slug <span class="hint">(lowercase, digits, dashes)</span>
+          <input
+            name="slug"
+            required
+            pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?"
+            value="${text(form, "slug")}"
+            ${errors.slug ? html`aria-invalid="true"` : ""}
+          />${fieldError(errors, "slug")}</label
+        >
+      </div>
+      <div class="actions"><button type="submit">Create product</button></div>
+    </form>`;
+}
+
 /** The product's Tauri key id (or "not set"), with a form to set it and a button to clear it. */
-function tauriKeyCell(product: Product, csrfToken: string) {
+function tauriKeyCell(product: Product, csrfToken: string): Html {
   const set = product.tauriPublicKey !== null;
   return html`${
       set

@@ -26,6 +26,7 @@ export function adminApiKeyRoutes(app: App, db: Kysely<DB>): void {
           throw new ShipkeyError(
             "INVALID_FIELD_VALUE",
             "expiresAt must be an ISO 8601 timestamp with a zone, or null",
+            { field: "expiresAt" },
           );
         }
       }

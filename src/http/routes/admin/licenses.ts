@@ -39,6 +39,7 @@ function toSettings(body: Omit<LicenseSettingsBody, "maxMachines">): LicenseSett
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "expiresAt must be an ISO 8601 timestamp with a zone, or null",
+      { field: "expiresAt" },
     );
   }
   return { ...rest, expiresAt: ms };

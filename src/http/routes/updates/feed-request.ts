@@ -130,7 +130,7 @@ export function queryParam(query: unknown, name: string): string | undefined {
   const value = (query as Record<string, unknown> | undefined)?.[name];
   if (value === undefined || value === "") return undefined;
   if (typeof value !== "string") {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be given once`);
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be given once`, { field: name });
   }
   return value;
 }

@@ -2,6 +2,7 @@ import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases
 import { ShipkeyError } from "../../../errors.js";
 import { latest } from "../../../contracts/releases.js";
 import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
+import { missingFields } from "../../request-fields.js";
 import {
   type FeedDeps,
   archNames,
@@ -25,7 +26,8 @@ export function latestFeedRoute(app: App, deps: FeedDeps): void {
       const platform = queryParam(request.query, "platform");
       const arch = queryParam(request.query, "arch");
       if (platform === undefined || arch === undefined) {
-        throw ShipkeyError.spec("MISSING_REQUIRED_FIELDS");
+        const names = ["platform", "arch"];
+        throw missingFields(names.filter((name) => queryParam(request.query, name) === undefined));
       }
       const channel = parseChannel(queryParam(request.query, "channel"));
       const rawCurrent = queryParam(request.query, "currentVersion");
