@@ -180,6 +180,8 @@ export async function updateLicense(
 
 export interface PastActivationView extends MachineView {
   deactivatedAt: string;
+  /** Who ended it: the app ("client") or an admin; null for one ended before this was recorded. */
+  deactivatedBy: "client" | "admin" | null;
 }
 
 /** A license with its active machines and, newest first, its ended activations. */
@@ -200,6 +202,7 @@ export async function showLicense(
         "activations.activated_at",
         "activations.last_seen_at",
         "activations.deactivated_at",
+        "activations.deactivated_by",
       ])
       .where("licenses.license_key", "=", licenseKey);
   const machines = await activationsOf()
@@ -227,6 +230,7 @@ export async function showLicense(
       activatedAt: toIso(m.activated_at),
       lastSeenAt: toIso(m.last_seen_at),
       deactivatedAt: toIso(m.deactivated_at ?? m.last_seen_at),
+      deactivatedBy: m.deactivated_by,
     })),
   };
 }
