@@ -35,9 +35,12 @@ export function renderCommandHelp(name: string, help: CommandHelp): string {
     ["--json", "print exactly one JSON document on stdout"],
     ["-h, --help", "print this help"],
   ];
-  const optionWidth = Math.max(...options.map(([option]) => option.length));
+  // A longer option has its description on the next line, so descriptions line up.
+  const optionWidth = Math.min(Math.max(...options.map(([option]) => option.length)), 28);
   const optionLines = options.map(([option, text]) =>
-    `  ${option.padEnd(optionWidth)}  ${text}`.trimEnd(),
+    option.length > optionWidth
+      ? `  ${option}\n  ${"".padEnd(optionWidth)}  ${text}`
+      : `  ${option.padEnd(optionWidth)}  ${text}`,
   );
   return `${wrapSynopsis(`Usage: shipkey ${name}`, help.synopsis)}
 

@@ -11,7 +11,7 @@ import { cliActor, type Command, describe, noArguments, table } from "./shared.j
 const emailOption = ["--email <email>", "the admin's email address (required)"] as const;
 const passwordOption = [
   "--password-stdin",
-  "read the password from standard input; default: a generated one, shown once",
+  "read the password from stdin; default: generated, shown once",
 ] as const;
 
 export const adminCommands: Record<string, Command> = {
@@ -58,7 +58,7 @@ export const adminCommands: Record<string, Command> = {
       synopsis: "--email <email> [--password-stdin]",
       options: [emailOption, passwordOption],
       example:
-        "printf '%s\\n' \"$NEW_PASSWORD\" | shipkey admins reset-password --email ops@example.com --password-stdin",
+        "shipkey admins reset-password --email ops@example.com --password-stdin < password.txt",
     },
     run: async (db, args, options) => {
       noArguments(args);

@@ -15,7 +15,10 @@ export const apiKeyCommands: Record<string, Command> = {
       synopsis: "--name <name> --scopes <s1,s2> [--expires-at <iso>] [--products <slug1,slug2>]",
       options: [
         ["--name <name>", "what the key is for (required)"],
-        ["--scopes <s1,s2>", "comma-separated scopes, e.g. releases:write (required)"],
+        [
+          "--scopes <s1,s2>",
+          "comma-separated scopes, e.g. releases:write,licenses:read (required)",
+        ],
         ["--expires-at <iso>", "when the key stops working; default: never"],
         ["--products <slug1,slug2>", "the only products the key reaches; default: all"],
       ],

@@ -106,7 +106,7 @@ const listHelp: CommandHelp = {
     ["--product <slug>", "only this product's licenses"],
     ["--status <status>", "only ACTIVE, SUSPENDED or REVOKED ones"],
     ["--expired yes|no", "only expired ones (yes) or only unexpired ones (no)"],
-    ["--search <text>", "key prefix, or part of the customer's name or email or the external id"],
+    ["--search <text>", "key prefix, or part of the customer's name, email or external id"],
     ["--q <text>", "the same as --search"],
     ["--external-id <id>", "only the license with this external id"],
     ["--limit <n>", `licenses per page, 1 to ${pageLimits.max} (default ${pageLimits.default})`],

@@ -20,7 +20,7 @@ export const maintenanceCommands: Record<string, Command> = {
   },
   prune: {
     help: {
-      summary: "Run the server's hourly pruning once (honours ACTIVATION_HISTORY_DAYS)",
+      summary: "Prune now what the server prunes hourly (ACTIVATION_HISTORY_DAYS)",
       synopsis: "",
       options: [],
       example: "ACTIVATION_HISTORY_DAYS=30 shipkey prune",
@@ -39,10 +39,7 @@ export const maintenanceCommands: Record<string, Command> = {
       summary: "Seal every signing key under a new master key (servers stopped)",
       synopsis: "",
       options: [
-        [
-          "SHIPKEY_NEW_MASTER_KEY",
-          "the new key; on SQLite without SHIPKEY_MASTER_KEY, optional (default: random, in the key file)",
-        ],
+        ["SHIPKEY_NEW_MASTER_KEY", "the new key (optional on SQLite without SHIPKEY_MASTER_KEY)"],
       ],
       example: "SHIPKEY_NEW_MASTER_KEY=$(openssl rand -base64 32) shipkey master-key rotate",
     },

@@ -28,7 +28,7 @@ const slugArgument = ["<slug>", "the product's slug"] as const;
 export const productCommands: Record<string, Command> = {
   "products create": {
     help: {
-      summary: "Create a product and, with the master key at hand, its signing key",
+      summary: "Create a product and, where it can, its signing key",
       synopsis: "--slug <slug> --name <name>",
       options: [
         ["--slug <slug>", "the product's identifier in URLs and requests (required)"],
@@ -76,7 +76,7 @@ export const productCommands: Record<string, Command> = {
         ["--name <name>", "a new display name"],
         [
           "--tauri-public-key <key>|none",
-          "the key from tauri.conf.json; while set, publish refuses signatures not made by it",
+          "tauri.conf.json's key; publish then refuses other signatures",
         ],
         ["--updates-require-license on|off", "the update feeds answer only with a valid license"],
         ["--download-redirects on|off", "feeds link through the server, which counts downloads"],
