@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { parseCommandLine } from "../src/cli/args.js";
 import { allCommandHelp } from "../src/cli/commands.js";
@@ -172,6 +174,21 @@ describe("shipkey help (the compiled CLI)", () => {
     const result = await cli("products", "create", "--bogus", "--json");
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stderr)).toEqual({ error: 'Unknown option "--bogus"', code: "USAGE" });
+  });
+});
+
+describe("shipkey-publish (the compiled package) words parse errors alike", () => {
+  it("an unknown option is named in balanced quotes, exit 2", async () => {
+    const result = await promisify(execFile)(process.execPath, [
+      "packages/publish/dist/cli.js",
+      "--bogus",
+    ]).catch((err: { code: number; stdout: string; stderr: string }) => err);
+    expect(result).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr:
+        'shipkey-publish: Unknown option "--bogus"\nRun `shipkey-publish --help` for usage.\n',
+    });
   });
 });
 
