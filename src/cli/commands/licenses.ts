@@ -58,6 +58,10 @@ function licenseSettings(options: Options, allowNever: boolean): LicenseSettings
   };
 }
 
+const settingsSynopsis = Object.keys(settingOptions)
+  .map((option) => `[${option}]`)
+  .join(" ");
+
 /** The option names `licenses update` reads, for its message when none is given. */
 const updateOptionNames = [
   "--status",
@@ -119,8 +123,7 @@ export const licenseCommands: Record<string, Command> = {
   "licenses create": {
     help: {
       summary: "Create a license for a product",
-      synopsis:
-        "--product <slug> --max-machines <n> [--key <key>] [--expires-at <iso>] [setting options]",
+      synopsis: `--product <slug> --max-machines <n> [--key <key>] [--expires-at <iso>] ${settingsSynopsis}`,
       options: [
         ["--product <slug>", "the product it is for (required)"],
         ["--max-machines <n>", "machines it may be active on at once (required)"],
@@ -148,7 +151,7 @@ export const licenseCommands: Record<string, Command> = {
   "licenses update": {
     help: {
       summary: "Change a license's settings; only the options given change",
-      synopsis: "<licenseKey> [--expires-at <iso>|never] [--max-machines <n>] [setting options]",
+      synopsis: `<licenseKey> [--expires-at <iso>|never] [--max-machines <n>] ${settingsSynopsis}`,
       options: [
         ["<licenseKey>", "the license to change"],
         ["--expires-at <iso>|never", "a new expiry; never: the license never expires"],
