@@ -5,6 +5,10 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
 import { createSession, findSession, verifySignIn } from "../src/domain/admins/admins.js";
+import { activateMachine } from "../src/domain/licenses/activate-machine.js";
+import { deactivateMachine } from "../src/domain/licenses/deactivate-machine.js";
+import { requireProduct } from "../src/domain/products/products.js";
+import { publishRelease } from "../src/domain/releases/publish-release.js";
 import { createTestDatabase, dialects, type TestDatabase } from "./helpers/database.js";
 import { type CliResult, postJson, runCli, startServer } from "./helpers/server-process.js";
 
@@ -657,5 +661,235 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     expect(shown.machines[0]?.machineName).toBe(
       "\u001b[2J\u001b]0;owned\u0007Desk\nstatus  REVOKED",
     );
+  });
+
+  it("licenses list filters as the admin API does, pages with --cursor, and prints --json as the page", async () => {
+    // Not json(): run alone, this test creates the database (and the key file), which stderr says.
+    expect((await cli("products", "create", "--slug", "list-app", "--name", "List App")).code).toBe(
+      0,
+    );
+    const create = (key: string, ...more: string[]) =>
+      json(
+        "licenses",
+        "create",
+        "--product",
+        "list-app",
+        "--max-machines",
+        "2",
+        "--key",
+        key,
+        ...more,
+      );
+    await create(
+      "LIST-A-000000000001",
+      "--customer-email",
+      "grace@example.com",
+      "--external-id",
+      "order-1",
+    );
+    await create("LIST-B-000000000002", "--status", "SUSPENDED");
+    await create("LIST-C-000000000003", "--expires-at", "2020-01-01T00:00:00Z");
+    type Page = { items: Array<{ licenseKey: string }>; nextCursor: string | null };
+    const keys = async (...filters: string[]) => {
+      const page = await json<Page>("licenses", "list", "--product", "list-app", ...filters);
+      return page.items.map((l) => l.licenseKey.slice(0, 6));
+    };
+    const [all, suspended, expired, unexpired, search, q, external] = await Promise.all([
+      keys(),
+      keys("--status", "SUSPENDED"),
+      keys("--expired", "yes"),
+      keys("--expired", "no"),
+      keys("--search", "GRACE@"),
+      keys("--q", "list-b"),
+      keys("--external-id", "order-1"),
+    ]);
+    expect(all).toEqual(["LIST-C", "LIST-B", "LIST-A"]);
+    expect(suspended).toEqual(["LIST-B"]);
+    expect(expired).toEqual(["LIST-C"]);
+    expect(unexpired).toEqual(["LIST-B", "LIST-A"]);
+    expect(search).toEqual(["LIST-A"]);
+    expect(q).toEqual(["LIST-B"]);
+    expect(external).toEqual(["LIST-A"]);
+
+    const first = await json<Page>("licenses", "list", "--product", "list-app", "--limit", "2");
+    expect(first.items.map((l) => l.licenseKey)).toEqual([
+      "LIST-C-000000000003",
+      "LIST-B-000000000002",
+    ]);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const cursor = first.nextCursor ?? "";
+    const [second, human] = await Promise.all([
+      json<Page>("licenses", "list", "--product", "list-app", "--limit", "2", "--cursor", cursor),
+      cli("licenses", "list", "--product", "list-app", "--limit", "2"),
+    ]);
+    expect(second).toMatchObject({
+      items: [{ licenseKey: "LIST-A-000000000001" }],
+      nextCursor: null,
+    });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(
+      /^licenseKey +product +status +expiresAt +machines +customer +externalId\n/,
+    );
+    expect(human.stdout).toMatch(/^LIST-B-000000000002 +list-app +SUSPENDED +never +0\/2 +- +-$/m);
+    expect(human.stdout).toContain(`\n\nMore: add --cursor ${cursor}\n`);
+  }, 180_000);
+
+  it.each([
+    [["--limit", "0"], '--limit must be from 1 to 200, got "0"'],
+    [["--limit", "201"], '--limit must be from 1 to 200, got "201"'],
+    [["--expired", "maybe"], "--expired must be yes or no"],
+    [["--status", "active"], "--status must be one of ACTIVE, SUSPENDED, REVOKED"],
+    [["--search", "a", "--q", "b"], "give --search or --q (the same filter), not both"],
+  ])("licenses list %j is a usage error", async (args, message) => {
+    expect(await cli("licenses", "list", ...args)).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr: `shipkey: ${message}\nRun \`shipkey licenses list --help\` for usage.\n`,
+    });
+  });
+
+  it("licenses update with nothing to change is a usage error naming the options; nothing changes", async () => {
+    const before = await json<{ updatedAt: string }>("licenses", "show", "LIST-A-000000000001");
+    const result = await cli("licenses", "update", "LIST-A-000000000001");
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toBe(
+      "shipkey: licenses update needs one of --status, --expires-at, --max-machines, --edition, " +
+        "--edition-name, --features, --customer-name, --customer-email, --note, --external-id, " +
+        "--max-deactivations-per-30-days\nRun `shipkey licenses update --help` for usage.\n",
+    );
+    const after = await json<{ updatedAt: string }>("licenses", "show", "LIST-A-000000000001");
+    expect(after.updatedAt).toBe(before.updatedAt);
+  });
+
+  it("licenses show prints past activations one line each: machine, name, dates, who deactivated", async () => {
+    const day = (n: number) => Date.parse(`2026-01-0${n}T00:00:00Z`);
+    const direct = await openDatabase(testDatabase.url);
+    try {
+      const license = {
+        licenseKey: "LIST-A-000000000001",
+        productSlug: "list-app",
+        machineName: null,
+        platform: null,
+      };
+      await activateMachine(
+        direct.db,
+        { ...license, machineId: "pc-1", machineName: "Desk PC" },
+        day(1),
+      );
+      await activateMachine(direct.db, { ...license, machineId: "pc-2" }, day(2));
+      await deactivateMachine(
+        direct.db,
+        { ...license, machineId: "pc-1" },
+        { by: "client", now: day(3) },
+      );
+      // The license allows two machines: pc-3 takes pc-1's place.
+      await activateMachine(direct.db, { ...license, machineId: "pc-3" }, day(3));
+      await deactivateMachine(
+        direct.db,
+        { ...license, machineId: "pc-2" },
+        { by: "admin", now: day(4) },
+      );
+    } finally {
+      await direct.close();
+    }
+    const result = await cli("licenses", "show", "LIST-A-000000000001");
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain("[object Object]");
+    expect(result.stdout).toContain("\n\nActive machines:\nmachineId    pc-3\n");
+    expect(
+      result.stdout.endsWith(
+        "\n\nPast activations:\n" +
+          "machineId  machineName  activatedAt               deactivatedAt             deactivatedBy\n" +
+          "pc-2       -            2026-01-02T00:00:00.000Z  2026-01-04T00:00:00.000Z  admin\n" +
+          "pc-1       Desk PC      2026-01-01T00:00:00.000Z  2026-01-03T00:00:00.000Z  client\n",
+      ),
+    ).toBe(true);
+    const shown = await json<{ pastActivations: unknown[] }>(
+      "licenses",
+      "show",
+      "LIST-A-000000000001",
+    );
+    expect(shown.pastActivations).toEqual([
+      expect.objectContaining({ machineId: "pc-2", deactivatedBy: "admin" }),
+      expect.objectContaining({
+        machineId: "pc-1",
+        machineName: "Desk PC",
+        deactivatedBy: "client",
+      }),
+    ]);
+    const none = await cli("licenses", "show", "LIST-B-000000000002");
+    expect(none.stdout.endsWith("\n\nPast activations:\nNone.\n")).toBe(true);
+  });
+
+  it("releases list: versions newest first with channel, yanked state and entries", async () => {
+    await json("products", "create", "--slug", "rel-app", "--name", "Release App");
+    const direct = await openDatabase(testDatabase.url);
+    try {
+      const product = await requireProduct(direct.db, "rel-app");
+      const entry = (platform: "LINUX" | "WINDOWS") => ({
+        platform,
+        arch: "X64" as const,
+        downloadUrl: `https://cdn.example.com/${platform}`,
+        signature: null,
+        fileSize: null,
+      });
+      await publishRelease(direct.db, product, {
+        version: "1.0.0",
+        channel: "STABLE",
+        releaseNotes: null,
+        entries: [entry("LINUX")],
+      });
+      await publishRelease(direct.db, product, {
+        version: "1.1.0-beta.1",
+        channel: "BETA",
+        releaseNotes: null,
+        entries: [entry("WINDOWS"), entry("LINUX")],
+      });
+    } finally {
+      await direct.close();
+    }
+    await json("releases", "yank", "--product", "rel-app", "--version", "1.0.0");
+    const [listed, human, empty] = await Promise.all([
+      json<
+        Array<{ version: string; channel: string; yankedAt: string | null; entries: unknown[] }>
+      >("releases", "list", "--product", "rel-app"),
+      cli("releases", "list", "--product", "rel-app"),
+      cli("releases", "list", "--product", "list-app"),
+    ]);
+    expect(
+      listed.map((v) => [v.version, v.channel, v.yankedAt !== null, v.entries.length]),
+    ).toEqual([
+      ["1.1.0-beta.1", "BETA", false, 2],
+      ["1.0.0", "STABLE", true, 1],
+    ]);
+    expect(human.stdout).toMatch(
+      /^version +channel +yanked +entries\n1\.1\.0-beta\.1 +BETA +no +LINUX\/X64 WINDOWS\/X64\n1\.0\.0 +STABLE +\d{4}-\d\d-\d\dT[\d:.]+Z +LINUX\/X64\n$/,
+    );
+    expect(empty).toMatchObject({ code: 0, stdout: "No releases yet.\n" });
+    expect(await cli("releases", "list")).toMatchObject({
+      code: 2,
+      stderr: "shipkey: --product is required\nRun `shipkey releases list --help` for usage.\n",
+    });
+  }, 120_000);
+
+  it.each([
+    [["releases", "list", "--product", "no-such-app"], "no-such-app"],
+    [["licenses", "create", "--product", "no-such-app", "--max-machines", "1"], "no-such-app"],
+    [["products", "keys", "gone-app"], "gone-app"],
+    [["releases", "yank", "--product", "gone-app", "--version", "1.0.0"], "gone-app"],
+  ])("%j: Product not found names the slug (exit 1)", async (args, slug) => {
+    const human = await cli(...args);
+    expect(human).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: `shipkey: Product not found: "${slug}"\n`,
+    });
+    const asJson = await cli(...args, "--json");
+    expect(asJson.code).toBe(1);
+    expect(JSON.parse(asJson.stderr)).toEqual({
+      error: `Product not found: "${slug}"`,
+      code: "PRODUCT_NOT_FOUND",
+    });
   });
 });

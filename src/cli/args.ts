@@ -1,5 +1,11 @@
 import { parseArgs } from "node:util";
-import { type Options, publishOptions, stringOption, UsageError } from "@shipkey/publish";
+import {
+  type Options,
+  publishOptions,
+  stringOption,
+  UsageError,
+  usageErrorOf,
+} from "@shipkey/publish";
 import { parseIsoTimestamp } from "../lib/time.js";
 import { type LicenseStatus, licenseStatuses } from "../contracts/vocabulary.js";
 
@@ -51,11 +57,16 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         machines: { type: "string" },
         "per-30-days": { type: "string" },
         "max-deactivations-per-30-days": { type: "string" },
+        expired: { type: "string" },
+        search: { type: "string" },
+        q: { type: "string" },
+        limit: { type: "string" },
+        cursor: { type: "string" },
       },
     });
     return { positionals, options: values };
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw usageErrorOf(err);
   }
 }
 

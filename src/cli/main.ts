@@ -1,12 +1,19 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { escapeControlCharacters, publishCommand } from "@shipkey/publish";
+import { escapeControlCharacters } from "@shipkey/publish";
 import { databaseUrlFrom } from "../config.js";
 import { openDatabase, parseDatabaseUrl } from "../db/database.js";
 import { migrateToLatest } from "../db/migrate.js";
 import { ShipkeyError } from "../errors.js";
-import { CommandError, type Options, parseCommandLine, UsageError } from "./args.js";
-import { type CommandResult, commands, usage } from "./commands.js";
+import { CommandError, type Options, parseCommandLine, stringOption, UsageError } from "./args.js";
+import {
+  type CommandHelp,
+  type CommandResult,
+  commands,
+  serverCommands,
+  singleWordCommands,
+} from "./commands.js";
+import { renderCommandHelp, renderUsage } from "./help.js";
 
 /**
  * `shipkey <group> <action> [options]`. Talks to the database named by DATABASE_URL directly,
@@ -14,33 +21,87 @@ import { type CommandResult, commands, usage } from "./commands.js";
  * `publish` is the exception: @shipkey/publish's command, it talks to a Shipkey server over HTTP
  * and never opens a database.
  * With --json, stdout carries exactly one JSON document; errors always go to stderr.
+ * Exit status: 0 done, 1 refused or failed, 2 a usage mistake.
  */
-const singleWordCommands = new Set(["migrate", "prune", "publish"]);
 
-/** Commands that need no database. */
-const serverCommands: Record<string, (args: string[], options: Options) => Promise<CommandResult>> =
-  { publish: publishCommand };
+/** What the words of a command line name: a command (with its arguments), a group, or nothing. */
+type Named =
+  | { kind: "command"; name: string; help: CommandHelp; args: string[] }
+  | { kind: "group"; group: string; next: string | undefined }
+  | { kind: "unknown"; name: string };
+
+function named(words: string[]): Named {
+  const [first = "", second, ...rest] = words;
+  const single = singleWordCommands.has(first);
+  const name = single ? first : `${first} ${second ?? ""}`;
+  const command = commands[name] ?? serverCommands[name];
+  if (command) {
+    const args = single ? words.slice(1) : rest;
+    return { kind: "command", name, help: command.help, args };
+  }
+  const isGroup = Object.keys(commands).some((n) => n.startsWith(`${first} `));
+  if (isGroup) return { kind: "group", group: first, next: second };
+  return { kind: "unknown", name: first };
+}
+
+function groupActions(group: string): string[] {
+  return Object.keys(commands)
+    .filter((n) => n.startsWith(`${group} `))
+    .map((n) => n.slice(group.length + 1));
+}
+
+/** The version in package.json, two folders up from this file (src/cli or dist/cli). */
+function version(): string {
+  const manifest = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
+  return (JSON.parse(manifest) as { version: string }).version;
+}
 
 async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0) {
+    process.stderr.write(renderUsage());
+    return 2;
+  }
+  if (argv.length === 1 && argv[0] === "--version") {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
   let json = argv.includes("--json");
+  // The command's (or group's) --help for the usage hint; known before the options are parsed.
+  const helpFor = helpCommandOf(argv);
+  let productSlug: string | undefined;
   try {
     const { positionals, options } = parseCommandLine(argv);
     json = options.json === true;
-    const [group, action, ...rest] = positionals;
-    if (options.help || group === undefined || group === "help") {
-      process.stdout.write(usage);
+    const helpWord = positionals[0] === "help";
+    const words = helpWord ? positionals.slice(1) : positionals;
+    const target = words.length === 0 ? null : named(words);
+
+    if (options.help === true || helpWord) {
+      process.stdout.write(helpText(target));
       return 0;
     }
-    const single = singleWordCommands.has(group);
-    const name = single ? group : `${group} ${action ?? ""}`;
-    const args = single ? [action, ...rest].filter((a) => a !== undefined) : rest;
+    if (target === null) {
+      process.stderr.write(renderUsage());
+      return 2;
+    }
+    if (target.kind === "group") {
+      throw new UsageError(
+        target.next === undefined
+          ? `"${target.group}" needs a command: ${groupActions(target.group).join(", ")}`
+          : `unknown command "${target.group} ${target.next}"`,
+      );
+    }
+    if (target.kind === "unknown") throw new UsageError(`unknown command "${target.name}"`);
+
+    const { name, args } = target;
+    productSlug = productNamed(name, args, options);
     const serverCommand = serverCommands[name];
     if (serverCommand) {
-      print(await serverCommand(args, options), json);
+      print(await serverCommand.run(args, options), json);
       return 0;
     }
     const command = commands[name];
-    if (!command) throw new UsageError(`unknown command "${name.trim()}"`);
+    if (!command) throw new UsageError(`unknown command "${name}"`);
 
     const databaseUrl = databaseUrlFrom();
     announceNewDatabase(databaseUrl);
@@ -53,16 +114,54 @@ async function main(argv: string[]): Promise<number> {
       await database.close();
     }
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = messageOf(err, productSlug);
     const error = err instanceof CommandError ? err.error : message;
     process.stderr.write(
       json
         ? `${JSON.stringify({ error, code: codeOf(err) })}\n`
         : `shipkey: ${escapeControlCharacters(message)}\n`,
     );
-    if (err instanceof UsageError && !json) process.stderr.write("Run `shipkey help` for usage.\n");
+    if (err instanceof UsageError && !json) {
+      process.stderr.write(`Run \`${helpFor}\` for usage.\n`);
+    }
     return err instanceof UsageError ? 2 : 1;
   }
+}
+
+/** `shipkey <command> --help` for the command (or group) the leading words name. */
+function helpCommandOf(argv: string[]): string {
+  const end = argv.findIndex((arg) => arg.startsWith("-"));
+  const words = argv.slice(0, end === -1 ? argv.length : end);
+  const target = words.length === 0 ? null : named(words);
+  if (target?.kind === "command") return `shipkey ${target.name} --help`;
+  if (target?.kind === "group") return `shipkey ${target.group} --help`;
+  return "shipkey --help";
+}
+
+/** `--help` (or `help`): the whole usage, one group's commands, or one command's usage. */
+function helpText(target: Named | null): string {
+  if (target === null) return renderUsage();
+  if (target.kind === "command") return renderCommandHelp(target.name, target.help);
+  if (target.kind === "group" && target.next === undefined) return renderUsage(target.group);
+  const name = target.kind === "group" ? `${target.group} ${target.next ?? ""}` : target.name;
+  throw new UsageError(`unknown command "${name}"`);
+}
+
+/** The product a command line names: its --product, or the slug a `products` command takes. */
+function productNamed(name: string, args: string[], options: Options): string | undefined {
+  return stringOption(options, "product") ?? (name.startsWith("products ") ? args[0] : undefined);
+}
+
+/**
+ * The error's message; `Product not found` also names the slug (the spec's text, which the HTTP
+ * answers keep exactly, does not).
+ */
+function messageOf(err: unknown, productSlug: string | undefined): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof ShipkeyError && err.code === "PRODUCT_NOT_FOUND" && productSlug) {
+    return `${message}: "${productSlug}"`;
+  }
+  return message;
 }
 
 /**

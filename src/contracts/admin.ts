@@ -385,7 +385,15 @@ export const Machine = Type.Object(
 export type Machine = Static<typeof Machine>;
 
 export const PastActivation = Type.Object(
-  { ...Machine.properties, deactivatedAt: DateTime() },
+  {
+    ...Machine.properties,
+    deactivatedAt: DateTime(),
+    deactivatedBy: Type.Unsafe<"client" | "admin" | null>({
+      type: ["string", "null"],
+      enum: ["client", "admin", null],
+      description: "Who ended it: the app or an admin; null for one ended before this was recorded",
+    }),
+  },
   { title: "PastActivation" },
 );
 export type PastActivation = Static<typeof PastActivation>;

@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { escapeControlCharacters } from "./control-characters.js";
-import { CommandError, type CommandResult, publishOptions, UsageError } from "./options.js";
+import {
+  CommandError,
+  type CommandResult,
+  publishOptions,
+  UsageError,
+  usageErrorOf,
+} from "./options.js";
 import { publishCommand } from "./publish.js";
 
 /**
@@ -59,7 +65,7 @@ function parseCommandLine(argv: string[]) {
       },
     });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw usageErrorOf(err);
   }
 }
 

@@ -9,6 +9,7 @@ export {
   requiredOption,
   stringOption,
   UsageError,
+  usageErrorOf,
 } from "./options.js";
 export {
   digestFile,

@@ -4,6 +4,29 @@ export class UsageError extends Error {
 }
 
 /**
+ * node:util parseArgs' complaint as a UsageError in this CLI's words: the option named in double
+ * quotes, as every other message names a value (parseArgs' own text talks of `<value>` and
+ * leaves a quote open).
+ */
+export function usageErrorOf(err: unknown): UsageError {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown } | null)?.code;
+  const option = /'(-[^' ]*)/.exec(message)?.[1];
+  if (option === undefined) return new UsageError(message);
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return new UsageError(`Unknown option "${option}"`);
+  if (code !== "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") return new UsageError(message);
+  if (message.includes("does not take an argument")) {
+    return new UsageError(`${option} takes no value`);
+  }
+  if (message.includes("ambiguous")) {
+    return new UsageError(
+      `${option} needs a value (for one that starts with "-", write ${option}=-value)`,
+    );
+  }
+  return new UsageError(`${option} needs a value`);
+}
+
+/**
  * A failure with a machine-readable code, e.g. the server's answer to a publish. `error` is what
  * --json prints (the server's own text); `message` is the one line printed otherwise.
  */

@@ -170,6 +170,7 @@ export async function showLicense(db: Kysely<DB>, licenseKey: string): Promise<L
         "activations.activated_at",
         "activations.last_seen_at",
         "activations.deactivated_at",
+        "activations.deactivated_by",
       ])
       .where("licenses.license_key", "=", licenseKey);
   const machines = await activationsOf()
@@ -197,6 +198,7 @@ export async function showLicense(db: Kysely<DB>, licenseKey: string): Promise<L
       activatedAt: toIso(m.activated_at),
       lastSeenAt: toIso(m.last_seen_at),
       deactivatedAt: toIso(m.deactivated_at ?? m.last_seen_at),
+      deactivatedBy: m.deactivated_by,
     })),
   };
 }

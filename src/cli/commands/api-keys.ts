@@ -1,0 +1,74 @@
+import { listApiKeys } from "../../domain/api-keys/api-keys.js";
+import { createApiKeyAudited, revokeApiKeyAudited } from "../../domain/audit/audited-actions.js";
+import { expiryOption, listOption, requiredOption, UsageError } from "../args.js";
+import { cliActor, type Command, describe, noArguments, oneArgument, table } from "./shared.js";
+
+/** An API key for the human output: a key for every product says "all". */
+function keyRecord(key: { products: string[] | null }): Record<string, unknown> {
+  return { ...key, products: key.products ?? "all" };
+}
+
+export const apiKeyCommands: Record<string, Command> = {
+  "api-keys create": {
+    help: {
+      summary: "Create an API key for the admin API or publish (shown once)",
+      synopsis: "--name <name> --scopes <s1,s2> [--expires-at <iso>] [--products <slug1,slug2>]",
+      options: [
+        ["--name <name>", "what the key is for (required)"],
+        [
+          "--scopes <s1,s2>",
+          "comma-separated scopes, e.g. releases:write,licenses:read (required)",
+        ],
+        ["--expires-at <iso>", "when the key stops working; default: never"],
+        ["--products <slug1,slug2>", "the only products the key reaches; default: all"],
+      ],
+      example: "shipkey api-keys create --name ci --scopes releases:write --products desktop-app",
+    },
+    run: async (db, args, options) => {
+      noArguments(args);
+      const scopes = listOption(options, "scopes");
+      if (scopes === undefined) throw new UsageError("--scopes is required");
+      const created = await createApiKeyAudited(db, cliActor(), {
+        name: requiredOption(options, "name"),
+        scopes,
+        expiresAt: expiryOption(options, false) ?? null,
+        products: listOption(options, "products") ?? null,
+      });
+      return {
+        data: created,
+        text: `${describe(keyRecord(created))}\n\nStore the key now: it is shown only once.`,
+      };
+    },
+  },
+  "api-keys list": {
+    help: {
+      summary: "List the API keys (never their secrets)",
+      synopsis: "",
+      options: [],
+      example: "shipkey api-keys list",
+    },
+    run: async (db, args) => {
+      noArguments(args);
+      const keys = await listApiKeys(db);
+      return {
+        data: keys,
+        text: table(
+          keys.map((k) => keyRecord(k)),
+          "No API keys yet.",
+        ),
+      };
+    },
+  },
+  "api-keys revoke": {
+    help: {
+      summary: "Revoke an API key; it stops working on the next request",
+      synopsis: "<id>",
+      options: [["<id>", "the key's id, as api-keys list shows it"]],
+      example: "shipkey api-keys revoke key_01JD8X3V6Q2WHM4KZR7TXN",
+    },
+    run: async (db, args) => {
+      const key = await revokeApiKeyAudited(db, cliActor(), oneArgument(args, "API key id"));
+      return { data: key, text: describe(keyRecord(key)) };
+    },
+  },
+};

@@ -1,0 +1,232 @@
+import { createLicenseAudited, updateLicenseAudited } from "../../domain/audit/audited-actions.js";
+import {
+  type LicenseSettings,
+  type LicenseView,
+  listLicenses,
+  showLicense,
+} from "../../domain/licenses/manage-licenses.js";
+import { pageLimits } from "../../contracts/vocabulary.js";
+import {
+  expiryOption,
+  integerOption,
+  listOption,
+  type Options,
+  requiredOption,
+  statusOption,
+  stringOption,
+  UsageError,
+} from "../args.js";
+import {
+  cliActor,
+  columns,
+  type Command,
+  type CommandHelp,
+  describe,
+  limitOption,
+  noArguments,
+  oneArgument,
+  table,
+} from "./shared.js";
+
+/** The options that set a license's settings, as `licenseSettings` reads them. */
+const settingOptions = {
+  "--status <status>": "ACTIVE, SUSPENDED or REVOKED (default ACTIVE)",
+  "--edition <e>": "the edition's code, e.g. pro; empty: none",
+  "--edition-name <n>": "the edition's display name; empty: none",
+  "--features <a,b,c>": "comma-separated feature codes; empty: none",
+  "--customer-name <n>": "the customer's name",
+  "--customer-email <e>": "the customer's email address",
+  "--note <text>": "a note for admins",
+  "--external-id <id>": "your own reference (an order id), unique per product",
+  "--max-deactivations-per-30-days <n>|product":
+    "the license's own churn limit; product: the product's applies",
+} as const;
+
+function licenseSettings(options: Options, allowNever: boolean): LicenseSettings {
+  return {
+    status: statusOption(options),
+    expiresAt: expiryOption(options, allowNever),
+    edition: stringOption(options, "edition"),
+    editionName: stringOption(options, "edition-name"),
+    features: listOption(options, "features"),
+    maxMachines: integerOption(options, "max-machines"),
+    customerName: stringOption(options, "customer-name"),
+    customerEmail: stringOption(options, "customer-email"),
+    note: stringOption(options, "note"),
+    externalId: stringOption(options, "external-id"),
+    maxDeactivationsPer30Days: limitOption(options, "max-deactivations-per-30-days", "product"),
+  };
+}
+
+const settingsSynopsis = Object.keys(settingOptions)
+  .map((option) => `[${option}]`)
+  .join(" ");
+
+/** The option names `licenses update` reads, for its message when none is given. */
+const updateOptionNames = [
+  "--status",
+  "--expires-at",
+  "--max-machines",
+  ...Object.keys(settingOptions)
+    .map((option) => option.split(" ")[0] ?? option)
+    .filter((name) => name !== "--status"),
+];
+
+function licenseText(license: LicenseView): string {
+  return describe({ ...license });
+}
+
+/** `--expired yes|no` (undefined when not given). */
+function expiredOption(options: Options): boolean | undefined {
+  const value = stringOption(options, "expired");
+  if (value === undefined) return undefined;
+  if (value !== "yes" && value !== "no") throw new UsageError("--expired must be yes or no");
+  return value === "yes";
+}
+
+/** `--search <text>`, or its short name `--q`; not both. */
+function searchOption(options: Options): string | undefined {
+  const search = stringOption(options, "search");
+  const q = stringOption(options, "q");
+  if (search !== undefined && q !== undefined) {
+    throw new UsageError("give --search or --q (the same filter), not both");
+  }
+  return search ?? q;
+}
+
+function limitOfPage(options: Options): number {
+  const limit = integerOption(options, "limit") ?? pageLimits.default;
+  if (limit < 1 || limit > pageLimits.max) {
+    throw new UsageError(`--limit must be from 1 to ${pageLimits.max}, got "${limit}"`);
+  }
+  return limit;
+}
+
+const listHelp: CommandHelp = {
+  summary: "List licenses, newest first, a page at a time",
+  synopsis:
+    "[--product <slug>] [--status <status>] [--expired yes|no] [--search <text>] [--external-id <id>] [--limit <n>] [--cursor <c>]",
+  options: [
+    ["--product <slug>", "only this product's licenses"],
+    ["--status <status>", "only ACTIVE, SUSPENDED or REVOKED ones"],
+    ["--expired yes|no", "only expired ones (yes) or only unexpired ones (no)"],
+    ["--search <text>", "key prefix, or part of the customer's name, email or external id"],
+    ["--q <text>", "the same as --search"],
+    ["--external-id <id>", "only the license with this external id"],
+    ["--limit <n>", `licenses per page, 1 to ${pageLimits.max} (default ${pageLimits.default})`],
+    ["--cursor <c>", "the next page, as the previous page's last line names it"],
+  ],
+  example: "shipkey licenses list --product desktop-app --status ACTIVE --search grace",
+};
+
+export const licenseCommands: Record<string, Command> = {
+  "licenses create": {
+    help: {
+      summary: "Create a license for a product",
+      synopsis: `--product <slug> --max-machines <n> [--key <key>] [--expires-at <iso>] ${settingsSynopsis}`,
+      options: [
+        ["--product <slug>", "the product it is for (required)"],
+        ["--max-machines <n>", "machines it may be active on at once (required)"],
+        ["--key <key>", "16 to 255 letters, digits, '.', '_', '~' or '-'; default: generated"],
+        ["--expires-at <iso>", "when it expires, e.g. 2027-01-31T23:59:59Z; default: never"],
+        ...Object.entries(settingOptions),
+      ],
+      example:
+        "shipkey licenses create --product desktop-app --max-machines 2 --edition pro --features sync,export",
+    },
+    run: async (db, args, options) => {
+      noArguments(args);
+      const settings = licenseSettings(options, false);
+      const maxMachines = settings.maxMachines;
+      if (maxMachines === undefined) throw new UsageError("--max-machines is required");
+      const license = await createLicenseAudited(db, cliActor(), {
+        ...settings,
+        productSlug: requiredOption(options, "product"),
+        maxMachines,
+        licenseKey: stringOption(options, "key"),
+      });
+      return { data: license, text: licenseText(license) };
+    },
+  },
+  "licenses update": {
+    help: {
+      summary: "Change a license's settings; only the options given change",
+      synopsis: `<licenseKey> [--expires-at <iso>|never] [--max-machines <n>] ${settingsSynopsis}`,
+      options: [
+        ["<licenseKey>", "the license to change"],
+        ["--expires-at <iso>|never", "a new expiry; never: the license never expires"],
+        ["--max-machines <n>", "machines it may be active on at once"],
+        ...Object.entries(settingOptions),
+      ],
+      example: "shipkey licenses update 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E --status SUSPENDED",
+    },
+    run: async (db, args, options) => {
+      const licenseKey = oneArgument(args, "license key");
+      const changes = licenseSettings(options, true);
+      if (Object.values(changes).every((value) => value === undefined)) {
+        throw new UsageError(`licenses update needs one of ${updateOptionNames.join(", ")}`);
+      }
+      const license = await updateLicenseAudited(db, cliActor(), licenseKey, changes);
+      return { data: license, text: licenseText(license) };
+    },
+  },
+  "licenses show": {
+    help: {
+      summary: "Show a license with its active machines and its past activations",
+      synopsis: "<licenseKey>",
+      options: [["<licenseKey>", "the license to show"]],
+      example: "shipkey licenses show 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E",
+    },
+    run: async (db, args) => {
+      const license = await showLicense(db, oneArgument(args, "license key"));
+      const { machines, pastActivations, ...rest } = license;
+      const machineText = table(
+        machines.map((m) => ({ ...m })),
+        "No active machines.",
+      );
+      const pastText = columns(
+        pastActivations.map((m) => ({
+          machineId: m.machineId,
+          machineName: m.machineName,
+          activatedAt: m.activatedAt,
+          deactivatedAt: m.deactivatedAt,
+          deactivatedBy: m.deactivatedBy,
+        })),
+        "None.",
+      );
+      return {
+        data: license,
+        text: `${licenseText(rest)}\n\nActive machines:\n${machineText}\n\nPast activations:\n${pastText}`,
+      };
+    },
+  },
+  "licenses list": {
+    help: listHelp,
+    run: async (db, args, options) => {
+      noArguments(args);
+      const page = await listLicenses(db, {
+        product: stringOption(options, "product"),
+        status: statusOption(options),
+        expired: expiredOption(options),
+        q: searchOption(options),
+        externalId: stringOption(options, "external-id"),
+        limit: limitOfPage(options),
+        cursor: stringOption(options, "cursor"),
+      });
+      const lines = columns(
+        page.items.map((l) => ({
+          licenseKey: l.licenseKey,
+          product: l.product,
+          status: l.status,
+          expiresAt: l.expiresAt ?? "never",
+          machines: `${l.activeMachines}/${l.maxMachines}`,
+          customer: l.customerEmail ?? l.customerName,
+          externalId: l.externalId,
+        })),
+        "No licenses.",
+      );
+      const more = page.nextCursor === null ? "" : `\n\nMore: add --cursor ${page.nextCursor}`;
+      return { data: page, text: `${lines}${more}` };
+    },
+  },
+};

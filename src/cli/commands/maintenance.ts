@@ -1,0 +1,64 @@
+import { activationHistoryMsFrom, databaseUrlFrom, masterKeyFromEnv } from "../../config.js";
+import { rotateMasterKeyAudited } from "../../domain/audit/audited-actions.js";
+import { prune } from "../../domain/maintenance/prune.js";
+import { rotateMasterKey } from "../../master-key.js";
+import { cliActor, type Command, noArguments } from "./shared.js";
+
+export const maintenanceCommands: Record<string, Command> = {
+  migrate: {
+    help: {
+      summary: "Create the database, or bring its schema up to date",
+      synopsis: "",
+      options: [],
+      example: "DATABASE_URL=postgres://shipkey@db/shipkey shipkey migrate",
+    },
+    // main() migrates before any command runs; this one only reports it.
+    run: async (_db, args) => {
+      noArguments(args);
+      return { data: { migrated: true }, text: "Database is up to date." };
+    },
+  },
+  prune: {
+    help: {
+      summary: "Prune now what the server prunes hourly (ACTIVATION_HISTORY_DAYS)",
+      synopsis: "",
+      options: [],
+      example: "ACTIVATION_HISTORY_DAYS=30 shipkey prune",
+    },
+    run: async (db, args) => {
+      noArguments(args);
+      const counts = await prune(db, { activationHistoryMs: activationHistoryMsFrom() });
+      return {
+        data: counts,
+        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys and ${counts.certificates} expired certificate records.`,
+      };
+    },
+  },
+  "master-key rotate": {
+    help: {
+      summary: "Seal every signing key under a new master key (servers stopped)",
+      synopsis: "",
+      options: [
+        ["SHIPKEY_NEW_MASTER_KEY", "the new key (optional on SQLite without SHIPKEY_MASTER_KEY)"],
+      ],
+      example: "SHIPKEY_NEW_MASTER_KEY=$(openssl rand -base64 32) shipkey master-key rotate",
+    },
+    run: async (db, args) => {
+      noArguments(args);
+      const rotation = await rotateMasterKey(
+        db,
+        masterKeyFromEnv(),
+        process.env.SHIPKEY_NEW_MASTER_KEY,
+        databaseUrlFrom(),
+        (from, to) => rotateMasterKeyAudited(db, cliActor(), from, to),
+      );
+      return {
+        data: rotation,
+        text:
+          rotation.file === null
+            ? `${rotation.keys} signing keys sealed under SHIPKEY_NEW_MASTER_KEY. Set SHIPKEY_MASTER_KEY to it for every process, then start them.`
+            : `${rotation.keys} signing keys sealed under a new master key, now in ${rotation.file}. Back it up, then start the service; once it runs, delete the old key, kept in ${rotation.previous}.`,
+      };
+    },
+  },
+};

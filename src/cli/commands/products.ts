@@ -1,0 +1,239 @@
+import {
+  createProductAudited,
+  prepareSigningKeyAudited,
+  promoteSigningKeyAudited,
+  removeSigningKeyAudited,
+  setDeactivationLimitAudited,
+  setOfflineAllowanceAudited,
+  setOfflinePeriodAudited,
+  updateProductAudited,
+} from "../../domain/audit/audited-actions.js";
+import { listProducts } from "../../domain/products/products.js";
+import { listProductKeys } from "../../domain/signing/signing-keys.js";
+import { integerOption, requiredOption, stringOption, switchOption, UsageError } from "../args.js";
+import {
+  cliActor,
+  cliMasterKey,
+  type Command,
+  describe,
+  limitOption,
+  masterKeyIfAvailable,
+  noArguments,
+  oneArgument,
+  table,
+} from "./shared.js";
+
+const slugArgument = ["<slug>", "the product's slug"] as const;
+
+export const productCommands: Record<string, Command> = {
+  "products create": {
+    help: {
+      summary: "Create a product and, where it can, its signing key",
+      synopsis: "--slug <slug> --name <name>",
+      options: [
+        ["--slug <slug>", "the product's identifier in URLs and requests (required)"],
+        ["--name <name>", "its display name (required)"],
+      ],
+      example: 'shipkey products create --slug desktop-app --name "Desktop App"',
+    },
+    run: async (db, args, options) => {
+      noArguments(args);
+      const product = await createProductAudited(
+        db,
+        cliActor(),
+        { slug: requiredOption(options, "slug"), name: requiredOption(options, "name") },
+        await masterKeyIfAvailable(db),
+      );
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+  "products list": {
+    help: {
+      summary: "List the products with their settings",
+      synopsis: "",
+      options: [],
+      example: "shipkey products list --json",
+    },
+    run: async (db, args) => {
+      noArguments(args);
+      const products = await listProducts(db);
+      return {
+        data: products,
+        text: table(
+          products.map((p) => ({ ...p })),
+          "No products yet.",
+        ),
+      };
+    },
+  },
+  "products update": {
+    help: {
+      summary: "Change a product's name, Tauri key, update and download settings",
+      synopsis:
+        "<slug> [--name <name>] [--tauri-public-key <key>|none] [--updates-require-license on|off] [--download-redirects on|off]",
+      options: [
+        slugArgument,
+        ["--name <name>", "a new display name"],
+        [
+          "--tauri-public-key <key>|none",
+          "tauri.conf.json's key; publish then refuses other signatures",
+        ],
+        ["--updates-require-license on|off", "the update feeds answer only with a valid license"],
+        ["--download-redirects on|off", "feeds link through the server, which counts downloads"],
+      ],
+      example: "shipkey products update desktop-app --updates-require-license on",
+    },
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const name = stringOption(options, "name");
+      const key = stringOption(options, "tauri-public-key");
+      const updatesRequireLicense = switchOption(options, "updates-require-license");
+      const downloadRedirects = switchOption(options, "download-redirects");
+      if ([name, key, updatesRequireLicense, downloadRedirects].every((v) => v === undefined)) {
+        throw new UsageError(
+          "products update needs --name, --tauri-public-key, --updates-require-license or --download-redirects",
+        );
+      }
+      const product = await updateProductAudited(db, cliActor(), slug, {
+        name,
+        tauriPublicKey: key === "none" ? null : key,
+        updatesRequireLicense,
+        downloadRedirects,
+      });
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+  "products keys": {
+    help: {
+      summary: "Show a product's public signing keys: current, next, retired",
+      synopsis: "<slug>",
+      options: [slugArgument],
+      example: "shipkey products keys desktop-app",
+    },
+    run: async (db, args) => {
+      const keys = await listProductKeys(db, oneArgument(args, "product slug"));
+      return {
+        data: keys,
+        text: table(
+          keys.map((k) => ({
+            kid: k.kid,
+            status: k.status,
+            createdAt: k.createdAt,
+            retiredAt: k.retiredAt,
+            jwk: JSON.stringify(k.jwk),
+          })),
+          "No signing key yet.",
+        ),
+      };
+    },
+  },
+  "products prepare-key": {
+    help: {
+      summary: "Make a next signing key, endorsed by the current one",
+      synopsis: "<slug>",
+      options: [slugArgument],
+      example: "shipkey products prepare-key desktop-app",
+    },
+    run: async (db, args) => {
+      const slug = oneArgument(args, "product slug");
+      // A key sealed under another master key would leave the servers unable to sign.
+      const masterKey = await cliMasterKey(db);
+      const prepared = await prepareSigningKeyAudited(db, cliActor(), masterKey, slug);
+      return {
+        data: prepared,
+        text: `${describe({ ...prepared })}\nPublished as the next key; apps learn it from their next signed answer. Promote it after the product's offline period.`,
+      };
+    },
+  },
+  "products promote-key": {
+    help: {
+      summary: "Make the next signing key the current one",
+      synopsis: "<slug> [--force]",
+      options: [
+        slugArgument,
+        ["--force", "promote before the product's offline period has passed since prepare-key"],
+      ],
+      example: "shipkey products promote-key desktop-app",
+    },
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const promotion = await promoteSigningKeyAudited(db, cliActor(), slug, {
+        force: options.force === true,
+      });
+      return {
+        data: promotion,
+        text: `${describe({ ...promotion })}\nRunning servers sign with it within 30 seconds.`,
+      };
+    },
+  },
+  "products remove-key": {
+    help: {
+      summary: "Remove a next or retired signing key",
+      synopsis: "<slug> --kid <kid>",
+      options: [
+        slugArgument,
+        ["--kid <kid>", "the key's id, as products keys shows it (required)"],
+      ],
+      example:
+        "shipkey products remove-key desktop-app --kid NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs",
+    },
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const removed = await removeSigningKeyAudited(
+        db,
+        cliActor(),
+        slug,
+        requiredOption(options, "kid"),
+      );
+      return { data: { deleted: true, ...removed }, text: `Removed key ${removed.kid}.` };
+    },
+  },
+  "products set-offline-period": {
+    help: {
+      summary: "Set how long an offline certificate lasts",
+      synopsis: "<slug> --seconds <n>",
+      options: [slugArgument, ["--seconds <n>", "the certificate lifetime, 60 s to 90 days"]],
+      example: "shipkey products set-offline-period desktop-app --seconds 604800",
+    },
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const seconds = integerOption(options, "seconds");
+      if (seconds === undefined) throw new UsageError("--seconds is required");
+      const product = await setOfflinePeriodAudited(db, cliActor(), slug, seconds);
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+  "products set-offline-allowance": {
+    help: {
+      summary: "Set how many extra machines may hold an offline certificate",
+      synopsis: "<slug> --machines <n>",
+      options: [slugArgument, ["--machines <n>", "0 to 100 (default 1)"]],
+      example: "shipkey products set-offline-allowance desktop-app --machines 2",
+    },
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const machines = integerOption(options, "machines");
+      if (machines === undefined) throw new UsageError("--machines is required");
+      const product = await setOfflineAllowanceAudited(db, cliActor(), slug, machines);
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+  "products set-deactivation-limit": {
+    help: {
+      summary: "Limit the deactivations an app may make per license in 30 days",
+      synopsis: "<slug> --per-30-days <n>|none",
+      options: [
+        slugArgument,
+        ["--per-30-days <n>|none", "deactivations allowed per license; none: no limit (default)"],
+      ],
+      example: "shipkey products set-deactivation-limit desktop-app --per-30-days 3",
+    },
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const limit = limitOption(options, "per-30-days", "none");
+      if (limit === undefined) throw new UsageError("--per-30-days is required (a number or none)");
+      const product = await setDeactivationLimitAudited(db, cliActor(), slug, limit);
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+};
