@@ -196,7 +196,6 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
         signing.masterKey,
         slug,
       );
-      signing.ring.forget(slug);
       const keys = await listProductKeys(db, slug);
       return reply.status(201).send({ ...prepared, keys });
     },
@@ -223,7 +222,6 @@ export function adminProductRoutes(app: FastifyInstance, db: Kysely<DB>, signing
       const promotion = await promoteSigningKeyAudited(db, actorOf(request), slug, {
         force: request.body?.force === true,
       });
-      signing.ring.forget(slug);
       const keys = await listProductKeys(db, slug);
       return { ...promotion, keys };
     },
