@@ -61,6 +61,8 @@ export interface AppOptions {
   masterKey?: MasterKey;
   /** How often the current signing key of a product is re-read (a rotation elsewhere). */
   keyRefreshMs?: number;
+  /** The clock of that refresh window (tests advance their own); Date.now unless given. */
+  keyClock?: () => number;
   /** PUBLIC_URL's origin: absolute URLs (feeds, download links, snippets) start with it. */
   publicUrl?: string | null;
   /** PostgreSQL: analyze a hot table that changed a lot, checked every this many ms; off unless given. */
@@ -82,6 +84,7 @@ export async function buildApp({
   pruning,
   masterKey = processMasterKey,
   keyRefreshMs = defaultKeyRefreshMs,
+  keyClock = Date.now,
   publicUrl = null,
   statisticsCheckMs,
 }: AppOptions): Promise<FastifyInstance> {
@@ -189,7 +192,7 @@ export async function buildApp({
   app.decorateReply("loginCsrf", "");
   const signing = {
     masterKey,
-    ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs }),
+    ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs, now: keyClock }),
   };
   await app.register(async (instance) => dashboard(instance, database.db, faults, signing));
   const redis = rateLimits !== "off" && redisUrl !== null ? connectRedis(redisUrl, app.log) : null;

@@ -86,34 +86,40 @@ describe.each(dialects)("compiled license reads (%s)", (dialect) => {
 
   it("never sees the rows of a transaction still in progress, and waits for it to end", async () => {
     const licenseKey = "SK-UNCOMMITTED-0001";
-    let outcome: Promise<string> | undefined;
     let settled = false;
-    await expect(
-      f.db.transaction().execute(async (trx) => {
-        await sql`insert into licenses (id, license_key, product_id, status, max_machines,
+    let inserted = (): void => {};
+    const insertDone = new Promise<void>((resolve) => (inserted = resolve));
+    let reading = (): void => {};
+    const readStarted = new Promise<void>((resolve) => (reading = resolve));
+    const transaction = f.db.transaction().execute(async (trx) => {
+      await sql`insert into licenses (id, license_key, product_id, status, max_machines,
           active_machines, features, created_at, updated_at)
           values ('lic_uncommitted', ${licenseKey}, ${f.product.id}, 'ACTIVE', 1, 0, '[]', 0, 0)`.execute(
-          trx,
-        );
-        outcome = requireLicenseByKey(f.db, licenseKey).then(
-          () => "found",
-          (err: { code?: string }) => String(err.code),
-        );
-        void outcome.then(() => {
-          settled = true;
-        });
-        // On PostgreSQL the read runs on another connection and cannot see the row. On SQLite it
-        // waits for the one connection: still waiting after turns in which it could have run.
-        if (dialect === "postgres") {
-          expect(await outcome).toBe("LICENSE_NOT_FOUND");
-        } else {
-          for (let turn = 0; turn < 5; turn++)
-            await new Promise((resolve) => setImmediate(resolve));
-          expect(settled).toBe(false);
-        }
-        throw new Error("roll back");
-      }),
-    ).rejects.toThrow("roll back");
+        trx,
+      );
+      inserted();
+      await readStarted;
+      // On PostgreSQL the read runs on another connection and cannot see the row. On SQLite it
+      // waits for the one connection: still waiting after turns in which it could have run.
+      if (dialect === "postgres") {
+        expect(await outcome).toBe("LICENSE_NOT_FOUND");
+      } else {
+        for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+        expect(settled).toBe(false);
+      }
+      throw new Error("roll back");
+    });
+    await insertDone;
+    // Another request's read, made while the transaction is in progress.
+    const outcome = requireLicenseByKey(f.db, licenseKey).then(
+      () => "found",
+      (err: { code?: string }) => String(err.code),
+    );
+    void outcome.then(() => {
+      settled = true;
+    });
+    reading();
+    await expect(transaction).rejects.toThrow("roll back");
     expect(await outcome).toBe("LICENSE_NOT_FOUND");
   });
 

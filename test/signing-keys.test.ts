@@ -3,14 +3,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildApp } from "../src/app.js";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import {
   rotateMasterKeyAudited,
   prepareSigningKeyAudited,
-  promoteSigningKeyAudited,
 } from "../src/domain/audit/audited-actions.js";
 import {
   decryptPrivateKey,
@@ -21,6 +20,8 @@ import {
   assertMasterKeyOpensKeys,
   encryptedOf,
   ensureAllSigningKeys,
+  prepareSigningKey,
+  promoteSigningKey,
 } from "../src/domain/signing/signing-keys.js";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
@@ -196,8 +197,55 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
     expect(promotion).toMatchObject({ kid, forced: false });
   });
 
+  it("a rotation through the domain functions alone: the next answer is signed with the new key", async () => {
+    // A clock that never moves: no refresh window passes, nothing but the rotation is at work.
+    const second = await buildApp({ database: f.database, masterKey, keyClock: () => 0 });
+    try {
+      const body = await activatedBody();
+      const validate = async () =>
+        (
+          await second.inject({
+            method: "POST",
+            url: "/api/license/validate",
+            headers: {
+              "content-type": "application/json",
+              "shipkey-nonce": "domain-rotation-nonce",
+            },
+            payload: JSON.stringify(body),
+          })
+        ).headers;
+      const oldKid = kidOf((await validate())["shipkey-signature"]);
+      expect(oldKid).toBeDefined();
+      const prepared = await f.db
+        .transaction()
+        .execute((trx) => prepareSigningKey(trx, masterKey, f.product.slug));
+      const { endorsement } = await f.db
+        .selectFrom("signing_keys")
+        .select("endorsement")
+        .where("kid", "=", prepared.kid)
+        .executeTakeFirstOrThrow();
+      // Still signed by the current key, and announcing the next one.
+      const announced = await validate();
+      expect(kidOf(announced["shipkey-signature"])).toBe(oldKid);
+      expect(String(announced["shipkey-key-endorsements"]).split(", ")).toContain(endorsement);
+      await f.db
+        .transaction()
+        .execute((trx) => promoteSigningKey(trx, f.product.slug, { force: true }));
+      expect(prepared.kid).not.toBe(oldKid);
+      expect(kidOf((await validate())["shipkey-signature"])).toBe(prepared.kid);
+    } finally {
+      await second.close();
+    }
+  });
+
   it("another process's promotion (the CLI) is used within the refresh window", async () => {
-    const second = await buildApp({ database: f.database, masterKey, keyRefreshMs: 200 });
+    let clock = Date.now();
+    const second = await buildApp({
+      database: f.database,
+      masterKey,
+      keyRefreshMs: 200,
+      keyClock: () => clock,
+    });
     try {
       const body = await activatedBody();
       const validate = () =>
@@ -208,10 +256,21 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
           payload: JSON.stringify(body),
         });
       const oldKid = kidOf((await validate()).headers["shipkey-signature"]);
-      const { kid } = await prepareSigningKeyAudited(f.db, cli, masterKey, f.product.slug);
-      await promoteSigningKeyAudited(f.db, cli, f.product.slug, { force: true });
+      // A second copy of the domain modules stands for another process: the key changes it
+      // makes are not counted in this one.
+      vi.resetModules();
+      const otherProcess = await import("../src/domain/audit/audited-actions.js");
+      const { kid } = await otherProcess.prepareSigningKeyAudited(
+        f.db,
+        cli,
+        masterKey,
+        f.product.slug,
+      );
+      await otherProcess.promoteSigningKeyAudited(f.db, cli, f.product.slug, { force: true });
       expect(kid).not.toBe(oldKid);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      clock += 199;
+      expect(kidOf((await validate()).headers["shipkey-signature"])).toBe(oldKid);
+      clock += 1;
       expect(kidOf((await validate()).headers["shipkey-signature"])).toBe(kid);
     } finally {
       await second.close();

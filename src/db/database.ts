@@ -6,7 +6,7 @@ import pg from "pg";
 import { kyselyPool } from "./pg-pool.js";
 import type { DB } from "./schema.js";
 import { type Checkpointer, safetyNetPages, startCheckpointer } from "./sqlite-checkpointer.js";
-import { SqliteDialect } from "./sqlite-driver.js";
+import { SqliteDialect, SqliteKysely } from "./sqlite-driver.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -95,7 +95,7 @@ function openSqlite(path: string, checkpoints: OpenOptions["backgroundCheckpoint
     sqlite.pragma(`wal_autocheckpoint = ${safetyNetPages}`);
     checkpointer = startCheckpointer(path, sqliteBusyTimeoutMs, checkpoints.onError);
   }
-  const db = new Kysely<DB>({ dialect: new SqliteDialect(sqlite) });
+  const db = new SqliteKysely<DB>({ dialect: new SqliteDialect(sqlite) });
   return {
     db,
     dialect: "sqlite",

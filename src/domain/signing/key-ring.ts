@@ -2,7 +2,7 @@ import type { KeyObject } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { decryptPrivateKey, type MasterKey } from "./key-material.js";
-import { encryptedOf, ensureSigningKey } from "./signing-keys.js";
+import { encryptedOf, ensureSigningKey, keyChangeCount } from "./signing-keys.js";
 import { limits } from "../../contracts/vocabulary.js";
 
 /** A product's current key, ready to sign. */
@@ -21,17 +21,26 @@ export const defaultKeyRefreshMs = 15_000;
 interface Entry {
   key: SigningKey;
   checkedAt: number;
+  /** keyChangeCount() when the key was read: a key change in this process since makes it stale. */
+  changes: number;
+}
+
+interface Loading {
+  promise: Promise<SigningKey | null>;
+  changes: number;
 }
 
 /**
  * The decrypted current signing key of each product, kept in memory so that signing an answer
- * costs one Ed25519 signature and no query. Which key is current is re-read at most every
- * `refreshMs` per product (a rotation by the CLI or another process is picked up within it); the
- * private key is decrypted again only when the kid changed. Holds only products that exist.
+ * costs one Ed25519 signature and no query. Which key is current is re-read at the first use after
+ * a key change made in this process (prepare, promote, remove: signing-keys.ts counts them), and
+ * otherwise at most every `refreshMs` per product (a rotation by the CLI or another process is
+ * picked up within it); the private key is decrypted again only when the kid changed. Holds only
+ * products that exist. `now` is the clock of the refresh window (tests advance their own).
  */
 export class SigningKeyRing {
   private readonly entries = new Map<string, Entry>();
-  private readonly loading = new Map<string, Promise<SigningKey | null>>();
+  private readonly loading = new Map<string, Loading>();
   private readonly refreshMs: number;
   private readonly now: () => number;
 
@@ -49,29 +58,36 @@ export class SigningKeyRing {
    * such product exists).
    */
   keyFor(productSlug: string): SigningKey | null | Promise<SigningKey | null> {
+    const changes = keyChangeCount();
     const entry = this.entries.get(productSlug);
-    if (entry && this.now() - entry.checkedAt < this.refreshMs) return entry.key;
+    if (entry && entry.changes === changes && this.now() - entry.checkedAt < this.refreshMs) {
+      return entry.key;
+    }
     if (productSlug.length > limits.identifier) return null;
-    let pending = this.loading.get(productSlug);
-    if (!pending) {
+    const pending = this.loading.get(productSlug);
+    // A read begun before a key change may have missed it.
+    if (pending && pending.changes === changes) return pending.promise;
+    const loading: Loading = {
+      changes,
       // A failed refresh (the database is down) keeps signing with the key already known.
-      pending = this.load(productSlug, entry)
+      promise: this.load(productSlug, entry, changes)
         .catch((err: unknown) => {
           if (entry) return entry.key;
           throw err;
         })
-        .finally(() => this.loading.delete(productSlug));
-      this.loading.set(productSlug, pending);
-    }
-    return pending;
+        .finally(() => {
+          if (this.loading.get(productSlug) === loading) this.loading.delete(productSlug);
+        }),
+    };
+    this.loading.set(productSlug, loading);
+    return loading.promise;
   }
 
-  /** Forgets a product's key, so the next answer reads it again (after a rotation here). */
-  forget(productSlug: string): void {
-    this.entries.delete(productSlug);
-  }
-
-  private async load(productSlug: string, previous: Entry | undefined): Promise<SigningKey | null> {
+  private async load(
+    productSlug: string,
+    previous: Entry | undefined,
+    changes: number,
+  ): Promise<SigningKey | null> {
     let rows = await this.readPublished(productSlug);
     if (!rows.some((row) => row.status === "current")) {
       // A product without a current key (created without the master key at hand) gets one now.
@@ -110,7 +126,7 @@ export class SigningKeyRing {
             ),
       endorsements: endorsements.length > 0 ? endorsements.join(", ") : null,
     };
-    this.entries.set(productSlug, { key, checkedAt: this.now() });
+    this.entries.set(productSlug, { key, checkedAt: this.now(), changes });
     return key;
   }
 

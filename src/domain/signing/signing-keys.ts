@@ -27,6 +27,17 @@ import type { PublishedJwk } from "../../contracts/license-api.js";
 /** A signing key as admins see it: never the private half. */
 export type SigningKeyView = SigningKey;
 
+let keyChanges = 0;
+
+/**
+ * How many key changes (prepare, promote, remove) this process has made: every SigningKeyRing
+ * re-reads a key it read before the latest, so the next answer after a rotation, whoever made it
+ * here, is signed with the new key. Counted at the end of the change's transaction: on SQLite a
+ * re-read waits for its commit; on PostgreSQL a re-read in the instant before the commit may see
+ * the old key, used then at most for the ring's refresh window, as after a rotation elsewhere.
+ */
+export const keyChangeCount = (): number => keyChanges;
+
 /**
  * Gives the product a current key unless it has one. Safe when several processes race: the
  * partial unique index admits one current key per product, and the losers' inserts do nothing.
@@ -224,14 +235,15 @@ export async function prepareSigningKey(
   if ((await insertKey(trx, product.id, key, "next", now, endorsement)) === null) {
     throw rotationConflict();
   }
+  keyChanges++;
   return { kid: key.kid, endorsedBy: current.kid };
 }
 
 /**
  * Step two: the next key becomes current and the current one retired, in one transaction.
  * Refused while the next key is younger than the product's offline period (an app offline since
- * before it was prepared has not learned it yet), unless forced. Running servers sign with it
- * within their refresh window (key-ring.ts).
+ * before it was prepared has not learned it yet), unless forced. This process signs with it from
+ * the next answer on, other running servers within their refresh window (key-ring.ts).
  */
 export async function promoteSigningKey(
   trx: Transaction<DB>,
@@ -274,6 +286,7 @@ export async function promoteSigningKey(
     .where("status", "=", "next")
     .executeTakeFirst();
   if (promoted.numUpdatedRows === 0n) throw rotationConflict();
+  keyChanges++;
   return { kid: next.kid, retiredKid: retired?.kid ?? null, forced: early };
 }
 
@@ -346,5 +359,6 @@ export async function removeSigningKey(
     );
   }
   await trx.deleteFrom("signing_keys").where("kid", "=", kid).execute();
+  keyChanges++;
   return { kid };
 }

@@ -267,7 +267,6 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
       } catch (err) {
         return sendPage(reply, await page(contextOf(request), slug, errorsFor(err, [])), 409);
       }
-      signing.ring.forget(slug);
       return reply.redirect(`${keysPath(slug)}?done=prepared`, 303);
     },
   );
@@ -283,7 +282,6 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
       } catch (err) {
         return sendPage(reply, await page(contextOf(request), slug, errorsFor(err, [])), 409);
       }
-      signing.ring.forget(slug);
       return reply.redirect(`${keysPath(slug)}?done=promoted`, 303);
     },
   );

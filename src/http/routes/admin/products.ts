@@ -75,7 +75,6 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
         signing.masterKey,
         slug,
       );
-      signing.ring.forget(slug);
       const keys = await listProductKeys(db, slug);
       return reply.status(201).send({ ...prepared, keys });
     },
@@ -89,7 +88,6 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
       const promotion = await promoteSigningKeyAudited(db, actorOf(request), slug, {
         force: request.body?.force === true,
       });
-      signing.ring.forget(slug);
       const keys = await listProductKeys(db, slug);
       return { ...promotion, keys };
     },
