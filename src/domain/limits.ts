@@ -4,7 +4,7 @@ import {
   hasControlCharacterBesidesLineBreaks,
 } from "../lib/control-characters.js";
 
-/** Documented request limits (docs/decisions.md). Column sizes in the schema match these. */
+/** Documented request limits (docs/reference/limits.md). Column sizes in the schema match these. */
 export const limits = {
   identifier: 255,
   machineName: 255,
@@ -35,7 +35,7 @@ export function assertMaxLength(
 
 /**
  * A name or label (product name, machine name, customer name, API key name, ...): one line of
- * text, so no control character at all (C0, DEL, C1, U+2028, U+2029). docs/decisions.md.
+ * text, so no control character at all (C0, DEL, C1, U+2028, U+2029). docs/reference/security.md.
  */
 export function assertSingleLine(field: string, value: string | null | undefined): void {
   if (value !== null && value !== undefined && hasControlCharacter(value)) {

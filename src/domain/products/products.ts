@@ -12,7 +12,7 @@ export interface Product {
   id: string;
   slug: string;
   name: string;
-  /** How long a license certificate lasts, in seconds (docs/decisions.md). */
+  /** How long a license certificate lasts, in seconds (docs/reference/signing-and-certificates.md). */
   offlinePeriodSeconds: number;
   /**
    * Machines beyond a license's maxMachines that may hold an unexpired certificate at once (a
@@ -186,7 +186,7 @@ export async function renameProduct(db: Kysely<DB>, slug: string, name: string):
   return updateProductRow(db, slug, { name });
 }
 
-/** How a product's updates are delivered (docs/decisions.md: licensed updates, downloads). */
+/** How a product's updates are delivered (docs/update-feeds.md: licensed updates, downloads). */
 export interface UpdateDelivery {
   updatesRequireLicense?: boolean;
   downloadRedirects?: boolean;

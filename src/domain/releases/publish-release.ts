@@ -51,7 +51,7 @@ export interface PublishResult {
 }
 
 /**
- * The documented limits, checked after the spec's own checks (docs/decisions.md): every field
+ * The documented limits, checked after the spec's own checks (docs/reference/publishing-and-releases.md): every field
  * within its size, optional fields of the right type, no platform+arch twice.
  */
 export function checkPublishLimits(request: PublishRequest): {

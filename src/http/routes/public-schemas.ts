@@ -1,6 +1,6 @@
 /**
  * Request and response shapes of the spec's four endpoints, for the OpenAPI document. The
- * requests are validated by hand in the spec's binding check order (docs/decisions.md), which
+ * requests are validated by hand in the spec's binding check order (docs/reference/license-endpoints.md), which
  * JSON Schema validation cannot express, so these route schemas describe and do not validate
  * (`documentationOnly`). Responses are serialized with them, so every field a failure may carry
  * is listed.
