@@ -37,7 +37,7 @@ declare module "fastify" {
 const processMasterKey = randomBytes(masterKeyBytes);
 
 /**
- * How often buffered last-seen times and usage counts are written (docs/decisions.md: what a
+ * How often buffered last-seen times and usage counts are written (docs/reference/storage.md: what a
  * crash can lose).
  */
 export const lastSeenFlushMs = 1000;

@@ -152,7 +152,7 @@ export const specMessages = {
   MAX_MACHINES_REACHED: "Maximum machines reached",
   MACHINE_NOT_ACTIVATED: "Machine not activated",
   ACTIVATION_NOT_FOUND: "Machine is not activated",
-  // Beyond the spec: the offline allowance and the churn limit (docs/decisions.md §6).
+  // Beyond the spec: the offline allowance and the churn limit (docs/reference/license-endpoints.md).
   OFFLINE_LIMIT_REACHED: "Offline limit reached",
   DEACTIVATION_LIMIT_REACHED: "Deactivation limit reached",
 } as const satisfies Partial<Record<ErrorCode, string>>;

@@ -29,7 +29,7 @@ export const apiKeyScopes = [
 ] as const;
 export type ApiKeyScope = (typeof apiKeyScopes)[number];
 
-/** Documented request limits (docs/decisions.md). */
+/** Documented request limits (docs/reference/limits.md). */
 export const limits = {
   identifier: 255,
   machineName: 255,

@@ -24,7 +24,7 @@ export function assertMaxLength(
 
 /**
  * A name or label (product name, machine name, customer name, API key name, ...): one line of
- * text, so no control character at all (C0, DEL, C1, U+2028, U+2029). docs/decisions.md.
+ * text, so no control character at all (C0, DEL, C1, U+2028, U+2029). docs/reference/security.md.
  */
 export function assertSingleLine(
   field: string,

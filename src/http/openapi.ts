@@ -28,7 +28,7 @@ const idempotencyKeyHeader = {
       maxLength: 255,
       description:
         "Optional. The same key with the same request replays the first success for 24 h " +
-        "(docs/decisions.md)",
+        "(docs/reference/errors.md)",
     },
   },
 } as const;
@@ -100,7 +100,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         version: "1",
         description:
           "Release publishing and license activation. Failure bodies: {error, code} plus success/valid " +
-          "on the license endpoints; see docs/decisions.md for every code.",
+          "on the license endpoints; see docs/reference/errors.md for every code.",
       },
       tags: tags.map((name) => ({ name })),
       components: {

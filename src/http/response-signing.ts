@@ -20,7 +20,7 @@ declare module "fastify" {
 }
 
 /**
- * Signs the scope's answers when the client asks for it (docs/decisions.md §21): the request
+ * Signs the scope's answers when the client asks for it (docs/reference/signing-and-certificates.md): the request
  * carries a valid Shipkey-Nonce and its body's productSlug names an existing product. The
  * signature binds the answer (status, Date, body) to the request (path, nonce, exact body
  * bytes). Which product signs never depends on the license key, so a signature tells nothing

@@ -1,4 +1,4 @@
-/** Codes the server gives on the license endpoints and the update feed (docs/decisions.md). */
+/** Codes the server gives on the license endpoints and the update feed (docs/reference/errors.md). */
 export type ServerErrorCode =
   | "MISSING_REQUIRED_FIELDS"
   | "INVALID_FIELD_TYPE"

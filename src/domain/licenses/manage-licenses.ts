@@ -393,7 +393,7 @@ function assertSettings(settings: LicenseSettings): void {
   assertSettingsText(settings);
 }
 
-/** Names and labels are one line; the note may span lines (docs/decisions.md). */
+/** Names and labels are one line; the note may span lines (docs/reference/security.md). */
 function assertSettingsText(settings: LicenseSettings): void {
   assertSingleLine("edition", settings.edition);
   assertSingleLine("editionName", settings.editionName);

@@ -166,7 +166,7 @@ export async function renameProduct(db: Kysely<DB>, slug: string, name: string):
   return updateProductRow(db, slug, { name });
 }
 
-/** How a product's updates are delivered (docs/decisions.md: licensed updates, downloads). */
+/** How a product's updates are delivered (docs/update-feeds.md: licensed updates, downloads). */
 export interface UpdateDelivery {
   updatesRequireLicense?: boolean;
   downloadRedirects?: boolean;

@@ -18,7 +18,7 @@ interface SignedEntry {
 
 /**
  * While a product holds a Tauri public key, every signature published for it must be a base64
- * minisign signature by that key (docs/decisions.md): the key id matches and the global
+ * minisign signature by that key (docs/reference/publishing-and-releases.md): the key id matches and the global
  * signature verifies. Entries without a signature pass (the Tauri feed never offers them).
  * Throws TAURI_SIGNATURE_INVALID naming the first entry that fails.
  */

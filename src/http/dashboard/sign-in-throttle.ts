@@ -1,5 +1,5 @@
 /**
- * Slows password guessing without letting anyone lock an admin out (docs/decisions.md,
+ * Slows password guessing without letting anyone lock an admin out (docs/reference/security.md,
  * "Sign-in throttle").
  *
  * - Per client address, and per (account, address): each attempt books the next free time of its
