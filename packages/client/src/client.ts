@@ -1,3 +1,11 @@
+import type {
+  Activation,
+  ActivateAnswer,
+  CheckoutAnswer,
+  DeactivateAnswer,
+  LatestAnswer,
+  ValidateAnswer,
+} from "./contract.js";
 import { randomBytes } from "node:crypto";
 import { type CertificateClaims, verifyCertificate } from "./certificate.js";
 import { ShipkeyError } from "./errors.js";
@@ -31,11 +39,10 @@ export interface ShipkeyClientOptions {
   retry?: Partial<RetryOptions>;
 }
 
-export interface Activation {
-  machineId: string;
-  machineName: string | null;
-  activatedAt: string;
-}
+export type { Activation };
+
+/** A server answer's fields by the contract's names, each still to be checked. */
+type Unchecked<T> = { [K in keyof T]?: unknown };
 
 export interface ActivateResult {
   /** true when this call activated the machine; false when it already was. */
@@ -47,17 +54,8 @@ export interface ActivateResult {
   maxMachines?: number;
 }
 
-export interface OnlineValidation {
-  valid: true;
-  offline: false;
-  edition: string | null;
-  editionName: string | null;
-  features: string[];
-  /** The license's expiry, or null when it never expires. */
-  expiresAt: string | null;
-  maxMachines: number;
-  activeMachines: number;
-}
+/** The server's validate answer (its `expiresAt` is the license's expiry, null: never). */
+export type OnlineValidation = ValidateAnswer & { offline: false };
 
 export interface OfflineValidation {
   valid: true;
@@ -73,17 +71,10 @@ export interface OfflineValidation {
 
 export type ValidateResult = OnlineValidation | OfflineValidation;
 
-export interface DeactivateResult {
-  message: string;
-  machineId: string;
-}
+export type DeactivateResult = Pick<DeactivateAnswer, "message" | "machineId">;
 
-export interface CheckoutResult {
-  /** The compact JWS, as stored. */
-  certificate: string;
-  expiresAt: string;
-  claims: CertificateClaims;
-}
+/** The certificate (the compact JWS, as stored), its expiry and its verified claims. */
+export type CheckoutResult = Omit<CheckoutAnswer, "success"> & { claims: CertificateClaims };
 
 export type UpdatePlatform = "WINDOWS" | "MACOS" | "LINUX";
 export type UpdateArch = "X64" | "ARM64";
@@ -99,16 +90,8 @@ export interface CheckForUpdateOptions {
   channel?: "stable" | "beta" | "alpha" | "STABLE" | "BETA" | "ALPHA";
 }
 
-export interface UpdateInfo {
-  version: string;
-  channel: "STABLE" | "BETA" | "ALPHA";
-  notes: string | null;
-  pubDate: string;
-  url: string;
-  signature: string | null;
-  sha512: string | null;
-  fileSize: number | null;
-}
+/** The generic feed's answer. */
+export type UpdateInfo = LatestAnswer;
 
 export interface StoredLicense {
   licenseKey: string;
@@ -205,7 +188,7 @@ export class ShipkeyClient {
     options: { machineName?: string; platform?: string } = {},
   ): Promise<ActivateResult> {
     const machineId = await this.machineId();
-    const { json, answer } = await this.#post("api/license/activate", {
+    const { json, answer } = await this.#post<ActivateAnswer>("api/license/activate", {
       licenseKey,
       machineId,
       productSlug: this.productSlug,
@@ -246,9 +229,9 @@ export class ShipkeyClient {
    */
   async validate(): Promise<ValidateResult> {
     const state = await this.#requireState();
-    let online: { json: Record<string, unknown>; answer: Answer };
+    let online: { json: Unchecked<ValidateAnswer>; answer: Answer };
     try {
-      online = await this.#post("api/license/validate", {
+      online = await this.#post<ValidateAnswer>("api/license/validate", {
         licenseKey: state.licenseKey,
         machineId: state.machineId,
         productSlug: this.productSlug,
@@ -285,9 +268,9 @@ export class ShipkeyClient {
   /** Frees this machine's slot and forgets the license and certificate. */
   async deactivate(): Promise<DeactivateResult> {
     const state = await this.#requireState();
-    let json: Record<string, unknown>;
+    let json: Unchecked<DeactivateAnswer>;
     try {
-      ({ json } = await this.#post("api/license/deactivate", {
+      ({ json } = await this.#post<DeactivateAnswer>("api/license/deactivate", {
         licenseKey: state.licenseKey,
         machineId: state.machineId,
         productSlug: this.productSlug,
@@ -319,9 +302,9 @@ export class ShipkeyClient {
    */
   async checkout(options: { ttlSeconds?: number } = {}): Promise<CheckoutResult> {
     const state = await this.#requireState();
-    let online: { json: Record<string, unknown>; answer: Answer };
+    let online: { json: Unchecked<CheckoutAnswer>; answer: Answer };
     try {
-      online = await this.#post("api/license/checkout", {
+      online = await this.#post<CheckoutAnswer>("api/license/checkout", {
         licenseKey: state.licenseKey,
         machineId: state.machineId,
         productSlug: this.productSlug,
@@ -501,10 +484,10 @@ export class ShipkeyClient {
    * `signed: false`, and only signed refusals change what is stored (#afterRefusal). The
    * answer's key endorsements are learned first: it may be signed by the key they announce.
    */
-  async #post(
+  async #post<T>(
     path: string,
     body: Record<string, unknown>,
-  ): Promise<{ json: Record<string, unknown>; answer: Answer }> {
+  ): Promise<{ json: Unchecked<T>; answer: Answer }> {
     const answer = await send(
       new URL(path, this.#base),
       { method: "POST", body },
@@ -524,7 +507,7 @@ export class ShipkeyClient {
     const json = parseJson<Record<string, unknown>>(answer.body);
     if (!success) throw failure(answer, json, signature === "valid");
     if (!isObject(json)) throw invalidResponse(path);
-    return { json, answer };
+    return { json: json as Unchecked<T>, answer };
   }
 
   async #resolveMachineId(): Promise<string> {
