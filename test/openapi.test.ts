@@ -72,8 +72,6 @@ describe("OpenAPI document and viewer", () => {
       "error",
       "code",
       "valid",
-      "field",
-      "fields",
       "canActivate",
       "field",
       "fields",

@@ -67,7 +67,7 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     ).toEqual(["kty", "crv", "x", "kid", "alg", "use", "status"]);
     for (const step of ["prepare", "promote"]) {
       expect(doc.paths[`/api/admin/products/{slug}/keys/${step}`].post.security).toEqual([
-        { apiKey: [] },
+        { apiKey: ["products:write"] },
       ]);
     }
     expect(doc.paths["/api/admin/products/{slug}/keys/{kid}"].delete).toBeDefined();
