@@ -84,7 +84,7 @@ export function sdkContractSource(): string {
   );
   return [
     "// Generated from the server's contracts (src/contracts) by `npm run contracts`; do not edit.",
-    "// test/sdk-contract.test.ts fails when this file and the contracts disagree.",
+    "// test/sdk/sdk-contract.test.ts fails when this file and the contracts disagree.",
     "",
     declarations.join("\n\n"),
     "",

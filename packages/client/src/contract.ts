@@ -1,5 +1,5 @@
 // Generated from the server's contracts (src/contracts) by `npm run contracts`; do not edit.
-// test/sdk-contract.test.ts fails when this file and the contracts disagree.
+// test/sdk/sdk-contract.test.ts fails when this file and the contracts disagree.
 
 export type Activation = {
   machineId: string;

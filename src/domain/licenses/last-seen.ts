@@ -105,7 +105,7 @@ function bySightingKey(a: Sighting, b: Sighting): number {
  * One UPDATE for a batch, joined to it as a VALUES list (portable across SQLite and PostgreSQL;
  * both name its columns column1, column2...). Each machine's active activation is found through
  * the partial unique index, one search per machine: with the machine ids as plain parameters
- * SQLite loops over the list (test/last-seen.test.ts checks the plan); casting them, too, made
+ * SQLite loops over the list (test/licenses/last-seen.test.ts checks the plan); casting them, too, made
  * it scan the whole index instead. A time only moves forward, so a flush racing another
  * process's never sets an older one. The time's cast keeps PostgreSQL from typing it as text.
  */

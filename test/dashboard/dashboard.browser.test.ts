@@ -1,0 +1,329 @@
+import { once } from "node:events";
+import { existsSync, mkdirSync } from "node:fs";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/db/database.js";
+import { migrateToLatest } from "../../src/db/migrate.js";
+import { createAdmin } from "../../src/domain/admins/admins.js";
+import { createProduct, requireProduct } from "../../src/domain/products/products.js";
+import { publishRelease } from "../../src/domain/releases/publish-release.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
+import { postJson, type ServerProcess, startServer } from "../helpers/server-process.js";
+
+/**
+ * The dashboard driven in Debian's Chromium through playwright-core, against the compiled server.
+ * CI installs Chromium and sets REQUIRE_BROWSER=1; elsewhere these tests are skipped when no
+ * Chromium is installed, saying so.
+ */
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const haveBrowser = existsSync(chromiumPath);
+if (!haveBrowser && process.env.REQUIRE_BROWSER === "1") {
+  throw new Error(`REQUIRE_BROWSER=1 but no Chromium at ${chromiumPath}`);
+}
+const screenshots = "test-results/screenshots";
+
+describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
+  const email = "owner@example.com";
+  const password = "a long enough password 42";
+  let testDatabase: TestDatabase;
+  let server: ServerProcess;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+
+  beforeAll(async () => {
+    mkdirSync(screenshots, { recursive: true });
+    testDatabase = await createTestDatabase("sqlite");
+    const database = await openDatabase(testDatabase.url);
+    await migrateToLatest(database.db);
+    await createAdmin(database.db, { email, password });
+    await createProduct(database.db, { slug: "desktop-app", name: "Desktop App" });
+    await database.close();
+    server = await startServer({ DATABASE_URL: testDatabase.url });
+    base = server.baseUrl;
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+      ],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server) {
+      server.child.kill("SIGTERM");
+      await once(server.child, "exit");
+    }
+    await testDatabase?.drop();
+  });
+
+  /** Waits for the element, then reads its trimmed text (playwright-core has no web-first expect). */
+  const textOf = async (locator: Locator) => {
+    await locator.waitFor();
+    return (await locator.textContent())?.trim();
+  };
+
+  const shot = (name: string) =>
+    page.screenshot({ path: `${screenshots}/${name}.png`, fullPage: true });
+
+  it("a wrong password shows an error and does not sign in", async () => {
+    await page.goto(`${base}/admin/licenses`);
+    expect(new URL(page.url()).pathname).toBe("/admin/login");
+    await shot("login");
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill("not the password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    expect(await textOf(page.getByRole("alert"))).toBe("Wrong email or password.");
+    expect(new URL(page.url()).pathname).toBe("/admin/login");
+  });
+
+  it("signs in", async () => {
+    await page.goto(`${base}/admin/login`);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${base}/admin/licenses`);
+    expect(await textOf(page.getByRole("heading", { level: 1 }))).toBe("Licenses");
+    await shot("licenses-empty");
+  });
+
+  it("creates an API key with releases:write, publishes with it over HTTP, and sees the release", async () => {
+    await page.getByRole("link", { name: "API Keys" }).click();
+    await page.getByLabel("Name").fill("GitHub Actions");
+    await page.getByLabel("releases:write").check();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secret = (await page.locator("#new-secret").textContent())?.trim() ?? "";
+    expect(secret).toMatch(/^shk_/);
+    await shot("api-keys-created");
+
+    const published = await postJson(
+      base,
+      "/api/releases/publish",
+      {
+        productSlug: "desktop-app",
+        version: "v2.3.0",
+        channel: "BETA",
+        releaseNotes: "## New\n- Sync",
+        releases: [
+          {
+            platform: "WINDOWS",
+            arch: "X64",
+            downloadUrl: "https://dl.example.com/app-2.3.0.msi",
+            fileSize: 73400320,
+          },
+          { platform: "MACOS", arch: "ARM64", downloadUrl: "https://dl.example.com/app-2.3.0.dmg" },
+        ],
+      },
+      { authorization: `Bearer ${secret}` },
+    );
+    expect(published.status).toBe(200);
+
+    await page.getByRole("link", { name: "Releases" }).click();
+    const release = page.locator('[data-version="2.3.0"]');
+    await release.getByRole("heading", { name: "2.3.0" }).waitFor({ state: "visible" });
+    expect(await release.locator("td.yes").count()).toBe(2);
+    await shot("releases");
+
+    // The notes are Markdown; the feeds section is collapsed once a release exists.
+    expect(await textOf(release.locator(".notes h2"))).toBe("New");
+    expect(await textOf(release.locator(".notes li"))).toBe("Sync");
+    expect(await page.locator("#feeds").getAttribute("open")).toBeNull();
+
+    page.once("dialog", (dialog) => void dialog.accept());
+    await release.getByRole("button", { name: "Remove MACOS ARM64 of 2.3.0" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("File removed.");
+    expect(await page.locator('[data-version="2.3.0"] td.yes').count()).toBe(1);
+  });
+
+  it("renders hostile release notes inertly and copies a feed configuration, with no CSP violation", async () => {
+    const violations: string[] = [];
+    const onConsole = (message: { text(): string }) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    };
+    page.on("console", onConsole);
+    let dialogs = 0;
+    const onDialog = () => void (dialogs += 1);
+    page.on("dialog", onDialog);
+    const database = await openDatabase(testDatabase.url);
+    try {
+      await publishRelease(database.db, await requireProduct(database.db, "desktop-app"), {
+        version: "2.4.0",
+        channel: "STABLE",
+        releaseNotes:
+          '<script>alert(1)</script> <img src=x onerror="alert(2)"> [x](javascript:alert(3))\n\n| a | b |\n|:-:|--:|\n| 1 | 2 |',
+        entries: [
+          {
+            platform: "LINUX",
+            arch: "X64",
+            downloadUrl: "https://dl.example.com/app.AppImage",
+            signature: null,
+            fileSize: null,
+          },
+        ],
+      });
+    } finally {
+      await database.close();
+    }
+    await page.goto(`${base}/admin/releases?product=desktop-app`);
+    const release = page.locator('[data-version="2.4.0"]');
+    expect(await textOf(release.locator(".notes p"))).toContain("<script>alert(1)</script>");
+    expect(await release.locator(".notes script, .notes img, .notes a").count()).toBe(0);
+    expect(await release.locator(".notes td.align-right").count()).toBe(1);
+    // Newest first: 2.4.0 above 2.3.0.
+    const versions = await page
+      .locator("section.release")
+      .evaluateAll((sections) => sections.map((s) => s.getAttribute("data-version")));
+    expect(versions).toEqual(["2.4.0", "2.3.0"]);
+
+    await page.locator("#feeds summary").click();
+    const tauri = page.locator('[data-client="tauri"]');
+    await tauri.getByRole("button", { name: "Copy" }).click();
+    // The copy handler awaits the clipboard: poll for its label, with a deadline.
+    await expect
+      .poll(() => textOf(tauri.getByRole("button")), { timeout: 5000 })
+      .toMatch(/^(Copied|Press Ctrl\+C)$/);
+    const config = JSON.parse((await tauri.locator("code").textContent()) ?? "");
+    expect(config.plugins.updater.endpoints).toEqual([
+      `${base}/api/updates/desktop-app/tauri/{{target}}/{{arch}}/{{current_version}}`,
+    ]);
+    await shot("releases-feeds");
+    page.off("console", onConsole);
+    page.off("dialog", onDialog);
+    expect(dialogs).toBe(0);
+    expect(violations).toEqual([]);
+  });
+
+  it("creates a license, sees a machine activated over the API with its last-seen, deactivates it, and validate then fails", async () => {
+    await page.getByRole("link", { name: "Licenses" }).click();
+    await page.getByRole("link", { name: "New license" }).click();
+    await page.getByLabel("License key").fill("BROWSER-TEST-LICENSE-1");
+    await page.getByLabel("Machine slots").fill("2");
+    await page.getByLabel("Customer name").fill("Ada Lovelace");
+    await page.getByRole("button", { name: "Create license" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("License created.");
+
+    const machine = {
+      licenseKey: "BROWSER-TEST-LICENSE-1",
+      machineId: "ada-laptop",
+      productSlug: "desktop-app",
+    };
+    expect(
+      (await postJson(base, "/api/license/activate", { ...machine, machineName: "Ada's laptop" }))
+        .status,
+    ).toBe(200);
+    await page.reload();
+    const row = page.locator('tr[data-machine="ada-laptop"]');
+    expect(await textOf(row)).toContain("Ada's laptop");
+    expect(await row.locator(".last-seen time").getAttribute("datetime")).toMatch(/Z$/);
+    await shot("license-detail");
+
+    page.once("dialog", (dialog) => void dialog.accept());
+    await row.getByRole("button", { name: "Deactivate" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("Machine deactivated; its slot is free.");
+    expect(await page.locator('tr[data-machine="ada-laptop"]').count()).toBe(0);
+
+    const validate = await postJson(base, "/api/license/validate", machine);
+    expect(validate.status).toBe(403);
+    expect(validate.body.error).toBe("Machine not activated");
+  });
+
+  it("renders the products and audit pages", async () => {
+    await page.getByRole("link", { name: "Products" }).click();
+    await page.getByRole("cell", { name: "desktop-app" }).waitFor({ state: "visible" });
+    await shot("products");
+    await page.getByLabel("Name of desktop-app").fill("Desktop App Pro");
+    await page.getByRole("button", { name: "Rename" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("Product renamed.");
+    expect(await page.getByLabel("Name of desktop-app").inputValue()).toBe("Desktop App Pro");
+    await page.getByRole("link", { name: "Audit log" }).click();
+    await page.getByRole("cell", { name: "license.create" }).waitFor({ state: "visible" });
+    await page.getByRole("cell", { name: "api_key.create" }).waitFor({ state: "visible" });
+    await shot("audit");
+  });
+
+  it("reloading the page that shows a new API key creates no second key, and no longer shows it", async () => {
+    const keysNamed = async (name: string) => {
+      const database = await openDatabase(testDatabase.url);
+      try {
+        return (
+          await database.db.selectFrom("api_keys").select("id").where("name", "=", name).execute()
+        ).length;
+      } finally {
+        await database.close();
+      }
+    };
+    await page.getByRole("link", { name: "API Keys" }).click();
+    await page.getByLabel("Name").fill("Reload check");
+    await page.getByLabel("releases:read").check();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secret = (await textOf(page.locator("#new-secret"))) ?? "";
+    expect(secret).toMatch(/^shk_/);
+    expect(page.url()).not.toContain(secret);
+    expect(await keysNamed("Reload check")).toBe(1);
+
+    await page.reload();
+    await page.getByRole("heading", { name: "New API key" }).waitFor();
+    expect(await page.locator("#new-secret").count()).toBe(0);
+    expect(await page.content()).not.toContain(secret);
+    expect(await page.getByRole("cell", { name: "Reload check" }).count()).toBe(1);
+    expect(await keysNamed("Reload check")).toBe(1);
+  });
+
+  it("manages admins: adds one, resets its password, removes it", async () => {
+    await page.getByRole("link", { name: "Admins" }).click();
+    await page.getByLabel("Email").fill("second@example.com");
+    await page
+      .locator('form[action="/admin/admins"]')
+      .getByLabel("Password")
+      .fill("second admin's password");
+    await page.getByRole("button", { name: "Add admin" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("Admin added.");
+    await shot("admins");
+    await page.getByLabel("New password for second@example.com").fill("another long password");
+    await page
+      .locator('tr[data-admin="second@example.com"]')
+      .getByRole("button", { name: "Reset password" })
+      .click();
+    expect(await textOf(page.getByRole("status"))).toBe(
+      "Password reset; that admin's sessions have ended.",
+    );
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Remove second@example.com" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe(
+      "Admin removed; their sessions have ended.",
+    );
+    expect(await page.locator('tr[data-admin="second@example.com"]').count()).toBe(0);
+  });
+
+  it("refuses a POST without the CSRF token, even with a valid session", async () => {
+    const response = await page.request.post(`${base}/admin/products`, {
+      form: { name: "Sneaky", slug: "sneaky" },
+    });
+    expect(response.status()).toBe(403);
+    await page.goto(`${base}/admin/products`);
+    expect(await page.getByRole("cell", { name: "sneaky" }).count()).toBe(0);
+  });
+
+  it("sends the security headers on dashboard pages", async () => {
+    const response = await page.request.get(`${base}/admin/licenses`);
+    const headers = response.headers();
+    expect(headers["content-security-policy"]).toContain("script-src 'self'");
+    expect(headers["content-security-policy"]).not.toContain("unsafe-inline");
+    expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(headers["x-content-type-options"]).toBe("nosniff");
+    expect(headers["referrer-policy"]).toBe("same-origin");
+  });
+
+  it("signs out", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(`${base}/admin/login`);
+    await page.goto(`${base}/admin/licenses`);
+    expect(new URL(page.url()).pathname).toBe("/admin/login");
+  });
+});
