@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
-import type { FastifyError, FastifyInstance } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { secureCookie } from "../cookie-security.js";
 import type { DB } from "../../db/schema.js";
@@ -9,7 +9,7 @@ import { ShipkeyError } from "../../errors.js";
 import type { DatabaseFaults } from "../database-faults.js";
 import { databaseRetryAfterSeconds, routeOf } from "../error-handler.js";
 import { script, stylesheet } from "./assets.js";
-import { document, html } from "./html.js";
+import { document, type Html, html } from "./html.js";
 import { sendPage } from "./page-kit.js";
 import { adminPages } from "./pages/admins.js";
 import { apiKeyPages } from "./pages/api-keys.js";
@@ -41,15 +41,34 @@ export async function dashboard(
   // Registered in the scopes that read cookies (here and the admin API), so that its onRequest
   // hook does not run on the license and publish endpoints.
   await app.register(cookie);
-  const throttle = new SignInThrottle();
 
   app.addHook("onRequest", async (request, reply) => {
     setSecurityHeaders(reply);
     request.adminSession = await loadSession(db, request);
   });
   app.addHook("preValidation", async (request) => rejectNulInput(request));
+  app.setErrorHandler(errorHandler(faults));
+  assetRoutes(app);
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.addHook("preHandler", loginCsrf);
+  loginRoutes(app, db, new SignInThrottle());
+
+  await app.register(async (pages) => {
+    pages.addHook("preHandler", signedIn);
+    pages.get("/admin", async (_request, reply) => reply.redirect("/admin/licenses", 303));
+    licensePages(pages, db);
+    productPages(pages, db, signing);
+    productKeyPages(pages, db, signing);
+    releasePages(pages, db);
+    apiKeyPages(pages, db);
+    auditPages(pages, db);
+    adminPages(pages, db);
+  });
+}
+
+/** Every failure in the dashboard is a page: its status, and a message fit to show. */
+function errorHandler(faults: DatabaseFaults) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const unavailable = faults.reportIfUnavailable(error, routeOf(request));
     const known = error instanceof ShipkeyError;
     const status = unavailable
@@ -71,22 +90,24 @@ export async function dashboard(
         : status < 500
           ? "The request could not be understood."
           : "Something went wrong on our side.";
-    return sendPage(
-      reply,
-      document(
-        "Error",
-        html`<main class="login">
-          <section class="panel">
-            <h1>${status === 404 ? "Not found" : "Something is wrong"}</h1>
-            <p>${message}</p>
-            <p><a href="/admin">Back to the dashboard</a></p>
-          </section>
-        </main>`,
-      ),
-      status,
-    );
-  });
+    return sendPage(reply, errorView(status, message), status);
+  };
+}
 
+function errorView(status: number, message: string): Html {
+  return document(
+    "Error",
+    html`<main class="login">
+      <section class="panel">
+        <h1>${status === 404 ? "Not found" : "Something is wrong"}</h1>
+        <p>${message}</p>
+        <p><a href="/admin">Back to the dashboard</a></p>
+      </section>
+    </main>`,
+  );
+}
+
+function assetRoutes(app: FastifyInstance): void {
   for (const [file, type, body] of [
     ["app.css", "text/css; charset=utf-8", stylesheet],
     ["app.js", "text/javascript; charset=utf-8", script],
@@ -95,64 +116,55 @@ export async function dashboard(
       reply.header("cache-control", "public, max-age=3600").type(type).send(body),
     );
   }
+}
 
-  // The login form has no session yet: a double-submit token in a SameSite=Strict cookie.
-  app.addHook("preHandler", async (request, reply) => {
-    // The routed path, not the raw URL: "/admin/%6Cogin" routes here too.
-    if (request.routeOptions.url !== "/admin/login") return;
-    if (request.method === "GET") {
-      const token = randomBytes(24).toString("base64url");
-      reply.setCookie(loginCsrfCookie, token, {
-        path: "/admin/login",
-        httpOnly: true,
-        sameSite: "strict",
-        secure: secureCookie(request),
-      });
-      reply.loginCsrf = token;
-      return;
-    }
-    const body = request.body as Record<string, unknown> | undefined;
-    const sent = typeof body?._csrf === "string" ? Buffer.from(body._csrf) : Buffer.alloc(0);
-    const expected = Buffer.from(request.cookies[loginCsrfCookie] ?? "");
-    if (
-      expected.length === 0 ||
-      sent.length !== expected.length ||
-      !timingSafeEqual(sent, expected)
-    ) {
-      throw new ShipkeyError(
-        "BAD_REQUEST",
-        "The sign-in form expired. Reload the page and try again.",
-      );
-    }
-  });
-  loginRoutes(app, db, throttle);
-
-  await app.register(async (pages) => {
-    pages.addHook("preHandler", async (request, reply) => {
-      const session = request.adminSession;
-      if (!session) {
-        if (request.method === "GET") return reply.redirect("/admin/login", 303);
-        throw new ShipkeyError("MISSING_SCOPE", "Sign in first.");
-      }
-      if (
-        request.method === "POST" &&
-        !csrfMatches(session, (request.body as Record<string, unknown> | undefined)?._csrf)
-      ) {
-        throw new ShipkeyError(
-          "MISSING_SCOPE",
-          "This form is missing its security token (CSRF). Reload the page and try again.",
-        );
-      }
+/** The login form has no session yet: a double-submit token in a SameSite=Strict cookie. */
+async function loginCsrf(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  // The routed path, not the raw URL: "/admin/%6Cogin" routes here too.
+  if (request.routeOptions.url !== "/admin/login") return;
+  if (request.method === "GET") {
+    const token = randomBytes(24).toString("base64url");
+    reply.setCookie(loginCsrfCookie, token, {
+      path: "/admin/login",
+      httpOnly: true,
+      sameSite: "strict",
+      secure: secureCookie(request),
     });
-    pages.get("/admin", async (_request, reply) => reply.redirect("/admin/licenses", 303));
-    licensePages(pages, db);
-    productPages(pages, db, signing);
-    productKeyPages(pages, db, signing);
-    releasePages(pages, db);
-    apiKeyPages(pages, db);
-    auditPages(pages, db);
-    adminPages(pages, db);
-  });
+    reply.loginCsrf = token;
+    return;
+  }
+  const body = request.body as Record<string, unknown> | undefined;
+  const sent = typeof body?._csrf === "string" ? Buffer.from(body._csrf) : Buffer.alloc(0);
+  const expected = Buffer.from(request.cookies[loginCsrfCookie] ?? "");
+  if (
+    expected.length === 0 ||
+    sent.length !== expected.length ||
+    !timingSafeEqual(sent, expected)
+  ) {
+    throw new ShipkeyError(
+      "BAD_REQUEST",
+      "The sign-in form expired. Reload the page and try again.",
+    );
+  }
+}
+
+/** Every other page needs a session, and every POST its session's CSRF token. */
+async function signedIn(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const session = request.adminSession;
+  if (!session) {
+    if (request.method === "GET") return reply.redirect("/admin/login", 303);
+    throw new ShipkeyError("MISSING_SCOPE", "Sign in first.");
+  }
+  if (
+    request.method === "POST" &&
+    !csrfMatches(session, (request.body as Record<string, unknown> | undefined)?._csrf)
+  ) {
+    throw new ShipkeyError(
+      "MISSING_SCOPE",
+      "This form is missing its security token (CSRF). Reload the page and try again.",
+    );
+  }
+  return undefined;
 }
 
 declare module "fastify" {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
 import {
@@ -147,14 +147,8 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     sendPage(reply, await listPage(db, request)),
   );
 
-  const newLicensePage = async (
-    request: FastifyRequest,
-    form: Form,
-    errors: Record<string, string>,
-  ) => newLicenseView(contextOf(request), await listProducts(db), form, errors);
-
   app.get("/admin/licenses/new", async (request, reply) =>
-    sendPage(reply, await newLicensePage(request, { maxMachines: "1" }, {})),
+    sendPage(reply, await newLicensePage(db, request, { maxMachines: "1" }, {})),
   );
 
   app.post<{ Body: Form }>("/admin/licenses", async (request, reply) => {
@@ -165,45 +159,25 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
         productSlug: text(form, "productSlug"),
         licenseKey: text(form, "licenseKey") || undefined,
       });
-      return reply.redirect(
-        `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=created`,
-        303,
-      );
+      return toLicense(reply, license.licenseKey, "created");
     } catch (err) {
       const errors = errorsFor(err, licenseFields);
-      return sendPage(reply, await newLicensePage(request, form, errors), 400);
+      return sendPage(reply, await newLicensePage(db, request, form, errors), 400);
     }
   });
 
-  const detailPage = async (
-    request: FastifyRequest,
-    key: string,
-    form: Form | null,
-    errors: Record<string, string>,
-    flash?: string,
-  ) => {
-    const license = await showLicense(db, key);
-    return licenseDetailView(contextOf(request), license, form ?? formOf(license), errors, flash);
-  };
-
   // The audit log names licenses by id (it holds no license key): its links land here.
   app.get<{ Params: { id: string } }>("/admin/licenses/by-id/:id", async (request, reply) => {
-    const row = await db
-      .selectFrom("licenses")
-      .select("license_key")
-      .where("id", "=", request.params.id)
-      .executeTakeFirst();
-    if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
-    return reply.redirect(`/admin/licenses/${encodeURIComponent(row.license_key)}`, 302);
+    const key = await licenseKeyOf(db, request.params.id);
+    return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}`, 302);
   });
 
   app.get<{ Params: { key: string }; Querystring: { done?: string } }>(
     "/admin/licenses/:key",
-    async (request, reply) =>
-      sendPage(
-        reply,
-        await detailPage(request, request.params.key, null, {}, done[request.query.done ?? ""]),
-      ),
+    async (request, reply) => {
+      const flash = done[request.query.done ?? ""];
+      return sendPage(reply, await detailPage(db, request, request.params.key, null, {}, flash));
+    },
   );
 
   app.post<{ Params: { key: string }; Body: Form }>(
@@ -213,13 +187,10 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
       try {
         const settings = settingsFrom(request.body);
         const license = await updateLicenseAudited(db, adminActor(request), key, settings);
-        return reply.redirect(
-          `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=updated`,
-          303,
-        );
+        return toLicense(reply, license.licenseKey, "updated");
       } catch (err) {
         const errors = errorsFor(err, licenseFields);
-        return sendPage(reply, await detailPage(request, key, request.body, errors), 400);
+        return sendPage(reply, await detailPage(db, request, key, request.body, errors), 400);
       }
     },
   );
@@ -227,18 +198,12 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Params: { key: string }; Body: Form }>(
     "/admin/licenses/:key/status",
     async (request, reply) => {
-      const status = licenseStatuses.find((known) => known === text(request.body, "status"));
-      if (status === undefined) {
-        throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown status", { field: "status" });
-      }
-      const action =
-        status === "ACTIVE" ? "reinstated" : status === "SUSPENDED" ? "suspended" : "revoked";
+      const status = statusFrom(request.body);
       const { key } = request.params;
       const license = await setLicenseStatusAudited(db, adminActor(request), key, status);
-      return reply.redirect(
-        `/admin/licenses/${encodeURIComponent(license.licenseKey)}?done=${action}`,
-        303,
-      );
+      const action =
+        status === "ACTIVE" ? "reinstated" : status === "SUSPENDED" ? "suspended" : "revoked";
+      return toLicense(reply, license.licenseKey, action);
     },
   );
 
@@ -247,9 +212,53 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     async (request, reply) => {
       const { key, machineId } = request.params;
       await deactivateMachineAudited(db, adminActor(request), key, machineId);
-      return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}?done=deactivated`, 303);
+      return toLicense(reply, key, "deactivated");
     },
   );
+}
+
+function toLicense(reply: FastifyReply, key: string, to: string): FastifyReply {
+  return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}?done=${to}`, 303);
+}
+
+function statusFrom(form: Form): LicenseStatus {
+  const status = licenseStatuses.find((known) => known === text(form, "status"));
+  if (status === undefined) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown status", { field: "status" });
+  }
+  return status;
+}
+
+async function licenseKeyOf(db: Kysely<DB>, id: string): Promise<string> {
+  const row = await db
+    .selectFrom("licenses")
+    .select("license_key")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+  return row.license_key;
+}
+
+async function newLicensePage(
+  db: Kysely<DB>,
+  request: FastifyRequest,
+  form: Form,
+  errors: Record<string, string>,
+): Promise<Html> {
+  return newLicenseView(contextOf(request), await listProducts(db), form, errors);
+}
+
+/** A license's page: its settings form (as stored, or as last sent when refused). */
+async function detailPage(
+  db: Kysely<DB>,
+  request: FastifyRequest,
+  key: string,
+  form: Form | null,
+  errors: Record<string, string>,
+  flash?: string,
+): Promise<Html> {
+  const license = await showLicense(db, key);
+  return licenseDetailView(contextOf(request), license, form ?? formOf(license), errors, flash);
 }
 
 /** The list of licenses: the query's filters → one page of licenses → its view. */

@@ -7,6 +7,7 @@ import { createSession, deleteSession, verifySignIn } from "../../../domain/admi
 import { recordAudit } from "../../../domain/audit/audit-log.js";
 import { ShipkeyError } from "../../../errors.js";
 import { document, html } from "../html.js";
+import { sendPage } from "../page-kit.js";
 import { clearSessionCookie, csrfMatches, sessionCookie, setSessionCookie } from "../session.js";
 import type { SignInThrottle } from "../sign-in-throttle.js";
 
@@ -40,68 +41,42 @@ function loginPage(csrf: string, error?: string, email = "") {
   );
 }
 
+type LoginBody = { email?: unknown; password?: unknown; _csrf?: unknown };
+
 export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: SignInThrottle): void {
   app.get("/admin/login", async (request, reply) => {
     if (request.adminSession) return reply.redirect("/admin");
-    return reply.type("text/html; charset=utf-8").send(loginPage(reply.loginCsrf).value);
+    return sendPage(reply, loginPage(reply.loginCsrf));
   });
 
-  app.post<{ Body: { email?: unknown; password?: unknown; _csrf?: unknown } }>(
-    "/admin/login",
-    async (request, reply) => {
-      const email = typeof request.body?.email === "string" ? request.body.email : "";
-      const password = typeof request.body?.password === "string" ? request.body.password : "";
-      // The form keeps its CSRF token (already checked against the cookie) for the retry.
-      const csrf = typeof request.body?._csrf === "string" ? request.body._csrf : "";
-      // IPv6 clients by their /64, as the rate limits count them.
-      const verdict = throttle.begin(normalizeIP(request.ip ?? ""), email);
-      if (!verdict.allowed) {
-        const seconds = verdict.retryAfterSeconds;
-        return reply
-          .status(429)
-          .header("retry-after", String(seconds))
-          .type("text/html; charset=utf-8")
-          .send(
-            loginPage(
-              csrf,
-              `Too many sign-in attempts from your address. Try again in ${seconds} seconds.`,
-              email,
-            ).value,
-          );
-      }
-      if (verdict.attempt.waitMs > 0) await sleep(verdict.attempt.waitMs);
-      const { admin, accountExists, verifiedHash } = await verifySignIn(db, email, password);
-      let session: Awaited<ReturnType<typeof createSession>> | null = null;
-      try {
-        if (admin && verifiedHash !== null) {
-          session = await createSession(db, admin.id, Date.now(), verifiedHash);
-        }
-      } catch (err) {
-        // Removed, or its password reset, since the check: refused like a wrong password.
-        if (!(err instanceof ShipkeyError && err.code === "ADMIN_NOT_FOUND")) throw err;
-      } finally {
-        throttle.end(verdict.attempt, { succeeded: session !== null, accountExists });
-      }
-      if (!admin || !session) {
-        // The same answer whether or not the email exists.
-        return reply
-          .status(401)
-          .type("text/html; charset=utf-8")
-          .send(loginPage(csrf, "Wrong email or password.", email).value);
-      }
-      setSessionCookie(request, reply, session.token);
-      await recordAudit(
-        db,
-        { type: "admin", id: admin.id, label: admin.email, ip: request.ip },
-        "admin.sign_in",
-        {
-          type: "admin",
-          id: admin.id,
-        },
-      );
-      return reply.redirect("/admin", 303);
-    },
-  );
+  app.post<{ Body: LoginBody }>("/admin/login", async (request, reply) => {
+    const { email, password, csrf } = loginFormOf(request.body);
+    // IPv6 clients by their /64, as the rate limits count them.
+    const verdict = throttle.begin(normalizeIP(request.ip ?? ""), email);
+    if (!verdict.allowed) {
+      const seconds = verdict.retryAfterSeconds;
+      reply.header("retry-after", String(seconds));
+      const error = `Too many sign-in attempts from your address. Try again in ${seconds} seconds.`;
+      return sendPage(reply, loginPage(csrf, error, email), 429);
+    }
+    if (verdict.attempt.waitMs > 0) await sleep(verdict.attempt.waitMs);
+    const signedIn = await signIn(db, email, password, (outcome) =>
+      throttle.end(verdict.attempt, outcome),
+    );
+    if (!signedIn) {
+      // The same answer whether or not the email exists.
+      return sendPage(reply, loginPage(csrf, "Wrong email or password.", email), 401);
+    }
+    const { admin, token } = signedIn;
+    setSessionCookie(request, reply, token);
+    await recordAudit(
+      db,
+      { type: "admin", id: admin.id, label: admin.email, ip: request.ip },
+      "admin.sign_in",
+      { type: "admin", id: admin.id },
+    );
+    return reply.redirect("/admin", 303);
+  });
 
   app.post<{ Body: { _csrf?: unknown } }>("/admin/logout", async (request, reply) => {
     const session = request.adminSession;
@@ -112,4 +87,41 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
     clearSessionCookie(request, reply);
     return reply.redirect("/admin/login", 303);
   });
+}
+
+/**
+ * The sign-in form as sent: the password exactly as typed, the CSRF token (already checked
+ * against the cookie) kept for the retry.
+ */
+function loginFormOf(body: LoginBody | undefined) {
+  return {
+    email: typeof body?.email === "string" ? body.email : "",
+    password: typeof body?.password === "string" ? body.password : "",
+    csrf: typeof body?._csrf === "string" ? body._csrf : "",
+  };
+}
+
+/**
+ * Checks the password and opens a session, or null; `end` learns the outcome either way, for
+ * the throttle.
+ */
+async function signIn(
+  db: Kysely<DB>,
+  email: string,
+  password: string,
+  end: (outcome: { succeeded: boolean; accountExists: boolean }) => void,
+) {
+  const { admin, accountExists, verifiedHash } = await verifySignIn(db, email, password);
+  let session: Awaited<ReturnType<typeof createSession>> | null = null;
+  try {
+    if (admin && verifiedHash !== null) {
+      session = await createSession(db, admin.id, Date.now(), verifiedHash);
+    }
+  } catch (err) {
+    // Removed, or its password reset, since the check: refused like a wrong password.
+    if (!(err instanceof ShipkeyError && err.code === "ADMIN_NOT_FOUND")) throw err;
+  } finally {
+    end({ succeeded: session !== null, accountExists });
+  }
+  return admin && session ? { admin, token: session.token } : null;
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
 import {
@@ -25,7 +25,7 @@ import {
 import { renderNotes } from "../markdown.js";
 import { adminActor, contextOf, type Form, sendPage, text } from "../page-kit.js";
 import { feedsSection } from "./feeds.js";
-import { arches, platforms } from "../../../contracts/vocabulary.js";
+import { type Arch, arches, type Platform, platforms } from "../../../contracts/vocabulary.js";
 
 const done: Record<string, string> = {
   deleted: "Version deleted.",
@@ -46,107 +46,120 @@ function publisherLabel(publisher: Publisher): string {
 /** The window of the usage tables. */
 const usageDays = 30;
 
+/** One product's releases, and what is known of their use. */
+interface ProductReleases {
+  product: Product;
+  versions: ReleaseVersionView[];
+  publishers: Map<string, Publisher>;
+  usage: UsageReport;
+}
+
+/** What the releases page shows: the products to pick from, and the picked one's releases. */
+interface ReleasesPage {
+  context: PageContext;
+  products: Product[];
+  slug: string;
+  shown: ProductReleases | null;
+  origin: string | null;
+  flash?: string;
+}
+
+type ReleaseParams = { slug: string; version: string; platform?: string; arch?: string };
+
 export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
+  /** A POST: make the change and go back to the product's releases. */
+  const change = (
+    route: string,
+    act: (request: FastifyRequest<{ Params: ReleaseParams; Body: Form }>) => Promise<string>,
+  ) =>
+    app.post<{ Params: ReleaseParams; Body: Form }>(route, async (request, reply) => {
+      const to = await act(request);
+      const slug = encodeURIComponent(request.params.slug);
+      return reply.redirect(`/admin/releases?product=${slug}&done=${to}`, 303);
+    });
+
   app.get<{ Querystring: Form }>("/admin/releases", async (request, reply) => {
     const products = await listProducts(db);
     const slug = text(request.query, "product") || products[0]?.slug || "";
     const product = products.find((p) => p.slug === slug);
-    const versions = product ? await listReleases(db, product.slug) : [];
-    const publishers = product
-      ? await lastActors(db, "release.publish", {
-          type: "release",
-          ids: versions.map((v) => `${product.slug}@${v.version}`),
-        })
-      : new Map<string, Publisher>();
-    const usage = product ? await usageReport(db, product.slug, usageDays) : null;
-    const content =
-      products.length === 0
-        ? noProducts()
-        : html`${productPicker(products, slug)}
-          ${
-            product && usage
-              ? releasesOf(
-                  product,
-                  versions,
-                  usage,
-                  requestOrigin(request),
-                  contextOf(request),
-                  publishers,
-                )
-              : ""
-          }`;
     return sendPage(
       reply,
-      layout(
-        "Releases",
-        "releases",
-        contextOf(request),
-        content,
-        done[text(request.query, "done")],
-      ),
+      releasesView({
+        context: contextOf(request),
+        products,
+        slug,
+        shown: product ? await productReleases(db, product) : null,
+        origin: requestOrigin(request),
+        flash: done[text(request.query, "done")],
+      }),
     );
   });
 
-  app.post<{ Params: { slug: string; version: string; platform: string; arch: string } }>(
-    "/admin/releases/:slug/:version/:platform/:arch/delete",
-    async (request, reply) => {
-      const { slug, version, platform, arch } = request.params;
-      const targetPlatform = platforms.find((p) => p === platform);
-      const targetArch = arches.find((a) => a === arch);
-      if (!targetPlatform || !targetArch) {
-        throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown platform or arch");
-      }
-      await deleteReleaseAudited(db, adminActor(request), slug, version, {
-        platform: targetPlatform,
-        arch: targetArch,
-      });
-      return reply.redirect(
-        `/admin/releases?product=${encodeURIComponent(slug)}&done=removed`,
-        303,
-      );
-    },
-  );
-
+  change("/admin/releases/:slug/:version/:platform/:arch/delete", async (request) => {
+    const { slug, version } = request.params;
+    await deleteReleaseAudited(db, adminActor(request), slug, version, targetOf(request.params));
+    return "removed";
+  });
   for (const action of ["yank", "unyank"] as const) {
-    app.post<{ Params: { slug: string; version: string } }>(
-      `/admin/releases/:slug/:version/${action}`,
-      async (request, reply) => {
-        const { slug, version } = request.params;
-        await setReleaseYankedAudited(db, adminActor(request), slug, version, action === "yank");
-        return reply.redirect(
-          `/admin/releases?product=${encodeURIComponent(slug)}&done=${action}ed`,
-          303,
-        );
-      },
-    );
-  }
-
-  app.post<{ Params: { slug: string }; Body: Form }>(
-    "/admin/releases/:slug/delivery",
-    async (request, reply) => {
-      const { slug } = request.params;
-      await setUpdateDeliveryAudited(db, adminActor(request), slug, {
-        updatesRequireLicense: text(request.body, "updatesRequireLicense") === "on",
-        downloadRedirects: text(request.body, "downloadRedirects") === "on",
-      });
-      return reply.redirect(
-        `/admin/releases?product=${encodeURIComponent(slug)}&done=delivery`,
-        303,
-      );
-    },
-  );
-
-  app.post<{ Params: { slug: string; version: string } }>(
-    "/admin/releases/:slug/:version/delete",
-    async (request, reply) => {
+    change(`/admin/releases/:slug/:version/${action}`, async (request) => {
       const { slug, version } = request.params;
-      await deleteReleaseAudited(db, adminActor(request), slug, version);
-      return reply.redirect(
-        `/admin/releases?product=${encodeURIComponent(slug)}&done=deleted`,
-        303,
-      );
-    },
-  );
+      await setReleaseYankedAudited(db, adminActor(request), slug, version, action === "yank");
+      return `${action}ed`;
+    });
+  }
+  change("/admin/releases/:slug/delivery", async (request) => {
+    await setUpdateDeliveryAudited(db, adminActor(request), request.params.slug, {
+      updatesRequireLicense: text(request.body, "updatesRequireLicense") === "on",
+      downloadRedirects: text(request.body, "downloadRedirects") === "on",
+    });
+    return "delivery";
+  });
+  change("/admin/releases/:slug/:version/delete", async (request) => {
+    const { slug, version } = request.params;
+    await deleteReleaseAudited(db, adminActor(request), slug, version);
+    return "deleted";
+  });
+}
+
+/** The file a delete names by its platform and arch, each one the vocabulary knows. */
+function targetOf(params: ReleaseParams): { platform: Platform; arch: Arch } {
+  const platform = platforms.find((p) => p === params.platform);
+  const arch = arches.find((a) => a === params.arch);
+  if (!platform || !arch) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown platform or arch");
+  }
+  return { platform, arch };
+}
+
+async function productReleases(db: Kysely<DB>, product: Product): Promise<ProductReleases> {
+  const versions = await listReleases(db, product.slug);
+  const publishers = await lastActors(db, "release.publish", {
+    type: "release",
+    ids: versions.map((v) => `${product.slug}@${v.version}`),
+  });
+  const usage = await usageReport(db, product.slug, usageDays);
+  return { product, versions, publishers, usage };
+}
+
+function releasesView(page: ReleasesPage): Html {
+  const { context, products, shown } = page;
+  const content =
+    products.length === 0
+      ? noProducts()
+      : html`${productPicker(products, page.slug)}
+        ${
+          shown
+            ? releasesOf(
+                shown.product,
+                shown.versions,
+                shown.usage,
+                page.origin,
+                context,
+                shown.publishers,
+              )
+            : ""
+        }`;
+  return layout("Releases", "releases", context, content, page.flash);
 }
 
 function noProducts(): Html {
