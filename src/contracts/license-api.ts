@@ -22,6 +22,15 @@ const licenseRequest = {
   productSlug: Type.String({ maxLength: limits.identifier }),
 };
 
+/** What activate, validate and checkout refuse alike: the product, then the license's state. */
+const licenseUseErrors = [
+  "PRODUCT_NOT_FOUND",
+  "LICENSE_NOT_FOUND",
+  "LICENSE_NOT_ACTIVE",
+  "LICENSE_EXPIRED",
+  "LICENSE_PRODUCT_MISMATCH",
+] as const;
+
 export const Activation = Type.Object({
   machineId: Type.String(),
   machineName: NullableString(),
@@ -54,14 +63,7 @@ export const activate = contract({
   tag: "Licenses",
   summary: "Activate a machine on a license",
   auth: "public",
-  errors: [
-    "PRODUCT_NOT_FOUND",
-    "LICENSE_NOT_FOUND",
-    "LICENSE_NOT_ACTIVE",
-    "LICENSE_EXPIRED",
-    "LICENSE_PRODUCT_MISMATCH",
-    "MAX_MACHINES_REACHED",
-  ],
+  errors: [...licenseUseErrors, "MAX_MACHINES_REACHED"],
   schema: {
     body: ActivateRequest,
     response: { 200: ActivateAnswer },
@@ -92,14 +94,7 @@ export const validate = contract({
   tag: "Licenses",
   summary: "Check a license and a machine's activation",
   auth: "public",
-  errors: [
-    "PRODUCT_NOT_FOUND",
-    "LICENSE_NOT_FOUND",
-    "LICENSE_NOT_ACTIVE",
-    "LICENSE_EXPIRED",
-    "LICENSE_PRODUCT_MISMATCH",
-    "MACHINE_NOT_ACTIVATED",
-  ],
+  errors: [...licenseUseErrors, "MACHINE_NOT_ACTIVATED"],
   schema: {
     body: ValidateRequest,
     response: { 200: ValidateAnswer },
@@ -174,15 +169,7 @@ export const checkout = contract({
     "The certificate is a compact JWS (EdDSA, typ shipkey-license+jwt) signed with the product's " +
     "current key (GET /api/products/{productSlug}/keys); docs/client.md describes its claims.",
   auth: "public",
-  errors: [
-    "PRODUCT_NOT_FOUND",
-    "LICENSE_NOT_FOUND",
-    "LICENSE_NOT_ACTIVE",
-    "LICENSE_EXPIRED",
-    "LICENSE_PRODUCT_MISMATCH",
-    "MACHINE_NOT_ACTIVATED",
-    "OFFLINE_LIMIT_REACHED",
-  ],
+  errors: [...licenseUseErrors, "MACHINE_NOT_ACTIVATED", "OFFLINE_LIMIT_REACHED"],
   schema: {
     body: CheckoutRequest,
     response: { 200: CheckoutAnswer },

@@ -48,9 +48,6 @@ export const limits = {
   publishBodyBytes: 1024 * 1024,
   /** A license's maxMachines, and the largest count any counter reaches. */
   maxMachines: 2_147_483_647,
-  /** A nonce's length bounds (Shipkey-Nonce). */
-  nonceMinLength: 16,
-  nonceMaxLength: 128,
 } as const;
 
 /** Pages of the admin API's lists. */

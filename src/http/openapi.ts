@@ -2,6 +2,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifySchema } from "fastify";
 import type { Tag } from "../contracts/kit.js";
+import { noncePattern } from "../domain/signing/response-signature.js";
 import { writeMethods } from "./idempotency.js";
 
 /** The document's tags, in reading order. */
@@ -39,7 +40,7 @@ const nonceRequestHeader = {
   properties: {
     "shipkey-nonce": {
       type: "string",
-      pattern: "^[A-Za-z0-9_-]{16,128}$",
+      pattern: noncePattern.source,
       description:
         "Optional. Asks for a signed answer bound to this request (docs/client.md); send a fresh random one with every request. Malformed: 400 INVALID_NONCE",
     },

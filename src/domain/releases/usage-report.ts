@@ -5,10 +5,9 @@ import { requireProduct } from "../products/products.js";
 import { newestFirst } from "./update-feed.js";
 import { dayOf } from "./usage-counts.js";
 import type { UsageReport as UsageReportAnswer } from "../../contracts/admin.js";
+import { usageReportDays } from "../../contracts/vocabulary.js";
 
 export type UsageReport = UsageReportAnswer;
-
-export const maxReportDays = 366;
 
 /** What the counts say about a product over the last `days` UTC days, today included. */
 export async function usageReport(
@@ -17,10 +16,10 @@ export async function usageReport(
   days: number,
   now = Date.now(),
 ): Promise<UsageReport> {
-  if (!Number.isSafeInteger(days) || days < 1 || days > maxReportDays) {
+  if (!Number.isSafeInteger(days) || days < 1 || days > usageReportDays.max) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
-      `days must be an integer from 1 to ${maxReportDays}`,
+      `days must be an integer from 1 to ${usageReportDays.max}`,
       { field: "days" },
     );
   }

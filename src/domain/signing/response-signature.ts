@@ -10,7 +10,7 @@ export const endorsementsHeader = "shipkey-key-endorsements";
 export const signatureVersion = "2";
 
 /** A nonce is 16 to 128 characters of base64url's alphabet (the SDK sends 22). */
-const noncePattern = /^[A-Za-z0-9_-]{16,128}$/;
+export const noncePattern = /^[A-Za-z0-9_-]{16,128}$/;
 
 export function isValidNonce(value: string): boolean {
   return noncePattern.test(value);
