@@ -23,7 +23,7 @@ export const commands: Record<string, Command> = {
 /** A command that needs no database: @shipkey/publish's, over HTTP. */
 export interface ServerCommand {
   help: CommandHelp;
-  run(args: string[], options: Options): Promise<CommandResult>;
+  run(args: string[], options: Options, env: NodeJS.ProcessEnv): Promise<CommandResult>;
 }
 
 export const serverCommands: Record<string, ServerCommand> = {

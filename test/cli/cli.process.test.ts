@@ -1,6 +1,4 @@
-import { execFile } from "node:child_process";
 import { once } from "node:events";
-import { promisify } from "node:util";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/database.js";
@@ -10,9 +8,8 @@ import { deactivateMachine } from "../../src/domain/licenses/deactivate-machine.
 import { requireProduct } from "../../src/domain/products/products.js";
 import { publishRelease } from "../../src/domain/releases/publish-release.js";
 import { createTestDatabase, dialects, type TestDatabase } from "../helpers/database.js";
-import { type CliResult, postJson, runCli, startServer } from "../helpers/server-process.js";
-
-const run = promisify(execFile);
+import { postJson, startServer } from "../helpers/server-process.js";
+import { type CliResult, runCli } from "../helpers/cli.js";
 
 describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
   let testDatabase: TestDatabase;
@@ -59,9 +56,9 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       idempotencyKeys: 0,
       certificates: 0,
     });
-    const bad = await run(process.execPath, ["bin/shipkey.js", "prune"], {
-      env: { ...process.env, DATABASE_URL: testDatabase.url, ACTIVATION_HISTORY_DAYS: "-1" },
-    }).catch((err: { code: number; stderr: string }) => err);
+    const bad = await runCli(testDatabase.url, ["prune"], {
+      env: { ACTIVATION_HISTORY_DAYS: "-1" },
+    });
     expect(bad).toMatchObject({
       code: 1,
       stderr: expect.stringContaining("ACTIVATION_HISTORY_DAYS"),

@@ -8,7 +8,8 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { arches, platforms } from "../../packages/publish/src/index.js";
-import { runCli, type ServerProcess, startServer } from "../helpers/server-process.js";
+import { type ServerProcess, startServer } from "../helpers/server-process.js";
+import { runCli } from "../helpers/cli.js";
 import { packAndInstall } from "../helpers/packages.js";
 import {
   arches as serverArches,

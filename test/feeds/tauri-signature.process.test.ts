@@ -8,7 +8,7 @@ import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
-import { runCli } from "../helpers/server-process.js";
+import { runCli } from "../helpers/cli.js";
 import { apiKeyScopes } from "../../src/contracts/vocabulary.js";
 
 const run = promisify(execFile);

@@ -5,7 +5,7 @@ import { createProduct, requireProduct } from "../../src/domain/products/product
 import { adminAccess } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
-import { runCli } from "../helpers/server-process.js";
+import { runCli } from "../helpers/cli.js";
 
 /**
  * Licensed updates (a product setting), the counted download redirect and the usage counts, on

@@ -1,8 +1,5 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { promisify } from "node:util";
-
-const execFileAsync = promisify(execFile);
 
 /** The compiled service (built by the global setup), run exactly as `npm start` runs it. */
 export interface ServerProcess {
@@ -52,34 +49,6 @@ type ExitResult = { code: number | null; stderr: string };
 /** Runs the server with `env` until it exits. */
 export function runServerToExit(env: Record<string, string>): Promise<ExitResult> {
   return runToExit(["dist/server.js"], env);
-}
-
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs the CLI (bin/shipkey.js) on the database at `databaseUrl`, with `input` on its standard
- * input; resolves with its exit code and output, whatever the code.
- */
-export async function runCli(
-  databaseUrl: string,
-  args: string[],
-  { input = "", env = {} }: { input?: string; env?: Record<string, string> } = {},
-): Promise<CliResult> {
-  try {
-    const running = execFileAsync(process.execPath, ["bin/shipkey.js", ...args], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
-    });
-    running.child.stdin?.end(input);
-    const { stdout, stderr } = await running;
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as CliResult;
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
 }
 
 /** Runs the CLI (bin/shipkey.js) with `env` until it exits. */

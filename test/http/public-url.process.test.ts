@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, publicUrlFrom } from "../../src/config.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
-import { runCli, startServer } from "../helpers/server-process.js";
+import { startServer } from "../helpers/server-process.js";
+import { runCli } from "../helpers/cli.js";
 
 describe("PUBLIC_URL", () => {
   it("takes an http(s) origin, and refuses a path, a query or credentials", () => {

@@ -12,7 +12,8 @@ import { XMLParser } from "fast-xml-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { MemoryStorage, ShipkeyClient } from "../../packages/client/src/index.js";
-import { runCli, type ServerProcess, startServer } from "../helpers/server-process.js";
+import { type ServerProcess, startServer } from "../helpers/server-process.js";
+import { runCli } from "../helpers/cli.js";
 
 /**
  * The compiled server behind a real nginx that terminates TLS, configured with the upstream and

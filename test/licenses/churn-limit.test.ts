@@ -4,6 +4,7 @@ import { prune } from "../../src/domain/maintenance/prune.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
+import { commandContext } from "../helpers/cli.js";
 
 const day = 86_400_000;
 const refusal =
@@ -261,19 +262,33 @@ describe.each(dialects)("churn limit: public deactivations per 30 days (%s)", (d
     ]);
 
     const setLimit = commands["products set-deactivation-limit"];
-    expect((await setLimit?.run(f.db, [slug], { "per-30-days": "4" }))?.data).toMatchObject({
+    expect(
+      (await setLimit?.run(f.db, [slug], { "per-30-days": "4" }, commandContext()))?.data,
+    ).toMatchObject({
       maxDeactivationsPer30Days: 4,
     });
-    expect((await setLimit?.run(f.db, [slug], { "per-30-days": "none" }))?.data).toMatchObject({
+    expect(
+      (await setLimit?.run(f.db, [slug], { "per-30-days": "none" }, commandContext()))?.data,
+    ).toMatchObject({
       maxDeactivationsPer30Days: null,
     });
-    const cliLicense = await commands["licenses update"]?.run(f.db, [licenseKey], {
-      "max-deactivations-per-30-days": "9",
-    });
+    const cliLicense = await commands["licenses update"]?.run(
+      f.db,
+      [licenseKey],
+      {
+        "max-deactivations-per-30-days": "9",
+      },
+      commandContext(),
+    );
     expect(cliLicense?.data).toMatchObject({ maxDeactivationsPer30Days: 9 });
-    const inherit = await commands["licenses update"]?.run(f.db, [licenseKey], {
-      "max-deactivations-per-30-days": "product",
-    });
+    const inherit = await commands["licenses update"]?.run(
+      f.db,
+      [licenseKey],
+      {
+        "max-deactivations-per-30-days": "product",
+      },
+      commandContext(),
+    );
     expect(inherit?.data).toMatchObject({ maxDeactivationsPer30Days: null });
 
     const form = (url: string, fields: Record<string, string>) =>

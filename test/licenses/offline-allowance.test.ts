@@ -8,6 +8,7 @@ import { prune } from "../../src/domain/maintenance/prune.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
+import { commandContext } from "../helpers/cli.js";
 
 const day = 86_400_000;
 const refusal = '{"error":"Offline limit reached","code":"OFFLINE_LIMIT_REACHED","success":false}';
@@ -248,11 +249,11 @@ describe.each(dialects)("offline allowance: certificates per license (%s)", (dia
     ]);
 
     const cli = commands["products set-offline-allowance"];
-    const ran = await cli?.run(f.db, [f.otherProduct.slug], { machines: "3" });
+    const ran = await cli?.run(f.db, [f.otherProduct.slug], { machines: "3" }, commandContext());
     expect(ran?.data).toMatchObject({ offlineAllowance: 3 });
-    await expect(cli?.run(f.db, [f.otherProduct.slug], { machines: "101" })).rejects.toThrow(
-      "offlineAllowance must be a whole number from 0 to 100",
-    );
+    await expect(
+      cli?.run(f.db, [f.otherProduct.slug], { machines: "101" }, commandContext()),
+    ).rejects.toThrow("offlineAllowance must be a whole number from 0 to 100");
 
     const form = (fields: Record<string, string>) =>
       f.app.inject({

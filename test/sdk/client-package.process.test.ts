@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, type ServerProcess, startServer } from "../helpers/server-process.js";
+import { type ServerProcess, startServer } from "../helpers/server-process.js";
+import { runCli } from "../helpers/cli.js";
 import { packAndInstall } from "../helpers/packages.js";
 
 const run = promisify(execFile);

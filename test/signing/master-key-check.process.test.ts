@@ -22,7 +22,8 @@ import { opensKeyCheck, readKeyCheck } from "../../src/domain/signing/master-key
 import { verifyMasterKey } from "../../src/domain/signing/verify-master-key.js";
 import { masterKeyFileOf } from "../../src/master-key.js";
 import { dialects, openTestDatabase, type TestDatabase } from "../helpers/database.js";
-import { runCli, runServerToExit, startServer } from "../helpers/server-process.js";
+import { runServerToExit, startServer } from "../helpers/server-process.js";
+import { runCli } from "../helpers/cli.js";
 
 const cli = { type: "cli", id: null, label: "test", ip: null } as const;
 const newKey = () => randomBytes(32);

@@ -34,7 +34,8 @@ import { type AdminRoute, describeAdminAuth } from "../helpers/admin-auth-cases.
 import { callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
-import { runCli, runServerToExit } from "../helpers/server-process.js";
+import { runServerToExit } from "../helpers/server-process.js";
+import { runCli } from "../helpers/cli.js";
 import { apiKeyScopes } from "../../src/contracts/vocabulary.js";
 
 const masterKey = randomBytes(32);

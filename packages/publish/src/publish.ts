@@ -215,12 +215,16 @@ async function requestBody(options: Options, artifacts: PlannedArtifact[]): Prom
   };
 }
 
-export async function publishCommand(args: string[], options: Options): Promise<CommandResult> {
+export async function publishCommand(
+  args: string[],
+  options: Options,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<CommandResult> {
   if (args.length === 0) throw new UsageError("publish needs the artifact files to publish");
   const endpoint = serverUrl(requiredOption(options, "server"));
   const timeoutMs = timeoutSeconds(options) * 1000;
   const dryRun = options["dry-run"] === true;
-  const key = process.env.SHIPKEY_API_KEY ?? "";
+  const key = env.SHIPKEY_API_KEY ?? "";
   if (!dryRun && key === "") throw new UsageError("SHIPKEY_API_KEY is not set");
   const { files, directories } = await filesOnly(args);
   const plan = planArtifacts(files, {

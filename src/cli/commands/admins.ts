@@ -22,10 +22,10 @@ export const adminCommands: Record<string, Command> = {
       options: [emailOption, passwordOption],
       example: "shipkey admins create --email ops@example.com",
     },
-    run: async (db, args, options) => {
+    run: async (db, args, options, context) => {
       noArguments(args);
       const email = requiredOption(options, "email");
-      const { password, generated } = await passwordFrom(options);
+      const { password, generated } = await passwordFrom(options, context.stdin);
       const admin = await createAdminAudited(db, cliActor(), { email, password });
       return {
         data: { ...admin, ...(generated ? { password } : {}) },
@@ -60,10 +60,10 @@ export const adminCommands: Record<string, Command> = {
       example:
         "shipkey admins reset-password --email ops@example.com --password-stdin < password.txt",
     },
-    run: async (db, args, options) => {
+    run: async (db, args, options, context) => {
       noArguments(args);
       const email = requiredOption(options, "email");
-      const { password, generated } = await passwordFrom(options);
+      const { password, generated } = await passwordFrom(options, context.stdin);
       const admin = await resetAdminPasswordAudited(db, cliActor(), { email, password });
       return {
         data: { ...admin, ...(generated ? { password } : {}) },
@@ -87,16 +87,19 @@ export const adminCommands: Record<string, Command> = {
 };
 
 /** With --password-stdin the password is read from stdin; otherwise a strong one is generated. */
-async function passwordFrom(options: Options): Promise<{ password: string; generated: boolean }> {
+async function passwordFrom(
+  options: Options,
+  stdin: AsyncIterable<string | Buffer>,
+): Promise<{ password: string; generated: boolean }> {
   if (options["password-stdin"] === true) {
-    return { password: await readPasswordFromStdin(), generated: false };
+    return { password: await readPassword(stdin), generated: false };
   }
   return { password: randomBytes(18).toString("base64url"), generated: true };
 }
 
-async function readPasswordFromStdin(): Promise<string> {
+async function readPassword(stdin: AsyncIterable<string | Buffer>): Promise<string> {
   let input = "";
-  for await (const chunk of process.stdin) input += chunk;
+  for await (const chunk of stdin) input += chunk.toString();
   const password = input.replace(/\r?\n$/, "");
   if (password === "") throw new UsageError("--password-stdin: no password on standard input");
   return password;

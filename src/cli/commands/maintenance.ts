@@ -25,9 +25,9 @@ export const maintenanceCommands: Record<string, Command> = {
       options: [],
       example: "ACTIVATION_HISTORY_DAYS=30 shipkey prune",
     },
-    run: async (db, args) => {
+    run: async (db, args, _options, { env }) => {
       noArguments(args);
-      const counts = await prune(db, { activationHistoryMs: activationHistoryMsFrom() });
+      const counts = await prune(db, { activationHistoryMs: activationHistoryMsFrom(env) });
       return {
         data: counts,
         text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys and ${counts.certificates} expired certificate records.`,
@@ -43,13 +43,13 @@ export const maintenanceCommands: Record<string, Command> = {
       ],
       example: "SHIPKEY_NEW_MASTER_KEY=$(openssl rand -base64 32) shipkey master-key rotate",
     },
-    run: async (db, args) => {
+    run: async (db, args, _options, { env }) => {
       noArguments(args);
       const rotation = await rotateMasterKey(
         db,
-        masterKeyFromEnv(),
-        process.env.SHIPKEY_NEW_MASTER_KEY,
-        databaseUrlFrom(),
+        masterKeyFromEnv(env),
+        env.SHIPKEY_NEW_MASTER_KEY,
+        databaseUrlFrom(env),
         (from, to) => rotateMasterKeyAudited(db, cliActor(), from, to),
       );
       return {

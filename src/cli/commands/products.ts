@@ -36,13 +36,13 @@ export const productCommands: Record<string, Command> = {
       ],
       example: 'shipkey products create --slug desktop-app --name "Desktop App"',
     },
-    run: async (db, args, options) => {
+    run: async (db, args, options, context) => {
       noArguments(args);
       const product = await createProductAudited(
         db,
         cliActor(),
         { slug: requiredOption(options, "slug"), name: requiredOption(options, "name") },
-        await masterKeyIfAvailable(db),
+        await masterKeyIfAvailable(db, context),
       );
       return { data: product, text: describe({ ...product }) };
     },
@@ -134,10 +134,10 @@ export const productCommands: Record<string, Command> = {
       options: [slugArgument],
       example: "shipkey products prepare-key desktop-app",
     },
-    run: async (db, args) => {
+    run: async (db, args, _options, context) => {
       const slug = oneArgument(args, "product slug");
       // A key sealed under another master key would leave the servers unable to sign.
-      const masterKey = await cliMasterKey(db);
+      const masterKey = await cliMasterKey(db, context);
       const prepared = await prepareSigningKeyAudited(db, cliActor(), masterKey, slug);
       return {
         data: prepared,

@@ -21,10 +21,26 @@ export interface CommandHelp {
   example: string;
 }
 
+/**
+ * What a command may read and write besides the database: the environment, standard input and
+ * standard error. `shipkey` passes the process's own; tests pass their own.
+ */
+export interface CommandContext {
+  env: NodeJS.ProcessEnv;
+  stdin: AsyncIterable<string | Buffer>;
+  /** Writes a line of advice to standard error (stdout carries only the result). */
+  warn(line: string): void;
+}
+
 /** A command that works on the database. */
 export interface Command {
   help: CommandHelp;
-  run(db: Kysely<DB>, args: string[], options: Options): Promise<CommandResult>;
+  run(
+    db: Kysely<DB>,
+    args: string[],
+    options: Options,
+    context: CommandContext,
+  ): Promise<CommandResult>;
 }
 
 /**
@@ -46,24 +62,26 @@ export function cliActor(): Actor {
  * verified against the database before the command seals anything under it: a wrong key stops
  * the command with nothing changed.
  */
-export async function cliMasterKey(db: Kysely<DB>): Promise<MasterKey> {
+export async function cliMasterKey(db: Kysely<DB>, context: CommandContext): Promise<MasterKey> {
   const { key, createdFile } = await resolveVerifiedMasterKey(
-    masterKeyFromEnv(),
-    databaseUrlFrom(),
+    masterKeyFromEnv(context.env),
+    databaseUrlFrom(context.env),
     db,
   );
   if (createdFile) {
-    process.stderr.write(
-      `shipkey: created the master key file ${createdFile}: back it up with the database\n`,
-    );
+    context.warn(`created the master key file ${createdFile}: back it up with the database`);
   }
   return key;
 }
 
 /** The master key when this environment has one; else null (the server makes the key later). */
-export async function masterKeyIfAvailable(db: Kysely<DB>): Promise<MasterKey | null> {
-  if (masterKeyFromEnv() === null && databaseUrlFrom().startsWith("postgres")) return null;
-  return cliMasterKey(db);
+export async function masterKeyIfAvailable(
+  db: Kysely<DB>,
+  context: CommandContext,
+): Promise<MasterKey | null> {
+  const { env } = context;
+  if (masterKeyFromEnv(env) === null && databaseUrlFrom(env).startsWith("postgres")) return null;
+  return cliMasterKey(db, context);
 }
 
 export function oneArgument(args: string[], what: string): string {

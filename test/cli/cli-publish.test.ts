@@ -1,19 +1,16 @@
-import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Recognition, recognizeArtifact } from "../../packages/publish/src/artifact-names.js";
 import { planArtifacts } from "../../packages/publish/src/publish.js";
 import { listReleases } from "../../src/domain/releases/manage-releases.js";
+import { type CliResult, runCli } from "../helpers/cli.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
-
-const run = promisify(execFile);
 
 describe("artifact file names", () => {
   const rows: Array<[string, Recognition]> = [
@@ -122,24 +119,9 @@ function artifact(
   return { kind: "artifact", platform, arch };
 }
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** bin/shipkey.js with an environment holding no DATABASE_URL that could be opened. */
-async function cli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
-  const environment = { ...process.env, DATABASE_URL: "not a database url", ...env };
-  try {
-    const { stdout, stderr } = await run(process.execPath, ["bin/shipkey.js", ...args], {
-      env: environment,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+/** `shipkey` with an environment holding no DATABASE_URL that could be opened. */
+function cli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  return runCli("not a database url", args, { env });
 }
 
 const sha512 = (data: Buffer) => createHash("sha512").update(data).digest("base64");

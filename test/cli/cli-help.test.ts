@@ -1,11 +1,9 @@
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { parseCommandLine } from "../../src/cli/args.js";
 import { allCommandHelp } from "../../src/cli/commands.js";
 import { renderCommandHelp, renderUsage } from "../../src/cli/help.js";
-import { runCli } from "../helpers/server-process.js";
+import { runCli } from "../helpers/cli.js";
 
 // None of these opens a database: DATABASE_URL names one that must never be created.
 const noDatabase = "sqlite:/nonexistent-dir/never-created.db";
@@ -84,7 +82,7 @@ describe("shipkey help (rendered in-process)", () => {
   });
 });
 
-describe("shipkey help (the compiled CLI)", () => {
+describe("shipkey help (the CLI's runCli, as the binary runs it)", () => {
   it("shipkey --help prints the usage on stdout and exits 0", async () => {
     const result = await cli("--help");
     expect(result).toEqual({ code: 0, stdout: renderUsage(), stderr: "" });
@@ -174,21 +172,6 @@ describe("shipkey help (the compiled CLI)", () => {
     const result = await cli("products", "create", "--bogus", "--json");
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stderr)).toEqual({ error: 'Unknown option "--bogus"', code: "USAGE" });
-  });
-});
-
-describe("shipkey-publish (the compiled package) words parse errors alike", () => {
-  it("an unknown option is named in balanced quotes, exit 2", async () => {
-    const result = await promisify(execFile)(process.execPath, [
-      "packages/publish/dist/cli.js",
-      "--bogus",
-    ]).catch((err: { code: number; stdout: string; stderr: string }) => err);
-    expect(result).toMatchObject({
-      code: 2,
-      stdout: "",
-      stderr:
-        'shipkey-publish: Unknown option "--bogus"\nRun `shipkey-publish --help` for usage.\n',
-    });
   });
 });
 
