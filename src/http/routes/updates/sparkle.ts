@@ -3,7 +3,9 @@ import {
   findFeedReleases,
   parseCurrentVersion,
 } from "../../../domain/releases/update-feed.js";
+import { sparkleVersion } from "../../../domain/releases/version.js";
 import { sparkle } from "../../../contracts/releases.js";
+import { renderNotes } from "../../dashboard/markdown.js";
 import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
 import {
   type FeedDeps,
@@ -94,17 +96,36 @@ function item(release: FeedRelease, os: string, feed: OpenFeed): string {
   const lines = [
     "    <item>",
     `      <title>${xml(release.version)}</title>`,
-    `      <pubDate>${new Date(release.publishedAt).toUTCString()}</pubDate>`,
-    `      <sparkle:version>${xml(release.version)}</sparkle:version>`,
+    `      <pubDate>${rfc822(release.publishedAt)}</pubDate>`,
+    `      <sparkle:version>${xml(sparkleVersion(release.version))}</sparkle:version>`,
     `      <sparkle:shortVersionString>${xml(release.version)}</sparkle:shortVersionString>`,
     ...(release.channel === "STABLE"
       ? []
       : [`      <sparkle:channel>${release.channel.toLowerCase()}</sparkle:channel>`]),
-    ...(release.notes === null ? [] : [`      <description>${xml(release.notes)}</description>`]),
+    ...(release.notes === null
+      ? []
+      : [
+          `      <description sparkle:format="html">${xml(renderNotes(release.notes).value)}</description>`,
+        ]),
     `      <enclosure ${enclosure} />`,
     "    </item>",
   ];
   return lines.join("\n");
+}
+
+const days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const two = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * RFC 822 in UTC with a numeric zone, `Thu, 26 Nov 2026 13:26:52 +0000`: the form of Sparkle's
+ * own date pattern (`E, dd MMM yyyy HH:mm:ss Z`), which a phased rollout counts from.
+ */
+export function rfc822(epochMs: number): string {
+  const d = new Date(epochMs);
+  const date = `${two(d.getUTCDate())} ${months[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+  const time = `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
+  return `${days[d.getUTCDay()]}, ${date} ${time} +0000`;
 }
 
 const xmlEntities: Record<string, string> = {
