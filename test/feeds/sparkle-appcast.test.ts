@@ -1,4 +1,3 @@
-import { XMLParser } from "fast-xml-parser";
 import semver from "semver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProduct, type Product } from "../../src/domain/products/products.js";
@@ -12,7 +11,7 @@ import {
   parseSparkleDate,
   type SparkleHost,
   sparkleChooses,
-  type SparkleItem,
+  sparkleItems,
 } from "../helpers/sparkle.js";
 
 describe("the Sparkle comparator port", () => {
@@ -91,31 +90,6 @@ describe("sparkleVersion", () => {
     expect(sparkleVersion("1.2.0+build.7")).toBe("1.2.0");
   });
 });
-
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: "@",
-  // An empty element (<sparkle:criticalUpdate />) reads as "", present.
-  isArray: (name) => name === "item",
-});
-
-type RawItem = Record<string, unknown>;
-
-/** An appcast's items, as SUAppcastItem reads them. */
-export function sparkleItems(body: string): Array<SparkleItem & { raw: RawItem }> {
-  const items = (parser.parse(body).rss.channel.item ?? []) as RawItem[];
-  return items.map((raw) => {
-    const interval = raw["sparkle:phasedRolloutInterval"];
-    return {
-      raw,
-      version: String(raw["sparkle:version"]),
-      ...(raw["sparkle:channel"] === undefined ? {} : { channel: String(raw["sparkle:channel"]) }),
-      ...(typeof raw.pubDate === "string" ? { date: parseSparkleDate(raw.pubDate) } : {}),
-      ...(interval === undefined ? {} : { phasedRolloutInterval: Number(interval) }),
-      criticalUpdate: "sparkle:criticalUpdate" in raw,
-    };
-  });
-}
 
 describe.each(dialects)("the Sparkle appcast, read as Sparkle reads it (%s)", (dialect) => {
   let f: Fixture;

@@ -99,6 +99,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
       expect(response.headers["cache-control"]).toBe("no-cache");
       const body = response.json();
       expect(Object.keys(body).sort()).toEqual([
+        "critical",
         "notes",
         "pub_date",
         "signature",
@@ -697,7 +698,14 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
     await publish(slug, "1.0.0", "STABLE", [entry("MACOS", "X64", notZip)]);
     await publish(slug, "2.0.0", "STABLE", [entry("MACOS", "X64")]);
     const product = await requireProduct(f.db, slug);
-    const query = { product, publishedUpTo: null, platform: "MACOS", channel: "STABLE" } as const;
+    const query = {
+      product,
+      publishedUpTo: null,
+      platform: "MACOS",
+      channel: "STABLE",
+      audience: "client",
+      now: Date.now(),
+    } as const;
     const versions = async (count: number) =>
       (await findFeedReleases(f.db, { ...query, needs: "zip" }, count)).map((release) => [
         release.version,

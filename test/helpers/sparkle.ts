@@ -1,3 +1,5 @@
+import { XMLParser } from "fast-xml-parser";
+
 /**
  * Sparkle's own update decision, ported line by line from sparkle-project/Sparkle (2.x):
  * SUStandardVersionComparator (the version order), and from SUAppcastDriver and SUAppcastItem the
@@ -193,4 +195,29 @@ export function sparkleChooses<T extends SparkleItem>(items: T[], host: SparkleH
   }
   if (best === null || compareSparkleVersions(host.version, best.version) !== -1) return null;
   return best;
+}
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: "@",
+  // An empty element (<sparkle:criticalUpdate />) reads as "", present.
+  isArray: (name) => name === "item",
+});
+
+type RawItem = Record<string, unknown>;
+
+/** An appcast's items, as SUAppcastItem reads them. */
+export function sparkleItems(body: string): Array<SparkleItem & { raw: RawItem }> {
+  const items = (parser.parse(body).rss.channel.item ?? []) as RawItem[];
+  return items.map((raw) => {
+    const interval = raw["sparkle:phasedRolloutInterval"];
+    return {
+      raw,
+      version: String(raw["sparkle:version"]),
+      ...(raw["sparkle:channel"] === undefined ? {} : { channel: String(raw["sparkle:channel"]) }),
+      ...(typeof raw.pubDate === "string" ? { date: parseSparkleDate(raw.pubDate) } : {}),
+      ...(interval === undefined ? {} : { phasedRolloutInterval: Number(interval) }),
+      criticalUpdate: "sparkle:criticalUpdate" in raw,
+    };
+  });
 }

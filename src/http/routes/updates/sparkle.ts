@@ -16,7 +16,8 @@ import {
   queryParam,
   sendDocument,
 } from "./feed-request.js";
-import { type Arch, type Platform } from "../../../contracts/vocabulary.js";
+import { type Arch, type Platform, rolloutSteps } from "../../../contracts/vocabulary.js";
+import type { Rollout } from "../../../domain/releases/rollout.js";
 
 const platforms: Record<string, Platform> = { macos: "MACOS", windows: "WINDOWS" };
 const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
@@ -43,9 +44,10 @@ export function sparkleFeedRoute(app: App, deps: FeedDeps): void {
         channel,
         currentVersion: sparkleClientVersion(request.headers["user-agent"]),
       });
+      // Sparkle decides phased rollouts itself (sparkle:phasedRolloutInterval).
       const releases = await findFeedReleases(
         deps.db,
-        { ...feed, platform, arch, channel },
+        { ...feed, platform, arch, channel, audience: "client" },
         maxItems,
       );
       const os = request.params.platform;
@@ -84,6 +86,7 @@ function appcast(feed: OpenFeed, os: string, releases: FeedRelease[]): string {
 
 function item(release: FeedRelease, os: string, feed: OpenFeed): string {
   const entry = release.entries[0];
+  const phased = release.critical ? null : sparklePhases(release.rollout, feed.now);
   const enclosure = entry
     ? [
         `url="${xml(feed.urlOf(release, entry))}"`,
@@ -96,12 +99,18 @@ function item(release: FeedRelease, os: string, feed: OpenFeed): string {
   const lines = [
     "    <item>",
     `      <title>${xml(release.version)}</title>`,
-    `      <pubDate>${rfc822(release.publishedAt)}</pubDate>`,
+    `      <pubDate>${rfc822(phased?.date ?? release.publishedAt)}</pubDate>`,
     `      <sparkle:version>${xml(sparkleVersion(release.version))}</sparkle:version>`,
     `      <sparkle:shortVersionString>${xml(release.version)}</sparkle:shortVersionString>`,
     ...(release.channel === "STABLE"
       ? []
       : [`      <sparkle:channel>${release.channel.toLowerCase()}</sparkle:channel>`]),
+    ...(release.critical ? ["      <sparkle:criticalUpdate />"] : []),
+    ...(phased
+      ? [
+          `      <sparkle:phasedRolloutInterval>${phased.intervalSeconds}</sparkle:phasedRolloutInterval>`,
+        ]
+      : []),
     ...(release.notes === null
       ? []
       : [
@@ -111,6 +120,32 @@ function item(release: FeedRelease, os: string, feed: OpenFeed): string {
     "    </item>",
   ];
   return lines.join("\n");
+}
+
+const dayMs = 86_400_000;
+const hourMs = 3_600_000;
+
+/**
+ * A rollout as Sparkle's phased groups read it: each client is in one of 7 groups (a number kept
+ * in its defaults, % 7), and group g takes the item once `g × interval` has passed since its
+ * pubDate, on scheduled checks (a user's "Check for Updates…" ignores the groups). A schedule is
+ * that exactly: its step as the interval, its start as the date. A percentage is the nearest
+ * number of groups (at least one), reached now and held: a day's interval and a date that many
+ * days back, from the start of the previous hour (so a client clock an hour behind or a day
+ * ahead still counts the same groups). Null: no phases (released, or 7 groups of 7).
+ */
+export function sparklePhases(
+  rollout: Rollout | null,
+  now: number,
+): { intervalSeconds: number; date: number } | null {
+  if (rollout === null) return null;
+  if (rollout.stepHours !== null) {
+    return { intervalSeconds: rollout.stepHours * 3600, date: rollout.startedAt };
+  }
+  const groups = Math.max(1, Math.round(((rollout.percent ?? 100) * rolloutSteps) / 100));
+  if (groups >= rolloutSteps) return null;
+  const hour = Math.floor(now / hourMs) * hourMs;
+  return { intervalSeconds: dayMs / 1000, date: hour - hourMs - (groups - 1) * dayMs };
 }
 
 const days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
