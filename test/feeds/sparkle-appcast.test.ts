@@ -8,7 +8,6 @@ import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 import {
   compareSparkleVersions,
-  parseSparkleDate,
   type SparkleHost,
   sparkleChooses,
   sparkleItems,
