@@ -118,8 +118,7 @@ export const releaseCommands: Record<string, Command> = {
   },
   "releases rollout": {
     help: {
-      summary:
-        "Roll a version out in phases: a share of machines, a schedule, pause, resume, complete",
+      summary: "Roll a version out in phases, or pause, resume or complete it",
       synopsis:
         "--product <slug> --version <v> (--percent <1-100> | --step-hours <h> | --pause | --resume | --complete)",
       options: [
@@ -150,7 +149,7 @@ export const releaseCommands: Record<string, Command> = {
   },
   "releases critical": {
     help: {
-      summary: "Mark a version critical (offered to every machine whatever its rollout) or not",
+      summary: "Mark a version critical (it skips its rollout) or not",
       synopsis: "--product <slug> --version <v> --critical on|off",
       options: [
         ["--product <slug>", "the product (required)"],
