@@ -56,6 +56,15 @@ async function snapshot(db: Kysely<DB>): Promise<Snapshot> {
         // Off by default (0 on both dialects; the pg driver returns integers as numbers).
         if (copy.updates_require_license === 0) delete copy.updates_require_license;
         if (copy.download_redirects === 0) delete copy.download_redirects;
+        if (copy.critical === 0) delete copy.critical;
+        for (const column of [
+          "rollout_started_at",
+          "rollout_percent",
+          "rollout_step_hours",
+          "rollout_paused_at",
+        ]) {
+          if (copy[column] === null) delete copy[column];
+        }
         // Computed from the version by the migration, as publish computes it.
         if (copy.sort_key === versionSortKey(String(copy.version))) delete copy.sort_key;
         // Added with its default (7 days) on every product.

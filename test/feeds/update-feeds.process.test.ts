@@ -321,6 +321,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         signature: "sig-WINDOWS-ARM64",
         sha512: sha512Of("WINDOWS-ARM64"),
         fileSize: 1234,
+        critical: false,
       });
       expect(await latestVersion(slug, "stable", "1.0.0")).toBe(204);
       const empty = await newProduct();
