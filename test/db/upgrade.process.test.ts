@@ -57,14 +57,10 @@ async function snapshot(db: Kysely<DB>): Promise<Snapshot> {
         if (copy.updates_require_license === 0) delete copy.updates_require_license;
         if (copy.download_redirects === 0) delete copy.download_redirects;
         if (copy.critical === 0) delete copy.critical;
-        for (const column of [
-          "rollout_started_at",
-          "rollout_percent",
-          "rollout_step_hours",
-          "rollout_paused_at",
-        ]) {
-          if (copy[column] === null) delete copy[column];
-        }
+        if (copy.rollout_started_at === null) delete copy.rollout_started_at;
+        if (copy.rollout_percent === null) delete copy.rollout_percent;
+        if (copy.rollout_step_hours === null) delete copy.rollout_step_hours;
+        if (copy.rollout_paused_at === null) delete copy.rollout_paused_at;
         // Computed from the version by the migration, as publish computes it.
         if (copy.sort_key === versionSortKey(String(copy.version))) delete copy.sort_key;
         // Added with its default (7 days) on every product.
