@@ -62,6 +62,12 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         q: { type: "string" },
         limit: { type: "string" },
         cursor: { type: "string" },
+        percent: { type: "string" },
+        "step-hours": { type: "string" },
+        pause: { type: "boolean" },
+        resume: { type: "boolean" },
+        complete: { type: "boolean" },
+        critical: { type: "string" },
       },
     });
     return { positionals, options: values };

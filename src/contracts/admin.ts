@@ -20,6 +20,9 @@ import {
   offlineAllowanceRange,
   offlinePeriod,
   platforms,
+  rolloutRange,
+  rolloutStates,
+  rolloutSteps,
   signingKeyStatuses,
   usageReportDays,
 } from "./vocabulary.js";
@@ -529,10 +532,40 @@ export const deactivateMachine = contract({
 
 // Releases
 
+export const RolloutView = Type.Object(
+  {
+    state: StringEnum(rolloutStates, {
+      description: "rolling: offered to `percent` of machines; paused: to no machine without it",
+    }),
+    percent: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      description: "The share of machines the rollout reaches now (a schedule's steps begun)",
+    }),
+    stepHours: NullableInteger({
+      description: `A schedule: a ${rolloutSteps}th more machines every stepHours; null: a set percentage`,
+    }),
+    startedAt: DateTime("When the rollout (or its schedule) started, pauses excluded"),
+    pausedAt: NullableDateTime("When the rollout was paused; null while it rolls"),
+  },
+  { title: "Rollout" },
+);
+export type RolloutView = Static<typeof RolloutView>;
+
+const rolloutFields = {
+  critical: Type.Boolean({
+    description: "Offered to every machine whatever its rollout (a pause still halts it)",
+  }),
+  rollout: Type.Union([RolloutView, Type.Null()], {
+    description: "null: released to every machine",
+  }),
+};
+
 export const ReleaseVersion = Type.Object(
   {
     version: Type.String(),
     channel: StringEnum(channels),
+    ...rolloutFields,
     releaseNotes: NullableString({ description: "Markdown" }),
     createdAt: DateTime(),
     updatedAt: DateTime(),
@@ -655,6 +688,93 @@ const yankChange = (action: "yank" | "unyank", summary: string) =>
   });
 export const yankRelease = yankChange("yank", "Withdraw a version from the feeds and downloads");
 export const unyankRelease = yankChange("unyank", "Offer a yanked version again");
+
+export const ReleaseRollout = Type.Object(
+  { product: Type.String(), version: Type.String(), ...rolloutFields },
+  { title: "ReleaseRollout" },
+);
+export type ReleaseRollout = Static<typeof ReleaseRollout>;
+
+export const startRollout = contract({
+  method: "POST",
+  url: "/api/admin/products/:slug/releases/:version/rollout",
+  operationId: "startRollout",
+  tag: "Admin: releases",
+  summary: "Put a version into a phased rollout, or change its percentage or schedule",
+  description:
+    "`percent` (1 to 100): that share of machines is offered the version from now on; raising it " +
+    `only adds machines. \`stepHours\` (1 to ${rolloutRange.maxStepHours}): a schedule of ` +
+    `${rolloutSteps} steps, a ${rolloutSteps}th more machines every stepHours from now. A paused ` +
+    "rollout stays paused. Machines outside are offered the newest released version above theirs.",
+  auth: "releases:write",
+  errors: releaseErrors,
+  schema: {
+    params: VersionParams,
+    body: Type.Union(
+      [
+        Type.Object(
+          {
+            percent: Type.Integer({
+              minimum: rolloutRange.minPercent,
+              maximum: rolloutRange.maxPercent,
+            }),
+          },
+          strict,
+        ),
+        Type.Object(
+          {
+            stepHours: Type.Integer({
+              minimum: rolloutRange.minStepHours,
+              maximum: rolloutRange.maxStepHours,
+            }),
+          },
+          strict,
+        ),
+      ],
+      { title: "RolloutPlan" },
+    ),
+    response: { 200: ReleaseRollout },
+  },
+});
+
+const rolloutChange = (action: "pause" | "resume" | "complete", summary: string) =>
+  contract({
+    method: "POST",
+    url: `/api/admin/products/:slug/releases/:version/rollout/${action}`,
+    operationId: `${action}Rollout`,
+    tag: "Admin: releases",
+    summary,
+    auth: "releases:write",
+    errors: [...releaseErrors, "NO_ROLLOUT"],
+    schema: { params: VersionParams, response: { 200: ReleaseRollout } },
+  });
+export const pauseRollout = rolloutChange(
+  "pause",
+  "Halt a rollout: no machine without the version is offered it",
+);
+export const resumeRollout = rolloutChange(
+  "resume",
+  "Resume a paused rollout (a schedule continues where it stopped)",
+);
+export const completeRollout = rolloutChange(
+  "complete",
+  "Release a version in a rollout to every machine",
+);
+
+export const setCritical = contract({
+  method: "POST",
+  url: "/api/admin/products/:slug/releases/:version/critical",
+  operationId: "setReleaseCritical",
+  tag: "Admin: releases",
+  summary: "Mark a version critical (offered to every machine whatever its rollout) or not",
+  auth: "releases:write",
+  errors: releaseErrors,
+  schema: {
+    params: VersionParams,
+    body: Type.Object({ critical: Type.Boolean() }, strict),
+    response: { 200: ReleaseRollout },
+  },
+});
 
 export const deleteReleaseEntry = contract({
   method: "DELETE",

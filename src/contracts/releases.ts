@@ -118,6 +118,9 @@ export const LatestAnswer = Type.Object(
     signature: NullableString(),
     sha512: NullableString(),
     fileSize: NullableInteger(),
+    critical: Type.Boolean({
+      description: "A critical update: install it without waiting (the app decides how)",
+    }),
   },
   { title: "LatestAnswer" },
 );
@@ -153,6 +156,9 @@ export const TauriAnswer = Type.Object(
     pub_date: DateTime(),
     url: Type.String({ format: "uri" }),
     signature: Type.String(),
+    critical: Type.Boolean({
+      description: "A critical update; the Tauri plugin hands it to the app in `rawJson`",
+    }),
   },
   { title: "TauriAnswer" },
 );

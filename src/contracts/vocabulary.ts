@@ -68,3 +68,11 @@ export const deactivationLimitRange = { min: 0, max: 10_000 } as const;
 
 /** The usage report's window in days. */
 export const usageReportDays = { default: 30, max: 366 } as const;
+
+/**
+ * Phased rollouts (domain/releases/rollout.ts): a percentage of machines, or a schedule of
+ * `steps` steps (Sparkle's seven phased groups) of 1 to `maxStepHours` hours each.
+ */
+export const rolloutSteps = 7;
+export const rolloutRange = { minPercent: 1, maxPercent: 100, minStepHours: 1, maxStepHours: 720 };
+export const rolloutStates = ["rolling", "paused"] as const;

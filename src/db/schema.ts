@@ -129,6 +129,16 @@ export interface ReleaseVersionsTable {
    * written by hand, which the feeds never offer.
    */
   sort_key: Generated<string>;
+  /** 1: offered to every machine whatever its rollout (0020_rollouts). */
+  critical: Generated<number>;
+  /** Set while the version is in a phased rollout (domain/releases/rollout.ts); null: released. */
+  rollout_started_at: number | null;
+  /** The share of machines offered the version, 1 to 100 (a rollout by percentage). */
+  rollout_percent: number | null;
+  /** A schedule: a seventh more machines every this many hours from rollout_started_at. */
+  rollout_step_hours: number | null;
+  /** Set while the rollout is halted. */
+  rollout_paused_at: number | null;
 }
 
 export interface ReleaseArtifactsTable {

@@ -160,6 +160,8 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
     if (path === "/api/admin/products/{slug}") return { name: "Taken Over" };
     if (path === "/api/admin/licenses/{licenseKey}") return { maxMachines: 9 };
     if (path.endsWith("/keys/promote")) return { force: true };
+    if (path.endsWith("/rollout")) return { percent: 10 };
+    if (path.endsWith("/critical")) return { critical: true };
     return undefined;
   };
 

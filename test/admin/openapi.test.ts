@@ -108,7 +108,17 @@ describe("OpenAPI document and viewer", () => {
     const latest = doc.paths["/api/updates/{productSlug}/latest"].get;
     expect(
       Object.keys(latest.responses["200"].content["application/json"].schema.properties),
-    ).toEqual(["version", "channel", "notes", "pubDate", "url", "signature", "sha512", "fileSize"]);
+    ).toEqual([
+      "version",
+      "channel",
+      "notes",
+      "pubDate",
+      "url",
+      "signature",
+      "sha512",
+      "fileSize",
+      "critical",
+    ]);
   });
 
   it("/docs renders the viewer from the service's own assets, with no external URL", async () => {

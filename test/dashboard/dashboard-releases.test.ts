@@ -1,3 +1,4 @@
+import { listAudit } from "../../src/domain/audit/audit-log.js";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
@@ -51,11 +52,12 @@ describe.each(dialects)("dashboard releases page (%s)", (dialect) => {
   let f: Fixture;
   let proxied: Fixture;
   let cookie: string;
+  let csrf: string;
   let proxiedCookie: string;
   let products = 0;
   beforeAll(async () => {
     f = await createFixture(dialect);
-    ({ cookie } = await adminAccess(f, "releases@example.com"));
+    ({ cookie, csrf } = await adminAccess(f, "releases@example.com"));
     proxied = await createFixture(dialect, { trustProxy: ["10.0.0.1"] });
     ({ cookie: proxiedCookie } = await adminAccess(proxied, "proxied@example.com"));
   });
@@ -102,6 +104,41 @@ describe.each(dialects)("dashboard releases page (%s)", (dialect) => {
       url: `/admin/releases?product=${slug}`,
       headers: { cookie, host: "updates.example.com", ...headers },
     });
+
+  it("shows each version's rollout and critical flag, and starts, pauses, resumes and completes it (audited)", async () => {
+    const slug = await newProduct();
+    await publish(slug, "1.0.0");
+    await publish(slug, "1.1.0-beta.1", "BETA");
+    const form = (action: string, fields: Record<string, string> = {}) =>
+      f.app.inject({
+        method: "POST",
+        url: `/admin/releases/${slug}/1.1.0-beta.1/${action}`,
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams({ _csrf: csrf, ...fields }).toString(),
+      });
+    const panel = async () =>
+      (await page(slug)).body.split('data-version="1.1.0-beta.1"')[1]?.split("</section>")[0] ?? "";
+    expect(await panel()).toContain("Released to every machine");
+    expect(await panel()).toContain("<code>1.1.0beta.1</code>");
+    expect((await form("rollout", { percent: "10" })).statusCode).toBe(303);
+    expect(await panel()).toContain("Rolling out to 10 %");
+    expect((await form("rollout", { percent: "0" })).statusCode).toBe(400);
+    expect((await form("rollout/pause")).statusCode).toBe(303);
+    expect(await panel()).toContain("Paused at 10 %");
+    expect((await form("rollout/resume")).statusCode).toBe(303);
+    expect((await form("critical", { critical: "on" })).statusCode).toBe(303);
+    expect(await panel()).toContain("badge-critical");
+    expect((await form("rollout/complete")).statusCode).toBe(303);
+    expect(await panel()).toContain("Released to every machine");
+    const audit = await listAudit(f.db, { limit: 5 });
+    expect(audit.items.map((e) => e.action)).toEqual([
+      "release.rollout_complete",
+      "release.critical",
+      "release.rollout_resume",
+      "release.rollout_pause",
+      "release.rollout",
+    ]);
+  });
 
   it("lists versions newest first by semver precedence, not by update time; a yanked one keeps its place and badge", async () => {
     const slug = await newProduct();

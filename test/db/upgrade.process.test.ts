@@ -56,6 +56,11 @@ async function snapshot(db: Kysely<DB>): Promise<Snapshot> {
         // Off by default (0 on both dialects; the pg driver returns integers as numbers).
         if (copy.updates_require_license === 0) delete copy.updates_require_license;
         if (copy.download_redirects === 0) delete copy.download_redirects;
+        if (copy.critical === 0) delete copy.critical;
+        if (copy.rollout_started_at === null) delete copy.rollout_started_at;
+        if (copy.rollout_percent === null) delete copy.rollout_percent;
+        if (copy.rollout_step_hours === null) delete copy.rollout_step_hours;
+        if (copy.rollout_paused_at === null) delete copy.rollout_paused_at;
         // Computed from the version by the migration, as publish computes it.
         if (copy.sort_key === versionSortKey(String(copy.version))) delete copy.sort_key;
         // Added with its default (7 days) on every product.
@@ -130,6 +135,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0016_license_integrity", "Success"],
     ["0017_api_key_products", "Success"],
     ["0018_audit_without_license_keys", "Success"],
+    ["0020_rollouts", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(withoutLicenseKeysInAudit(before));

@@ -520,6 +520,7 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
       signature: "c2lnbmF0dXJl",
       sha512: null,
       fileSize: 1234,
+      critical: false,
     });
     const beta = await sdk.checkForUpdate({
       platform: "MACOS",

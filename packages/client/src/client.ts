@@ -333,7 +333,9 @@ export class ShipkeyClient {
   }
 
   /**
-   * The newest release above currentVersion from the generic feed, or null when there is none.
+   * The newest release above currentVersion from the generic feed, or null when there is none;
+   * `critical` marks an update to install without waiting. This machine's id goes with the
+   * request, so a version in a phased rollout is offered to it or not, the same on every check.
    * The stored license goes with the request (as `updateHeaders` gives it), for a product that
    * gives its updates only to licensed machines. A `url` that is not https (http only on
    * loopback) is refused with UNSAFE_UPDATE_URL. The feed is not signed: verify the downloaded
@@ -347,7 +349,7 @@ export class ShipkeyClient {
     url.searchParams.set("currentVersion", options.currentVersion);
     const answer = await send(
       url,
-      { method: "GET", headers: await this.#licenseHeaders() },
+      { method: "GET", headers: await this.#updateCheckHeaders() },
       { fetch: this.#fetch, retry: this.#retry },
     );
     if (answer.status === 204) return null;
@@ -370,6 +372,20 @@ export class ShipkeyClient {
    */
   async updateHeaders(url: string): Promise<Record<string, string>> {
     return this.#isDownloadRedirect(url) ? this.#licenseHeaders() : {};
+  }
+
+  /**
+   * The stored license's headers, else this machine's id alone (`Shipkey-Machine`): a version in
+   * a phased rollout is offered to a stable share of machines, chosen by that id.
+   */
+  async #updateCheckHeaders(): Promise<Record<string, string>> {
+    const license = await this.#licenseHeaders();
+    if (Object.keys(license).length > 0) return license;
+    try {
+      return { "shipkey-machine": await this.machineId() };
+    } catch {
+      return {}; // no machine id here: the server decides by the client's address
+    }
   }
 
   async #licenseHeaders(): Promise<Record<string, string>> {

@@ -71,6 +71,8 @@ export type LatestAnswer = {
   signature: string | null;
   sha512: string | null;
   fileSize: number | null;
+  /** A critical update: install it without waiting (the app decides how) */
+  critical: boolean;
 };
 
 export type Failure = {

@@ -51,6 +51,13 @@ import {
 } from "../signing/signing-keys.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
 import { type CheckedPublish, writeRelease } from "../releases/publish-release.js";
+import {
+  changeRollout,
+  type RolloutChange,
+  type RolloutPlan,
+  setCritical,
+  setRollout,
+} from "../releases/rollout.js";
 import { checkTauriSignatures } from "../releases/tauri-signatures.js";
 import type { Product } from "../products/products.js";
 import { type Actor, withAudit } from "./audit-log.js";
@@ -508,6 +515,59 @@ export const publishReleaseAudited = (
     }),
   );
 };
+
+const releaseTarget = (productSlug: string, version: string) => ({
+  type: "release",
+  id: `${productSlug}@${version}`,
+});
+
+/** Puts a version into a rollout or changes its plan (release.rollout, with the plan). */
+export const setRolloutAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  productSlug: string,
+  version: string,
+  plan: RolloutPlan,
+) =>
+  withAudit(
+    db,
+    actor,
+    "release.rollout",
+    (trx) => setRollout(trx, productSlug, version, plan),
+    () => ({ target: releaseTarget(productSlug, version), details: { ...plan } }),
+  );
+
+/** release.rollout_pause, release.rollout_resume, release.rollout_complete. */
+export const changeRolloutAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  productSlug: string,
+  version: string,
+  change: RolloutChange,
+) =>
+  withAudit(
+    db,
+    actor,
+    `release.rollout_${change}`,
+    (trx) => changeRollout(trx, productSlug, version, change),
+    () => ({ target: releaseTarget(productSlug, version) }),
+  );
+
+/** Marks a version critical or not (release.critical, with the value). */
+export const setCriticalAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  productSlug: string,
+  version: string,
+  critical: boolean,
+) =>
+  withAudit(
+    db,
+    actor,
+    "release.critical",
+    (trx) => setCritical(trx, productSlug, version, critical),
+    () => ({ target: releaseTarget(productSlug, version), details: { critical } }),
+  );
 
 /** Withdraws a version from the feeds (release.yank) or restores it (release.unyank). */
 export const setReleaseYankedAudited = (

@@ -6,6 +6,7 @@ import { isoOrNull, toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
 import { versionSortKey } from "../../lib/version-sort-key.js";
 import { normalizeVersion } from "./version.js";
+import { rolloutOf, rolloutView } from "./rollout.js";
 import { type Arch, type Platform } from "../../contracts/vocabulary.js";
 import type { ReleaseVersion } from "../../contracts/admin.js";
 
@@ -38,9 +39,12 @@ export async function listReleases(
   const entriesOf = new Map<string, typeof artifacts>();
   for (const a of artifacts)
     entriesOf.set(a.version_id, [...(entriesOf.get(a.version_id) ?? []), a]);
+  const now = Date.now();
   return sorted.map((v) => ({
     version: v.version,
     channel: v.channel,
+    critical: v.critical === 1,
+    rollout: rolloutView(rolloutOf(v), now),
     releaseNotes: v.release_notes,
     createdAt: toIso(v.created_at),
     updatedAt: toIso(v.updated_at),

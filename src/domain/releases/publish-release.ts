@@ -173,7 +173,7 @@ export async function writeRelease(
 }
 
 const upsertVersion = compileOnce<
-  Omit<ReleaseVersionsTable, "created_at" | "updated_at" | "yanked_at" | "sort_key"> & {
+  Pick<ReleaseVersionsTable, "id" | "product_id" | "version" | "channel" | "release_notes"> & {
     sort_key: string;
     now: number;
   },

@@ -6,6 +6,7 @@ import type { Product } from "../products/products.js";
 import { mayReceive, type PublishedUpTo } from "./update-access.js";
 import { sortKeyAbove, versionSortKey } from "../../lib/version-sort-key.js";
 import { normalizeVersion } from "./version.js";
+import { type Audience, isOffered, type Rollout, rolloutOf } from "./rollout.js";
 import { type Arch, arches, type Channel, type Platform } from "../../contracts/vocabulary.js";
 
 /** One platform/arch entry of a version, as the feeds hand it out. */
@@ -25,6 +26,10 @@ export interface FeedRelease {
   notes: string | null;
   /** When the version was first published (epoch ms). */
   publishedAt: number;
+  /** Offered to every machine whatever its rollout (a pause still halts it). */
+  critical: boolean;
+  /** Its phased rollout; null: released to every machine. */
+  rollout: Rollout | null;
   entries: FeedEntry[];
 }
 
@@ -40,6 +45,10 @@ export interface FeedQuery {
   currentVersion?: string;
   /** What an entry needs for this feed's updater to use it. */
   needs?: EntryNeed;
+  /** Who decides on versions in a rollout (rollout.ts); a version not offered is skipped. */
+  audience: Audience;
+  /** The time rollouts are read at (epoch ms). */
+  now: number;
 }
 
 /** Tauri refuses an update without a signature, electron-updater one without a sha512, and
@@ -101,7 +110,8 @@ export async function findFeedReleases(
     const lastPage = rows.length < pageRows;
     const versions = lastPage ? grouped : grouped.slice(0, count);
     for (const { release } of versions) {
-      if (release.entries.length > 0 && releases.push(release) === count) return releases;
+      if (release.entries.length === 0 || !isOffered(release, query.audience, query.now)) continue;
+      if (releases.push(release) === count) return releases;
     }
     const last = versions[versions.length - 1];
     if (lastPage || !last) return releases;
@@ -123,6 +133,8 @@ function byVersion(
         channel: row.channel,
         notes: row.release_notes,
         publishedAt: Number(row.created_at),
+        critical: row.critical === 1,
+        rollout: rolloutOf(row),
         entries: [],
       };
       last = { release, sortKey: row.sort_key };
@@ -164,7 +176,16 @@ const aboveEveryKey = "~";
 
 type FeedRow = Pick<
   Selectable<DB["release_versions"]>,
-  "version" | "channel" | "release_notes" | "created_at" | "sort_key"
+  | "version"
+  | "channel"
+  | "release_notes"
+  | "created_at"
+  | "sort_key"
+  | "critical"
+  | "rollout_started_at"
+  | "rollout_percent"
+  | "rollout_step_hours"
+  | "rollout_paused_at"
 > &
   Pick<
     Selectable<DB["release_artifacts"]>,
@@ -208,6 +229,11 @@ function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
         "v.release_notes",
         "v.created_at",
         "v.sort_key",
+        "v.critical",
+        "v.rollout_started_at",
+        "v.rollout_percent",
+        "v.rollout_step_hours",
+        "v.rollout_paused_at",
         "a.platform",
         "a.arch",
         "a.download_url",

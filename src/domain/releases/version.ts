@@ -12,3 +12,19 @@ export function normalizeVersion(raw: string): string | null {
   const version = raw.startsWith("v") ? raw.slice(1) : raw;
   return semver200.test(version) ? version : null;
 }
+
+/**
+ * The version Sparkle compares (`sparkle:version`, which the app's `CFBundleVersion` must equal):
+ * the version without its build metadata and without the hyphens of its prerelease, so
+ * `1.2.0-beta.1` is `1.2.0beta.1`. Sparkle's comparator (SUStandardVersionComparator) ignores
+ * everything from the first "-" on, so `1.2.0-beta.1` and `1.2.0` would compare equal; without
+ * the hyphen, the letters after the patch make it older than `1.2.0` and its numbers order the
+ * betas. Faithful to semver precedence when the prerelease starts with letters and keeps letters
+ * and numbers apart by dots (`beta.2`, `rc.1`), docs/update-feeds.md.
+ */
+export function sparkleVersion(version: string): string {
+  const [withoutBuild = version] = version.split("+");
+  const dash = withoutBuild.indexOf("-");
+  if (dash === -1) return withoutBuild;
+  return withoutBuild.slice(0, dash) + withoutBuild.slice(dash + 1).replaceAll("-", "");
+}

@@ -2,10 +2,14 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
 import {
+  changeRolloutAudited,
   deleteReleaseAudited,
+  setCriticalAudited,
   setReleaseYankedAudited,
+  setRolloutAudited,
   setUpdateDeliveryAudited,
 } from "../../../domain/audit/audited-actions.js";
+import { sparkleVersion } from "../../../domain/releases/version.js";
 import { type AuditEntry, lastActors } from "../../../domain/audit/audit-log.js";
 import { type UsageReport, usageReport } from "../../../domain/releases/usage-report.js";
 import { listReleases, type ReleaseVersionView } from "../../../domain/releases/manage-releases.js";
@@ -33,6 +37,8 @@ const done: Record<string, string> = {
   yanked: "Version yanked: the update feeds no longer offer it.",
   unyanked: "Version restored to the update feeds.",
   delivery: "Update delivery saved.",
+  rollout: "Rollout saved: the feeds follow from their next check.",
+  critical: "Critical flag saved.",
 };
 
 /** Who last published a version (its latest release.publish entry). */
@@ -107,6 +113,34 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
       return `${action}ed`;
     });
   }
+  change("/admin/releases/:slug/:version/rollout", async (request) => {
+    const { slug, version } = request.params;
+    const percent = Number(text(request.body, "percent"));
+    if (!Number.isInteger(percent) || percent < 1 || percent > 100) {
+      throw new ShipkeyError(
+        "INVALID_FIELD_VALUE",
+        "percent must be a whole number from 1 to 100",
+        {
+          field: "percent",
+        },
+      );
+    }
+    await setRolloutAudited(db, adminActor(request), slug, version, { percent });
+    return "rollout";
+  });
+  for (const action of ["pause", "resume", "complete"] as const) {
+    change(`/admin/releases/:slug/:version/rollout/${action}`, async (request) => {
+      const { slug, version } = request.params;
+      await changeRolloutAudited(db, adminActor(request), slug, version, action);
+      return "rollout";
+    });
+  }
+  change("/admin/releases/:slug/:version/critical", async (request) => {
+    const { slug, version } = request.params;
+    const critical = text(request.body, "critical") === "on";
+    await setCriticalAudited(db, adminActor(request), slug, version, critical);
+    return "critical";
+  });
   change("/admin/releases/:slug/delivery", async (request) => {
     await setUpdateDeliveryAudited(db, adminActor(request), request.params.slug, {
       updatesRequireLicense: text(request.body, "updatesRequireLicense") === "on",
@@ -323,6 +357,7 @@ function versionPanel(
         { label: "Delete version", class: "danger" },
       )}
     </div>
+    ${rolloutPanel(versionPath, v, csrfToken)}
     ${v.releaseNotes ? html`<div class="notes">${renderNotes(v.releaseNotes)}</div>` : ""}
     <table class="matrix">
       <thead>
@@ -364,4 +399,61 @@ function versionPanel(
       </tbody>
     </table>
   </section>`;
+}
+
+/** A rollout in words: `Rolling out to 10 %`, `Paused at 43 % (a step every 24 h)`, `Released`. */
+function rolloutState(v: ReleaseVersionView): string {
+  const { rollout } = v;
+  if (!rollout) return "Released to every machine";
+  const schedule = rollout.stepHours === null ? "" : ` (a step every ${rollout.stepHours} h)`;
+  const state = rollout.state === "paused" ? "Paused at" : "Rolling out to";
+  return `${state} ${rollout.percent} %${schedule}`;
+}
+
+/**
+ * A version's rollout: its state and share, a percentage to set, pause / resume / complete, the
+ * critical flag, and the Sparkle version the app's CFBundleVersion must be.
+ */
+function rolloutPanel(versionPath: string, v: ReleaseVersionView, csrfToken: string): Html {
+  const { rollout } = v;
+  const button = (action: string, label: string, cls = "secondary small") =>
+    actionForm(
+      csrfToken,
+      { action: `${versionPath}/rollout/${action}`, class: "inline" },
+      {
+        label,
+        class: cls,
+      },
+    );
+  return html`<div class="actions rollout" data-rollout="${rollout?.state ?? "released"}">
+    <strong>${rolloutState(v)}</strong> ${v.critical ? badge("critical") : ""}
+    <form method="post" action="${versionPath}/rollout" class="inline">
+      ${csrfField(csrfToken)}
+      <label
+        >Roll out to
+        <input
+          type="number"
+          name="percent"
+          min="1"
+          max="100"
+          required
+          value="${rollout?.percent ?? 10}"
+        />
+        %</label
+      ><button type="submit" class="secondary small">${rollout ? "Set" : "Start rollout"}</button>
+    </form>
+    ${rollout?.state === "rolling" ? button("pause", "Pause", "danger small") : ""}
+    ${rollout?.state === "paused" ? button("resume", "Resume") : ""}
+    ${rollout ? button("complete", "Release to all") : ""}
+    ${actionForm(
+      csrfToken,
+      {
+        action: `${versionPath}/critical`,
+        class: "inline",
+        hidden: { critical: v.critical ? "off" : "on" },
+      },
+      { label: v.critical ? "Not critical" : "Mark critical", class: "secondary small" },
+    )}
+    <span class="muted">Sparkle CFBundleVersion <code>${sparkleVersion(v.version)}</code></span>
+  </div>`;
 }

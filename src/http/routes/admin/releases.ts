@@ -4,8 +4,11 @@ import * as contracts from "../../../contracts/admin.js";
 import { usageReportDays } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
 import {
+  changeRolloutAudited,
   deleteReleaseAudited,
+  setCriticalAudited,
   setReleaseYankedAudited,
+  setRolloutAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { usageReport } from "../../../domain/releases/usage-report.js";
@@ -51,6 +54,36 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
       return setReleaseYankedAudited(db, actorOf(request), slug, version, yank);
     });
   }
+
+  app.post(
+    contracts.startRollout.url,
+    { ...adminRoute(db, contracts.startRollout), preHandler: inKey },
+    async (request) => {
+      const { slug, version } = request.params;
+      return setRolloutAudited(db, actorOf(request), slug, version, request.body);
+    },
+  );
+
+  const changes = [
+    [contracts.pauseRollout, "pause"],
+    [contracts.resumeRollout, "resume"],
+    [contracts.completeRollout, "complete"],
+  ] as const;
+  for (const [change, action] of changes) {
+    app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) => {
+      const { slug, version } = request.params;
+      return changeRolloutAudited(db, actorOf(request), slug, version, action);
+    });
+  }
+
+  app.post(
+    contracts.setCritical.url,
+    { ...adminRoute(db, contracts.setCritical), preHandler: inKey },
+    async (request) => {
+      const { slug, version } = request.params;
+      return setCriticalAudited(db, actorOf(request), slug, version, request.body.critical);
+    },
+  );
 
   app.delete(
     contracts.deleteReleaseEntry.url,

@@ -1,5 +1,6 @@
 import { Document, isScalar, Scalar } from "yaml";
 import { findLatestRelease, type FeedRelease } from "../../../domain/releases/update-feed.js";
+import { type Audience, rolloutPercent } from "../../../domain/releases/rollout.js";
 import { ShipkeyError } from "../../../errors.js";
 import { electron } from "../../../contracts/releases.js";
 import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
@@ -46,6 +47,7 @@ export function electronFeedRoute(app: App, deps: FeedDeps): void {
         ...target,
         channel,
         needs: "sha512",
+        audience: stagingAudience(request.headers["x-user-staging-id"]),
       });
       if (!release) {
         throw new ShipkeyError("RELEASE_NOT_FOUND", `No release of ${productSlug} for ${file}`);
@@ -58,6 +60,21 @@ export function electronFeedRoute(app: App, deps: FeedDeps): void {
       );
     },
   );
+}
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * electron-updater sends its staging id (a UUID kept in the app's user data) in
+ * `x-user-staging-id`, and takes a version with `stagingPercentage` only when the id's last four
+ * bytes, read as an unsigned 32-bit integer over 0xffffffff, are below that share
+ * (AppUpdater.isStagingMatch). With the id, the server makes the same test and gives a machine
+ * outside the newest version it would take; without it, the client decides alone.
+ */
+export function stagingAudience(header: string | string[] | undefined): Audience {
+  if (typeof header !== "string" || !uuid.test(header)) return "client";
+  const bytes = Buffer.from(header.replaceAll("-", ""), "hex");
+  return { stagingShare: bytes.readUInt32BE(12) / 0xffffffff };
 }
 
 /** electron-builder's UpdateInfo, fields in the order it writes them. */
@@ -75,6 +92,12 @@ function updateInfo(release: FeedRelease, feed: OpenFeed): string {
     sha512: first?.sha512,
     releaseDate: new Date(release.publishedAt).toISOString(),
     ...(release.notes === null ? {} : { releaseNotes: release.notes }),
+    // electron-builder's field: electron-updater offers the version to that share of machines.
+    ...(release.rollout === null || release.critical
+      ? {}
+      : { stagingPercentage: rolloutPercent(release.rollout, feed.now) }),
+    // Not electron-builder's: the app reads it from the update-available event's UpdateInfo.
+    ...(release.critical ? { critical: true } : {}),
   });
   // Quoted, as electron-builder writes it: js-yaml (electron-updater's parser) would otherwise
   // read the timestamp as a Date.

@@ -9,6 +9,7 @@ import {
   type UpdateCredentials,
 } from "../../../domain/releases/update-access.js";
 import type { FeedEntry, FeedRelease } from "../../../domain/releases/update-feed.js";
+import type { Audience } from "../../../domain/releases/rollout.js";
 import type { UsageCounts } from "../../../domain/releases/usage-counts.js";
 import { ShipkeyError } from "../../../errors.js";
 import { requestOrigin } from "../../public-origin.js";
@@ -26,6 +27,10 @@ export interface OpenFeed {
   publishedUpTo: PublishedUpTo;
   /** The URL a feed hands out for an entry: the stored one, or the counted redirect. */
   urlOf(release: FeedRelease, entry: FeedEntry): string;
+  /** The machine the server decides rollouts for (machineKey); a feed may choose another. */
+  audience: Audience;
+  /** The request's time (epoch ms), which rollouts are read at. */
+  now: number;
 }
 
 /** A client let in to a product's feeds and downloads (update-access.ts: licensed updates). */
@@ -64,6 +69,8 @@ export async function openFeed(
   return {
     product,
     publishedUpTo,
+    audience: { machine: machineKey(request) },
+    now,
     urlOf: (release, entry) => {
       if (!product.downloadRedirects) return entry.downloadUrl;
       const path = downloadPath(product.slug, release.version, entry);
@@ -73,6 +80,17 @@ export async function openFeed(
       return `${requestOrigin(request) ?? ""}${path}${query}`;
     },
   };
+}
+
+/**
+ * The machine a rollout decides for: the `Shipkey-Machine` header or the `machineId` query
+ * parameter when the app sends one (as licensed updates do), else the client's address.
+ */
+export function machineKey(request: FastifyRequest): string {
+  const header = request.headers["shipkey-machine"];
+  if (typeof header === "string" && header !== "") return `machine:${header}`;
+  const query = queryParam(request.query, "machineId");
+  return query === undefined ? `address:${request.ip}` : `machine:${query}`;
 }
 
 /**

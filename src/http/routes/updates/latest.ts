@@ -64,6 +64,7 @@ export function latestFeedRoute(app: App, deps: FeedDeps): void {
         signature: entry.signature,
         sha512: entry.sha512,
         fileSize: entry.fileSize,
+        critical: release.critical,
       };
     },
   );

@@ -3,7 +3,9 @@ import {
   findFeedReleases,
   parseCurrentVersion,
 } from "../../../domain/releases/update-feed.js";
+import { sparkleVersion } from "../../../domain/releases/version.js";
 import { sparkle } from "../../../contracts/releases.js";
+import { renderNotes } from "../../dashboard/markdown.js";
 import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
 import {
   type FeedDeps,
@@ -14,7 +16,8 @@ import {
   queryParam,
   sendDocument,
 } from "./feed-request.js";
-import { type Arch, type Platform } from "../../../contracts/vocabulary.js";
+import { type Arch, type Platform, rolloutSteps } from "../../../contracts/vocabulary.js";
+import type { Rollout } from "../../../domain/releases/rollout.js";
 
 const platforms: Record<string, Platform> = { macos: "MACOS", windows: "WINDOWS" };
 const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
@@ -41,9 +44,10 @@ export function sparkleFeedRoute(app: App, deps: FeedDeps): void {
         channel,
         currentVersion: sparkleClientVersion(request.headers["user-agent"]),
       });
+      // Sparkle decides phased rollouts itself (sparkle:phasedRolloutInterval).
       const releases = await findFeedReleases(
         deps.db,
-        { ...feed, platform, arch, channel },
+        { ...feed, platform, arch, channel, audience: "client" },
         maxItems,
       );
       const os = request.params.platform;
@@ -82,6 +86,7 @@ function appcast(feed: OpenFeed, os: string, releases: FeedRelease[]): string {
 
 function item(release: FeedRelease, os: string, feed: OpenFeed): string {
   const entry = release.entries[0];
+  const phased = release.critical ? null : sparklePhases(release.rollout, feed.now);
   const enclosure = entry
     ? [
         `url="${xml(feed.urlOf(release, entry))}"`,
@@ -94,17 +99,68 @@ function item(release: FeedRelease, os: string, feed: OpenFeed): string {
   const lines = [
     "    <item>",
     `      <title>${xml(release.version)}</title>`,
-    `      <pubDate>${new Date(release.publishedAt).toUTCString()}</pubDate>`,
-    `      <sparkle:version>${xml(release.version)}</sparkle:version>`,
+    `      <pubDate>${rfc822(phased?.date ?? release.publishedAt)}</pubDate>`,
+    `      <sparkle:version>${xml(sparkleVersion(release.version))}</sparkle:version>`,
     `      <sparkle:shortVersionString>${xml(release.version)}</sparkle:shortVersionString>`,
     ...(release.channel === "STABLE"
       ? []
       : [`      <sparkle:channel>${release.channel.toLowerCase()}</sparkle:channel>`]),
-    ...(release.notes === null ? [] : [`      <description>${xml(release.notes)}</description>`]),
+    ...(release.critical ? ["      <sparkle:criticalUpdate />"] : []),
+    ...(phased
+      ? [
+          `      <sparkle:phasedRolloutInterval>${phased.intervalSeconds}</sparkle:phasedRolloutInterval>`,
+        ]
+      : []),
+    ...(release.notes === null
+      ? []
+      : [
+          `      <description sparkle:format="html">${xml(renderNotes(release.notes).value)}</description>`,
+        ]),
     `      <enclosure ${enclosure} />`,
     "    </item>",
   ];
   return lines.join("\n");
+}
+
+const dayMs = 86_400_000;
+const hourMs = 3_600_000;
+
+/**
+ * A rollout as Sparkle's phased groups read it: each client is in one of 7 groups (a number kept
+ * in its defaults, % 7), and group g takes the item once `g × interval` has passed since its
+ * pubDate, on scheduled checks (a user's "Check for Updates…" ignores the groups). A schedule is
+ * that exactly: its step as the interval, its start as the date. A percentage is the nearest
+ * number of groups (at least one), reached now and held: a day's interval and a date that many
+ * days back, from the start of the previous hour (so a client clock an hour behind or a day
+ * ahead still counts the same groups). Null: no phases (released, or 7 groups of 7).
+ */
+export function sparklePhases(
+  rollout: Rollout | null,
+  now: number,
+): { intervalSeconds: number; date: number } | null {
+  if (rollout === null) return null;
+  if (rollout.stepHours !== null) {
+    return { intervalSeconds: rollout.stepHours * 3600, date: rollout.startedAt };
+  }
+  const groups = Math.max(1, Math.round(((rollout.percent ?? 100) * rolloutSteps) / 100));
+  if (groups >= rolloutSteps) return null;
+  const hour = Math.floor(now / hourMs) * hourMs;
+  return { intervalSeconds: dayMs / 1000, date: hour - hourMs - (groups - 1) * dayMs };
+}
+
+const days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const two = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * RFC 822 in UTC with a numeric zone, `Thu, 26 Nov 2026 13:26:52 +0000`: the form of Sparkle's
+ * own date pattern (`E, dd MMM yyyy HH:mm:ss Z`), which a phased rollout counts from.
+ */
+export function rfc822(epochMs: number): string {
+  const d = new Date(epochMs);
+  const date = `${two(d.getUTCDate())} ${months[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+  const time = `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
+  return `${days[d.getUTCDay()]}, ${date} ${time} +0000`;
 }
 
 const xmlEntities: Record<string, string> = {

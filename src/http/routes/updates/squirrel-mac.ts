@@ -36,7 +36,8 @@ export function squirrelMacFeedRoute(app: App, deps: FeedDeps): void {
         url: feed.urlOf(release, entry),
         name: release.version,
         notes: release.notes,
-        pub_date: new Date(release.publishedAt).toISOString(),
+        // Squirrel.Mac's pattern (yyyy-MM-dd'T'HH:mm:ssZZZZZ) has no fraction of a second.
+        pub_date: new Date(release.publishedAt).toISOString().replace(/\.\d{3}Z$/, "Z"),
       };
     },
   );

@@ -49,6 +49,7 @@ export function tauriFeedRoute(app: App, deps: FeedDeps): void {
         pub_date: new Date(release.publishedAt).toISOString(),
         url: feed.urlOf(release, entry),
         signature: entry.signature,
+        critical: release.critical,
       };
     },
   );
