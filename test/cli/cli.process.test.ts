@@ -861,7 +861,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       ["1.0.0", "STABLE", true, 1],
     ]);
     expect(human.stdout).toMatch(
-      /^version +channel +yanked +entries\n1\.1\.0-beta\.1 +BETA +no +LINUX\/X64 WINDOWS\/X64\n1\.0\.0 +STABLE +\d{4}-\d\d-\d\dT[\d:.]+Z +LINUX\/X64\n$/,
+      /^version +channel +yanked +rollout +entries\n1\.1\.0-beta\.1 +BETA +no +released +LINUX\/X64 WINDOWS\/X64\n1\.0\.0 +STABLE +\d{4}-\d\d-\d\dT[\d:.]+Z +released +LINUX\/X64\n$/,
     );
     expect(empty).toMatchObject({ code: 0, stdout: "No releases yet.\n" });
     expect(await cli("releases", "list")).toMatchObject({
