@@ -1,4 +1,9 @@
-import { activationHistoryMsFrom, databaseUrlFrom, masterKeyFromEnv } from "../../config.js";
+import {
+  activationHistoryMsFrom,
+  webhookRetentionMsFrom,
+  databaseUrlFrom,
+  masterKeyFromEnv,
+} from "../../config.js";
 import { rotateMasterKeyAudited } from "../../domain/audit/audited-actions.js";
 import { prune } from "../../domain/maintenance/prune.js";
 import { rotateMasterKey } from "../../master-key.js";
@@ -20,17 +25,21 @@ export const maintenanceCommands: Record<string, Command> = {
   },
   prune: {
     help: {
-      summary: "Prune now what the server prunes hourly (ACTIVATION_HISTORY_DAYS)",
+      summary:
+        "Prune now what the server prunes hourly (ACTIVATION_HISTORY_DAYS, WEBHOOKS_RETENTION_DAYS)",
       synopsis: "",
       options: [],
       example: "ACTIVATION_HISTORY_DAYS=30 shipkey prune",
     },
     run: async (db, args) => {
       noArguments(args);
-      const counts = await prune(db, { activationHistoryMs: activationHistoryMsFrom() });
+      const counts = await prune(db, {
+        activationHistoryMs: activationHistoryMsFrom(),
+        webhookRetentionMs: webhookRetentionMsFrom(),
+      });
       return {
         data: counts,
-        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys and ${counts.certificates} expired certificate records.`,
+        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys ${counts.certificates} expired certificate records and ${counts.webhookDeliveries} webhook deliveries.`,
       };
     },
   },
