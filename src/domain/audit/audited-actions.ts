@@ -693,12 +693,13 @@ export const rotateWebhookSecretAudited = (
   masterKey: MasterKey,
   id: string,
   graceSeconds: number,
+  now?: number,
 ) =>
   withAudit(
     db,
     actor,
     "webhook_endpoint.rotate_secret",
-    (trx) => rotateWebhookSecret(trx, masterKey, id, graceSeconds),
+    (trx) => rotateWebhookSecret(trx, masterKey, id, graceSeconds, now),
     (rotated) => ({
       target: endpointTarget(id),
       details: { previousSecretExpiresAt: rotated.previousSecretExpiresAt },

@@ -100,6 +100,7 @@ export function adminWebhookRoutes(
         masterKey,
         request.params.id,
         request.body?.graceSeconds ?? webhookLimits.defaultGraceSeconds,
+        worker.now(),
       ),
   );
 
