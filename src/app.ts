@@ -203,7 +203,9 @@ export async function buildApp({
     masterKey,
     ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs, now: keyClock }),
   };
-  await app.register(async (instance) => dashboard(instance, database.db, faults, signing));
+  await app.register(async (instance) =>
+    dashboard(instance, database.db, faults, signing, webhookDelivery),
+  );
   const redis = rateLimits !== "off" && redisUrl !== null ? connectRedis(redisUrl, app.log) : null;
   if (redis) app.addHook("onClose", async () => void (await redis.quit().catch(() => "")));
   const limits = rateLimits === "off" ? null : await registerRateLimits(app, rateLimits, redis);

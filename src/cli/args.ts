@@ -62,6 +62,9 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         q: { type: "string" },
         limit: { type: "string" },
         cursor: { type: "string" },
+        url: { type: "string" },
+        events: { type: "string" },
+        description: { type: "string" },
       },
     });
     return { positionals, options: values };

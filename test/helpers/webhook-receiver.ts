@@ -57,5 +57,9 @@ export function manualClock() {
     advance: (ms: number) => {
       offset += ms;
     },
+    /** Back to real time (receivers check webhook-timestamp against theirs). */
+    reset: () => {
+      offset = 0;
+    },
   };
 }

@@ -22,6 +22,7 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
     await f.close();
   });
   beforeEach(async () => {
+    clock.reset();
     receiver = await startReceiver();
     await f.db.deleteFrom("webhook_deliveries").execute();
     await f.db.deleteFrom("webhook_endpoints").execute();

@@ -25,8 +25,7 @@ export const maintenanceCommands: Record<string, Command> = {
   },
   prune: {
     help: {
-      summary:
-        "Prune now what the server prunes hourly (ACTIVATION_HISTORY_DAYS, WEBHOOKS_RETENTION_DAYS)",
+      summary: "Prune now what the server prunes hourly (ACTIVATION_HISTORY_DAYS)",
       synopsis: "",
       options: [],
       example: "ACTIVATION_HISTORY_DAYS=30 shipkey prune",
