@@ -13,6 +13,7 @@ export const scenarioNames = [
   "validate",
   "validate-signed",
   "activate-deactivate",
+  "activate-webhook",
   "publish",
   "validate-1000",
   "validate-2",
@@ -123,6 +124,8 @@ export function requestsFor(name: ScenarioName, shape: DatasetShape, apiKey: str
     case "validate-2":
       return [setup(() => validateRequest(shape, pairLicense(shape)))];
     case "activate-deactivate":
+    // The same pairs while an endpoint subscribes to both events (run.ts adds and removes it).
+    case "activate-webhook":
       return [
         setup((c) => activateRequest(shape, c)),
         setup((c) => ({
