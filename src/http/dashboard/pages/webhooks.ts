@@ -130,26 +130,39 @@ export function webhookPages(
   app.post<{ Params: { id: string; action: string }; Body: Form }>(
     `${path}/:id/:action`,
     async (request, reply) => {
-      const { id, action } = request.params;
-      const actor = adminActor(request);
-      const policy = { allowPrivate: worker.allowPrivate };
-      if (action === "delete") {
-        await deleteWebhookEndpointAudited(db, actor, id);
-        return reply.redirect(path, 303);
-      }
-      if (action === "enable" || action === "disable") {
-        await updateWebhookEndpointAudited(db, actor, id, { enabled: action === "enable" }, policy);
-      } else if (action === "test") {
-        await sendWebhookTestAudited(db, actor, id, worker.now());
-      } else if (action === "redeliver") {
-        await redeliverWebhookAudited(db, actor, id, text(request.body, "eventId"), worker.now());
-      } else {
+      const target = await endpointAction(db, worker, request);
+      if (target === null) {
         return reply.status(404).send({ error: "Not found", code: "ROUTE_NOT_FOUND" });
       }
       worker.wake();
-      return reply.redirect(`${path}/${encodeURIComponent(id)}?done=${action}`, 303);
+      return reply.redirect(target, 303);
     },
   );
+}
+
+/** An endpoint's button: the page to go to next, or null for an unknown action. */
+async function endpointAction(
+  db: Kysely<DB>,
+  worker: WebhookWorker,
+  request: FastifyRequest<{ Params: { id: string; action: string }; Body: Form }>,
+): Promise<string | null> {
+  const { id, action } = request.params;
+  const actor = adminActor(request);
+  if (action === "delete") {
+    await deleteWebhookEndpointAudited(db, actor, id);
+    return path;
+  }
+  if (action === "enable" || action === "disable") {
+    const policy = { allowPrivate: worker.allowPrivate };
+    await updateWebhookEndpointAudited(db, actor, id, { enabled: action === "enable" }, policy);
+  } else if (action === "test") {
+    await sendWebhookTestAudited(db, actor, id, worker.now());
+  } else if (action === "redeliver") {
+    await redeliverWebhookAudited(db, actor, id, text(request.body, "eventId"), worker.now());
+  } else {
+    return null;
+  }
+  return `${path}/${encodeURIComponent(id)}?done=${action}`;
 }
 
 const doneMessages: Record<string, string> = {

@@ -38,7 +38,8 @@ export function adminWebhookRoutes(
 ): void {
   const route = <S extends ContractSchema>(c: Contract<S>) => ({
     ...adminRoute(db, c),
-    preHandler: everyProductKey,
+    // Before validation: such a key learns nothing of these routes' bodies either.
+    preValidation: everyProductKey,
   });
   const policy = { allowPrivate: worker.allowPrivate };
 
