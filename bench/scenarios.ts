@@ -123,8 +123,9 @@ export function requestsFor(name: ScenarioName, shape: DatasetShape, apiKey: str
       return [setup(() => validateRequest(shape, bigLicense(shape)))];
     case "validate-2":
       return [setup(() => validateRequest(shape, pairLicense(shape)))];
+    // activate-webhook: the same pairs while an endpoint subscribes to both events (run.ts adds
+    // and removes it for each turn).
     case "activate-deactivate":
-    // The same pairs while an endpoint subscribes to both events (run.ts adds and removes it).
     case "activate-webhook":
       return [
         setup((c) => activateRequest(shape, c)),
