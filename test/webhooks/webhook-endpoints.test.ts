@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { buildApp } from "../../src/app.js";
 import { openDatabase } from "../../src/db/database.js";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
+import { prune } from "../../src/domain/maintenance/prune.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
@@ -386,6 +387,35 @@ describe.each(dialects)("webhook endpoints and events (%s)", (dialect) => {
     } finally {
       await failing.close();
     }
+  });
+
+  it("prune deletes finished deliveries past their retention, never pending ones", async () => {
+    const { id } = await endpoint({ events: ["license.created"] });
+    for (let i = 0; i < 3; i++) {
+      await admin("POST", "/api/admin/licenses", { productSlug: f.product.slug, maxMachines: 1 });
+    }
+    const rows = await f.db.selectFrom("webhook_deliveries").select("event_id").execute();
+    const day = 86_400_000;
+    const old = Date.now() - 31 * day;
+    const [delivered, failed, pending] = rows.map((row) => row.event_id);
+    const set = (eventId: string | undefined, status: "delivered" | "failed" | "pending") =>
+      f.db
+        .updateTable("webhook_deliveries")
+        .set({ status, created_at: old })
+        .where("event_id", "=", eventId ?? "")
+        .where("endpoint_id", "=", id)
+        .execute();
+    await set(delivered, "delivered");
+    await set(failed, "failed");
+    await set(pending, "pending");
+    expect(
+      await prune(f.db, { activationHistoryMs: 365 * day, webhookRetentionMs: 40 * day }),
+    ).toMatchObject({ webhookDeliveries: 0 });
+    expect(
+      await prune(f.db, { activationHistoryMs: 365 * day, webhookRetentionMs: 30 * day }),
+    ).toMatchObject({ webhookDeliveries: 2 });
+    const left = await f.db.selectFrom("webhook_deliveries").select("event_id").execute();
+    expect(left.map((row) => row.event_id)).toEqual([pending]);
   });
 
   it.runIf(dialect === "postgres")("two processes deliver each event exactly once", async () => {
