@@ -1,6 +1,8 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
+import { randomBytes } from "node:crypto";
+import { rotateMasterKeyAudited } from "../../src/domain/audit/audited-actions.js";
 import { retryDelaysMs } from "../../src/domain/webhooks/deliveries.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
@@ -12,8 +14,10 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
   let apiKey: string;
   let receiver: WebhookReceiver;
   const clock = manualClock();
+  const masterKey = randomBytes(32);
   beforeAll(async () => {
     f = await createFixture(dialect, {
+      masterKey,
       webhooks: { allowPrivate: true, now: clock.now, random: () => 0.5, timeoutMs: 300 },
     });
     apiKey = (await adminAccess(f, "hooks@example.com")).apiKey;
@@ -239,6 +243,36 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
     expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
     expect(() => new Webhook(old).verify(hit.body, headers)).not.toThrow();
     expect(() => new Webhook(fresh).verify(hit.body, headers)).not.toThrow();
+  });
+
+  it("a master key rotation seals the secrets again: the same secret signs", async () => {
+    const { secret } = await endpoint(["license.created"]);
+    const next = randomBytes(32);
+    const cli = { type: "cli" as const, id: null, label: "test", ip: null };
+    expect(await rotateMasterKeyAudited(f.db, cli, masterKey, next)).toMatchObject({
+      webhookSecrets: 1,
+    });
+    const rotated = await buildApp({
+      database: f.database,
+      masterKey: next,
+      webhooks: { allowPrivate: true, timeoutMs: 300 },
+    });
+    try {
+      await admin("POST", "/api/admin/licenses", { productSlug: f.product.slug, maxMachines: 1 });
+      expect(await rotated.webhooks.deliverDue()).toBe(1);
+    } finally {
+      await rotated.close();
+      await rotateMasterKeyAudited(f.db, cli, next, masterKey);
+    }
+    const [hit] = receiver.received;
+    if (!hit) throw new Error("no delivery");
+    expect(() =>
+      new Webhook(secret).verify(hit.body, {
+        "webhook-id": String(hit.headers["webhook-id"]),
+        "webhook-timestamp": String(hit.headers["webhook-timestamp"]),
+        "webhook-signature": String(hit.headers["webhook-signature"]),
+      }),
+    ).not.toThrow();
   });
 
   it("stores the secret sealed, never as given", async () => {

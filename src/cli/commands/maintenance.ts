@@ -64,8 +64,8 @@ export const maintenanceCommands: Record<string, Command> = {
         data: rotation,
         text:
           rotation.file === null
-            ? `${rotation.keys} signing keys sealed under SHIPKEY_NEW_MASTER_KEY. Set SHIPKEY_MASTER_KEY to it for every process, then start them.`
-            : `${rotation.keys} signing keys sealed under a new master key, now in ${rotation.file}. Back it up, then start the service; once it runs, delete the old key, kept in ${rotation.previous}.`,
+            ? `${rotation.keys} signing keys and ${rotation.webhookSecrets} webhook secrets sealed under SHIPKEY_NEW_MASTER_KEY. Set SHIPKEY_MASTER_KEY to it for every process, then start them.`
+            : `${rotation.keys} signing keys and ${rotation.webhookSecrets} webhook secrets sealed under a new master key, now in ${rotation.file}. Back it up, then start the service; once it runs, delete the old key, kept in ${rotation.previous}.`,
       };
     },
   },

@@ -80,7 +80,7 @@ export const webhookCommands: Record<string, Command> = {
   },
   "webhooks deliveries": {
     help: {
-      summary: "An endpoint's latest deliveries: event, status, response, attempts",
+      summary: "An endpoint's latest deliveries, with status and response",
       synopsis: "<id>",
       options: [["<id>", "the endpoint's id, as webhooks list shows it"]],
       example: "shipkey webhooks deliveries whe_01JD8X3V6Q2WHM4KZR7TXN",
