@@ -333,6 +333,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
     const next = randomBytes(32);
     expect(await rotateMasterKeyAudited(f.db, cli, masterKey, next)).toEqual({
       keys: before.length,
+      webhookSecrets: 0,
     });
     await assertMasterKeyOpensKeys(f.db, next);
     const after = await f.db.selectFrom("signing_keys").selectAll().orderBy("kid").execute();

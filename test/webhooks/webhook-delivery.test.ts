@@ -206,6 +206,7 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
     laterClock.advance(clock.now() - Date.now() + 60_000);
     const next = await buildApp({
       database: f.database,
+      masterKey,
       webhooks: { allowPrivate: true, now: laterClock.now, timeoutMs: 300 },
     });
     try {

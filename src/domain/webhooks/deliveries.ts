@@ -77,11 +77,15 @@ export async function deliverDueWebhooks(
       delivery,
     ]);
   }
-  await Promise.all(
+  // Every endpoint's attempts end before the run does (close waits for the run), even when one
+  // fails; then the first failure is reported.
+  const settled = await Promise.allSettled(
     [...byEndpoint.values()].map(async (deliveries) => {
       for (const delivery of deliveries) await attemptDelivery(db, deps, delivery);
     }),
   );
+  const failure = settled.find((result) => result.status === "rejected");
+  if (failure) throw failure.reason;
   return claimed.length;
 }
 

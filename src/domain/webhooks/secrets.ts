@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import {
   type EncryptedPrivateKey,
   type MasterKey,
+  MasterKeyMismatchError,
   openUnderMasterKey,
   sealUnderMasterKey,
 } from "../signing/key-material.js";
@@ -32,7 +33,13 @@ export function openWebhookSecret(
   endpointId: string,
   sealed: EncryptedPrivateKey,
 ): Buffer {
-  return openUnderMasterKey(masterKey, associatedData(endpointId), sealed);
+  try {
+    return openUnderMasterKey(masterKey, associatedData(endpointId), sealed);
+  } catch {
+    throw new MasterKeyMismatchError(
+      `the master key does not open the secret of webhook endpoint ${endpointId}: it is not the master key that sealed it`,
+    );
+  }
 }
 
 /**
