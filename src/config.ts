@@ -82,13 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: publicUrlFrom(env.PUBLIC_URL),
     webhooksAllowPrivate: webhooksAllowPrivateFrom(env),
     webhookRetentionMs: webhookRetentionMsFrom(env),
-    webhooksDisableAfterFailures: integerFrom(
-      env,
-      "WEBHOOKS_DISABLE_AFTER_FAILURES",
-      50,
-      1,
-      100_000,
-    ),
+    webhooksDisableAfterFailures: integerFrom(env, "WEBHOOKS_DISABLE_AFTER", 50, 1, 100_000),
   };
 }
 

@@ -20,7 +20,7 @@ export interface WebhookOptions {
   now?: () => number;
   /** The jitter's randomness; Math.random unless given. */
   random?: () => number;
-  /** WEBHOOKS_DISABLE_AFTER_FAILURES: consecutive failed attempts that disable an endpoint. */
+  /** WEBHOOKS_DISABLE_AFTER: consecutive failed attempts that disable an endpoint. */
   disableAfterFailures?: number;
 }
 
