@@ -10,7 +10,7 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
   let csrf: string;
   let receiver: WebhookReceiver;
   beforeAll(async () => {
-    f = await createFixture(dialect, { webhooks: { allowPrivate: true, timeoutMs: 300 } });
+    f = await createFixture(dialect, { webhooks: { allowPrivate: true, timeoutMs: 2_000 } });
     ({ cookie, csrf } = await adminAccess(f, "hooks-page@example.com"));
     receiver = await startReceiver();
   });

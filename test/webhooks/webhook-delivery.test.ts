@@ -18,7 +18,7 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
   beforeAll(async () => {
     f = await createFixture(dialect, {
       masterKey,
-      webhooks: { allowPrivate: true, now: clock.now, random: () => 0.5, timeoutMs: 300 },
+      webhooks: { allowPrivate: true, now: clock.now, random: () => 0.5, timeoutMs: 1_500 },
     });
     apiKey = (await adminAccess(f, "hooks@example.com")).apiKey;
   });
@@ -207,7 +207,7 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
     const next = await buildApp({
       database: f.database,
       masterKey,
-      webhooks: { allowPrivate: true, now: laterClock.now, timeoutMs: 300 },
+      webhooks: { allowPrivate: true, now: laterClock.now, timeoutMs: 1_500 },
     });
     try {
       receiver.answer = () => 200;
@@ -256,7 +256,7 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
     const rotated = await buildApp({
       database: f.database,
       masterKey: next,
-      webhooks: { allowPrivate: true, timeoutMs: 300 },
+      webhooks: { allowPrivate: true, timeoutMs: 1_500 },
     });
     try {
       await admin("POST", "/api/admin/licenses", { productSlug: f.product.slug, maxMachines: 1 });

@@ -15,7 +15,7 @@ describe.each(dialects)("webhook endpoints and events (%s)", (dialect) => {
   const clock = manualClock();
   beforeAll(async () => {
     f = await createFixture(dialect, {
-      webhooks: { allowPrivate: true, now: clock.now, random: () => 0.5, timeoutMs: 300 },
+      webhooks: { allowPrivate: true, now: clock.now, random: () => 0.5, timeoutMs: 2_000 },
     });
     apiKey = (await adminAccess(f, "endpoints@example.com")).apiKey;
   });
@@ -287,7 +287,7 @@ describe.each(dialects)("webhook endpoints and events (%s)", (dialect) => {
   it("refuses private addresses unless WEBHOOKS_ALLOW_PRIVATE, after DNS, at every attempt", async () => {
     const strict = await buildApp({
       database: f.database,
-      webhooks: { allowPrivate: false, now: clock.now, timeoutMs: 300 },
+      webhooks: { allowPrivate: false, now: clock.now, timeoutMs: 2_000 },
     });
     try {
       const create = (url: string) =>
@@ -347,7 +347,7 @@ describe.each(dialects)("webhook endpoints and events (%s)", (dialect) => {
         allowPrivate: true,
         now: clock.now,
         random: () => 0.5,
-        timeoutMs: 300,
+        timeoutMs: 2_000,
         disableAfterFailures: 3,
       },
     });
