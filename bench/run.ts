@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -101,6 +103,8 @@ async function main(): Promise<void> {
     // A fresh database every run: a fresh master key (PostgreSQL requires one to be set).
     SHIPKEY_MASTER_KEY: process.env.SHIPKEY_MASTER_KEY || randomBytes(32).toString("base64"),
     LOG_LEVEL: "warn",
+    // The webhook scenario's receiver listens on loopback.
+    WEBHOOKS_ALLOW_PRIVATE: "true",
     NODE_ENV: "production",
     // The rate limiter runs on every request, as in production, with budgets the load never
     // spends: the figures include its cost.
@@ -111,8 +115,16 @@ async function main(): Promise<void> {
     RATE_LIMIT_ADMIN: unspendable,
   });
   log(`service ${service.url} (pid ${service.child.pid}), baseline ${baseline.url}`);
-  const turn = (url: string, scenario: ScenarioName, seconds = durationSeconds) =>
-    runLoad({ url, scenario, shape, apiKey, durationSeconds: seconds, connections });
+  const receiver = await startWebhookReceiver();
+  const turn = async (url: string, scenario: ScenarioName, seconds = durationSeconds) => {
+    const endpoint =
+      scenario === "activate-webhook" ? await subscribe(url, apiKey, receiver.url) : null;
+    try {
+      return await runLoad({ url, scenario, shape, apiKey, durationSeconds: seconds, connections });
+    } finally {
+      if (endpoint) await endpoint.remove();
+    }
+  };
   log("warming up");
   await turn(baseline.url, "baseline", Math.min(2, durationSeconds));
   await turn(service.url, "validate", Math.min(2, durationSeconds));
@@ -144,6 +156,7 @@ async function main(): Promise<void> {
         }
       : { validate: 0.25 };
   const pair = results.get("validate-2");
+  const unsubscribed = results.get("activate-deactivate");
   const rows = [...results].map(([scenario, turns]) => {
     const ratio = rps(turns.service) / rps(turns.baseline);
     const limit = ratioTargets[scenario];
@@ -152,7 +165,9 @@ async function main(): Promise<void> {
         ? [`≥ ${limit.toFixed(2)}× baseline`, ratio >= limit]
         : scenario === "validate-1000" && pair
           ? ["≥ 0.80× validate-2", rps(turns.service) >= 0.8 * rps(pair.service)]
-          : ["", null];
+          : scenario === "activate-webhook" && unsubscribed
+            ? ["≥ 0.80× activate-deactivate", rps(turns.service) >= 0.8 * rps(unsubscribed.service)]
+            : ["", null];
     return {
       scenario,
       serviceRequestsPerSecond: Math.round(rps(turns.service)),
@@ -234,4 +249,40 @@ try {
   process.exitCode = 1;
 } finally {
   await cleanup();
+}
+
+/** The webhook scenario's receiver: answers every delivery 204 at once. */
+async function startWebhookReceiver(): Promise<{ url: string }> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => response.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  onCleanup(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks` };
+}
+
+/** An endpoint subscribed to both events of the activate + deactivate pairs, for one turn. */
+async function subscribe(
+  service: string,
+  apiKey: string,
+  url: string,
+): Promise<{ remove(): Promise<void> }> {
+  const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
+  const created = await fetch(`${service}/api/admin/webhook-endpoints`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ url, events: ["machine.activated", "machine.deactivated"] }),
+  });
+  if (created.status !== 201) throw new Error(`creating the bench endpoint: ${created.status}`);
+  const { id } = (await created.json()) as { id: string };
+  return {
+    remove: async () => {
+      const deleted = await fetch(`${service}/api/admin/webhook-endpoints/${id}`, {
+        method: "DELETE",
+        headers: { authorization: headers.authorization },
+      });
+      if (deleted.status !== 200) throw new Error(`deleting the bench endpoint: ${deleted.status}`);
+    },
+  };
 }

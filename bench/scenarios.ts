@@ -13,6 +13,7 @@ export const scenarioNames = [
   "validate",
   "validate-signed",
   "activate-deactivate",
+  "activate-webhook",
   "publish",
   "validate-1000",
   "validate-2",
@@ -122,7 +123,10 @@ export function requestsFor(name: ScenarioName, shape: DatasetShape, apiKey: str
       return [setup(() => validateRequest(shape, bigLicense(shape)))];
     case "validate-2":
       return [setup(() => validateRequest(shape, pairLicense(shape)))];
+    // activate-webhook: the same pairs while an endpoint subscribes to both events (run.ts adds
+    // and removes it for each turn).
     case "activate-deactivate":
+    case "activate-webhook":
       return [
         setup((c) => activateRequest(shape, c)),
         setup((c) => ({

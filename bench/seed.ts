@@ -136,6 +136,10 @@ export async function seed(
     releaseNotes: "## 1.0.0\n- First release\n",
     entries: [seededEntry],
   });
-  const key = await createApiKey(db, { name: "bench", scopes: ["releases:write"] });
+  // webhooks:write: the activate-webhook scenario subscribes an endpoint for its turns.
+  const key = await createApiKey(db, {
+    name: "bench",
+    scopes: ["releases:write", "webhooks:write"],
+  });
   return key.key;
 }

@@ -20,6 +20,7 @@ import { registerRoutes } from "./http/routes.js";
 import type { CookieSecure } from "./http/cookie-security.js";
 import { type MasterKey, masterKeyBytes } from "./domain/signing/key-material.js";
 import { defaultKeyRefreshMs, SigningKeyRing } from "./domain/signing/key-ring.js";
+import { type WebhookOptions, type WebhookWorker, webhookWorker } from "./http/webhook-delivery.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -29,6 +30,8 @@ declare module "fastify" {
     usageCounts: UsageCounts;
     /** COOKIE_SECURE, read by the session cookies (http/cookie-security.ts). */
     cookieSecure: CookieSecure;
+    /** The webhook delivery worker (http/webhook-delivery.ts). */
+    webhooks: WebhookWorker;
   }
 }
 
@@ -67,6 +70,8 @@ export interface AppOptions {
   publicUrl?: string | null;
   /** PostgreSQL: analyze a hot table that changed a lot, checked every this many ms; off unless given. */
   statisticsCheckMs?: number;
+  /** Webhook delivery: its policy, clock and timer (the worker runs only when pollMs is given). */
+  webhooks?: WebhookOptions;
 }
 
 /**
@@ -87,6 +92,7 @@ export async function buildApp({
   keyClock = Date.now,
   publicUrl = null,
   statisticsCheckMs,
+  webhooks = {},
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -186,6 +192,9 @@ export async function buildApp({
     scheduleStatisticsRefresh(app, database.db, faults, statisticsCheckMs);
   }
 
+  const webhookDelivery = webhookWorker(app, database.db, faults, masterKey, webhooks);
+  app.decorate("webhooks", webhookDelivery);
+
   // Routes go in a plugin registered after the OpenAPI plugin, so it sees every one of them.
   await registerOpenApi(app);
   app.decorateRequest("adminSession", null);
@@ -194,7 +203,9 @@ export async function buildApp({
     masterKey,
     ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs, now: keyClock }),
   };
-  await app.register(async (instance) => dashboard(instance, database.db, faults, signing));
+  await app.register(async (instance) =>
+    dashboard(instance, database.db, faults, signing, webhookDelivery),
+  );
   const redis = rateLimits !== "off" && redisUrl !== null ? connectRedis(redisUrl, app.log) : null;
   if (redis) app.addHook("onClose", async () => void (await redis.quit().catch(() => "")));
   const limits = rateLimits === "off" ? null : await registerRateLimits(app, rateLimits, redis);
@@ -205,6 +216,7 @@ export async function buildApp({
       faults,
       limits,
       signing,
+      webhooks: webhookDelivery,
     }),
   );
   return app;

@@ -38,6 +38,12 @@ export interface Config {
   masterKey: MasterKey | null;
   /** PUBLIC_URL's origin: every absolute URL the service writes starts with it; null: the request's. */
   publicUrl: string | null;
+  /** WEBHOOKS_ALLOW_PRIVATE: webhooks may go to http URLs and private addresses. */
+  webhooksAllowPrivate: boolean;
+  /** How long finished webhook deliveries (and their payloads) are kept, in ms. */
+  webhookRetentionMs: number;
+  /** Consecutive failed attempts (over at least a day) that disable a webhook endpoint. */
+  webhooksDisableAfterFailures: number;
 }
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -74,6 +80,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     activationHistoryMs: activationHistoryMsFrom(env),
     masterKey: masterKeyFromEnv(env),
     publicUrl: publicUrlFrom(env.PUBLIC_URL),
+    webhooksAllowPrivate: webhooksAllowPrivateFrom(env),
+    webhookRetentionMs: webhookRetentionMsFrom(env),
+    webhooksDisableAfterFailures: integerFrom(env, "WEBHOOKS_DISABLE_AFTER", 50, 1, 100_000),
   };
 }
 
@@ -192,6 +201,16 @@ function integerFrom(
 /** ACTIVATION_HISTORY_DAYS in ms (0: keep no ended activation); shared by the server and the CLI. */
 export function activationHistoryMsFrom(env: NodeJS.ProcessEnv = process.env): number {
   return integerFrom(env, "ACTIVATION_HISTORY_DAYS", 365, 0, 36500) * 86_400_000;
+}
+
+/** WEBHOOKS_RETENTION_DAYS in ms (default 30); shared by the server and the CLI. */
+export function webhookRetentionMsFrom(env: NodeJS.ProcessEnv = process.env): number {
+  return integerFrom(env, "WEBHOOKS_RETENTION_DAYS", 30, 1, 36500) * 86_400_000;
+}
+
+/** WEBHOOKS_ALLOW_PRIVATE=true|false (default false); shared by the server and the CLI. */
+export function webhooksAllowPrivateFrom(env: NodeJS.ProcessEnv = process.env): boolean {
+  return oneOf(env, "WEBHOOKS_ALLOW_PRIVATE", ["true", "false"], "false") === "true";
 }
 
 export const masterKeyFormat =

@@ -152,10 +152,16 @@ function createKeyFile(file: string): boolean {
   }
 }
 
+/** What a rotation sealed again: signing keys and webhook endpoints' secrets. */
+export interface Resealed {
+  keys: number;
+  webhookSecrets: number;
+}
+
 /**
  * `shipkey master-key rotate`, for a stopped service: it refuses while a server's heartbeat is
  * fresh, and while the current master key is not this database's (resolveVerifiedMasterKey).
- * `reseal` seals every signing key and the key-check value under a new master key. With SHIPKEY_MASTER_KEY set, the new key is SHIPKEY_NEW_MASTER_KEY's, and the
+ * `reseal` seals every signing key, webhook secret and the key-check value under a new master key. With SHIPKEY_MASTER_KEY set, the new key is SHIPKEY_NEW_MASTER_KEY's, and the
  * operator then sets it on every process. On SQLite without it, the key file is replaced: the
  * new key (SHIPKEY_NEW_MASTER_KEY if given, else random) is written durably to `<file>.new`, the
  * keys are sealed, then the old key is kept as `<file>.old` and the new one moved into place.
@@ -165,8 +171,8 @@ export async function rotateMasterKey(
   fromEnv: MasterKey | null,
   newKeyText: string | undefined,
   databaseUrl: string,
-  reseal: (from: MasterKey, to: MasterKey) => Promise<{ keys: number }>,
-): Promise<{ keys: number; file: string | null; previous: string | null }> {
+  reseal: (from: MasterKey, to: MasterKey) => Promise<Resealed>,
+): Promise<Resealed & { file: string | null; previous: string | null }> {
   const target = parseDatabaseUrl(databaseUrl);
   if (target.dialect === "sqlite" && target.path === ":memory:") {
     throw new ConfigError("an in-memory database has no master key to rotate");
@@ -191,7 +197,7 @@ export async function rotateMasterKey(
     );
   }
   writeDurably(next, `${to.toString("base64")}\n`);
-  let result: { keys: number };
+  let result: Resealed;
   try {
     result = await reseal(from, to);
   } catch (err) {

@@ -33,7 +33,15 @@ async function main(): Promise<void> {
     publicUrl: config.publicUrl,
     statisticsCheckMs,
     requestTimeoutMs: config.requestTimeoutMs,
-    pruning: { activationHistoryMs: config.activationHistoryMs },
+    pruning: {
+      activationHistoryMs: config.activationHistoryMs,
+      webhookRetentionMs: config.webhookRetentionMs,
+    },
+    webhooks: {
+      allowPrivate: config.webhooksAllowPrivate,
+      disableAfterFailures: config.webhooksDisableAfterFailures,
+      pollMs: 1000,
+    },
     masterKey,
     logger: {
       level: config.logLevel,

@@ -68,6 +68,9 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         resume: { type: "boolean" },
         complete: { type: "boolean" },
         critical: { type: "string" },
+        url: { type: "string" },
+        events: { type: "string" },
+        description: { type: "string" },
       },
     });
     return { positionals, options: values };

@@ -5,6 +5,7 @@ import { licenseCommands } from "./commands/licenses.js";
 import { maintenanceCommands } from "./commands/maintenance.js";
 import { productCommands } from "./commands/products.js";
 import { releaseCommands } from "./commands/releases.js";
+import { webhookCommands } from "./commands/webhooks.js";
 import type { Command, CommandHelp } from "./commands/shared.js";
 import type { Options } from "./args.js";
 
@@ -18,6 +19,7 @@ export const commands: Record<string, Command> = {
   ...releaseCommands,
   ...adminCommands,
   ...apiKeyCommands,
+  ...webhookCommands,
 };
 
 /** A command that needs no database: @shipkey/publish's, over HTTP. */

@@ -912,7 +912,7 @@ export const AuditEntry = Type.Object(
     id: Type.String(),
     at: DateTime(),
     actor: Type.Object({
-      type: StringEnum(["api_key", "admin", "cli"]),
+      type: StringEnum(["api_key", "admin", "cli", "service"]),
       id: NullableString(),
       label: Type.String(),
     }),

@@ -95,6 +95,7 @@ export type Tag =
   | "Admin: releases"
   | "Admin: API keys"
   | "Admin: audit"
+  | "Admin: webhooks"
   | "Health";
 
 /** The route schema Fastify reads: requests and every answer. */

@@ -26,6 +26,7 @@ export const apiKeyScopes = [
   "licenses:write",
   "api-keys:write",
   "audit:read",
+  "webhooks:write",
 ] as const;
 export type ApiKeyScope = (typeof apiKeyScopes)[number];
 
@@ -76,3 +77,35 @@ export const usageReportDays = { default: 30, max: 366 } as const;
 export const rolloutSteps = 7;
 export const rolloutRange = { minPercent: 1, maxPercent: 100, minStepHours: 1, maxStepHours: 720 };
 export const rolloutStates = ["rolling", "paused"] as const;
+
+/** The events a webhook endpoint can subscribe to (docs/webhooks.md). */
+export const webhookEventTypes = [
+  "license.created",
+  "license.updated",
+  "license.suspended",
+  "license.revoked",
+  "license.reinstated",
+  "machine.activated",
+  "machine.deactivated",
+  "activation.refused",
+  "certificate.issued",
+  "release.published",
+  "release.yanked",
+  "api_key.created",
+  "api_key.revoked",
+] as const;
+export type WebhookEventType = (typeof webhookEventTypes)[number];
+
+/** The event an admin sends to try an endpoint; delivered to that endpoint only. */
+export const webhookTestEvent = "webhook.test";
+
+export const webhookDeliveryStatuses = ["pending", "delivered", "failed"] as const;
+export type WebhookDeliveryStatus = (typeof webhookDeliveryStatuses)[number];
+
+/** Webhook endpoints: their URL's length, and how long a rotated-out secret may keep signing. */
+export const webhookLimits = {
+  url: 2048,
+  description: 255,
+  maxGraceSeconds: 7 * 86_400,
+  defaultGraceSeconds: 86_400,
+} as const;

@@ -5,6 +5,7 @@ import type {
   LicenseStatus,
   Platform,
   SigningKeyStatus,
+  WebhookDeliveryStatus,
 } from "../contracts/vocabulary.js";
 
 /**
@@ -173,7 +174,8 @@ export interface ApiKeysTable {
   products: string | null;
 }
 
-export type AuditActorType = "api_key" | "admin" | "cli";
+/** "service": what the service did by itself (disabling a failing webhook endpoint). */
+export type AuditActorType = "api_key" | "admin" | "cli" | "service";
 
 export interface AuditLogTable {
   id: string;
@@ -251,6 +253,55 @@ export interface UpdateChecksTable {
   count: number;
 }
 
+/** Where webhook events go; the secret only ever stored sealed under the master key. */
+export interface WebhookEndpointsTable {
+  id: string;
+  url: string;
+  description: string | null;
+  /** JSON array of event types. */
+  events: string;
+  /** JSON array of product slugs the endpoint hears about; null: every product. */
+  products: string | null;
+  enabled: number;
+  /** AES-256-GCM of the secret's bytes under the master key, base64 each. */
+  secret_iv: string;
+  secret_ciphertext: string;
+  secret_tag: string;
+  /** The secret before the last rotation, signing too until previous_secret_expires_at. */
+  previous_secret_iv: string | null;
+  previous_secret_ciphertext: string | null;
+  previous_secret_tag: string | null;
+  previous_secret_expires_at: number | null;
+  /** Failed attempts since the last success, and when the first of them was. */
+  consecutive_failures: number;
+  failing_since: number | null;
+  /** Why the service disabled the endpoint; null when enabled, or disabled by an admin. */
+  disabled_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The outbox: one event for one endpoint, from its cause's transaction to delivered or failed. */
+export interface WebhookDeliveriesTable {
+  /** The event's id: the webhook-id header of every attempt, for every endpoint. */
+  event_id: string;
+  endpoint_id: string;
+  event_type: string;
+  /** The JSON body sent. */
+  payload: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  /** When the next attempt is due (pending only). */
+  next_attempt_at: number | null;
+  /** A process attempting it holds it until then; after, another may take it over. */
+  claimed_until: number | null;
+  last_attempt_at: number | null;
+  response_status: number | null;
+  last_error: string | null;
+  duration_ms: number | null;
+  created_at: number;
+}
+
 export interface DB {
   admins: AdminsTable;
   admin_sessions: AdminSessionsTable;
@@ -269,4 +320,6 @@ export interface DB {
   license_certificates: LicenseCertificatesTable;
   master_key_check: MasterKeyCheckTable;
   service_processes: ServiceProcessesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -16,6 +16,7 @@ const tags: Tag[] = [
   "Admin: releases",
   "Admin: API keys",
   "Admin: audit",
+  "Admin: webhooks",
   "Health",
 ];
 

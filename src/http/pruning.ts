@@ -8,6 +8,8 @@ import { scheduleMaintenance } from "./maintenance-timer.js";
 export interface PruningOptions {
   /** See config.ts ACTIVATION_HISTORY_DAYS. */
   activationHistoryMs: number;
+  /** See config.ts WEBHOOKS_RETENTION_DAYS. */
+  webhookRetentionMs?: number;
   /** Time between runs; the first runs when the app is ready. */
   everyMs?: number;
 }
@@ -27,7 +29,12 @@ export function schedulePruning(
     "pruning old rows",
     { everyMs: options.everyMs ?? defaultPruneEveryMs, onReady: true },
     async () => {
-      const counts = await prune(db, { activationHistoryMs: options.activationHistoryMs });
+      const counts = await prune(db, {
+        activationHistoryMs: options.activationHistoryMs,
+        ...(options.webhookRetentionMs === undefined
+          ? {}
+          : { webhookRetentionMs: options.webhookRetentionMs }),
+      });
       if (Object.values(counts).some((deleted) => deleted > 0)) {
         app.log.info(counts, "pruned old rows");
       }

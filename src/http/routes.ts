@@ -19,6 +19,8 @@ import { adminAuditRoutes } from "./routes/admin/audit.js";
 import { adminLicenseRoutes } from "./routes/admin/licenses.js";
 import { adminProductRoutes } from "./routes/admin/products.js";
 import { adminReleaseRoutes } from "./routes/admin/releases.js";
+import { adminWebhookRoutes } from "./routes/admin/webhooks.js";
+import type { WebhookWorker } from "./webhook-delivery.js";
 import { checkoutLicenseRoute } from "./routes/checkout-license.js";
 import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
 import { healthRoutes } from "./routes/health.js";
@@ -42,12 +44,14 @@ export function registerRoutes(
     faults,
     limits,
     signing,
+    webhooks,
   }: {
     lastSeen: LastSeenRecorder;
     counts: UsageCounts;
     faults: DatabaseFaults;
     limits: RateLimitHooks | null;
     signing: Signing;
+    webhooks: WebhookWorker;
   },
 ): void {
   registerActor(app);
@@ -123,5 +127,6 @@ export function registerRoutes(
     adminReleaseRoutes(routes, db);
     adminApiKeyRoutes(routes, db);
     adminAuditRoutes(routes, db);
+    adminWebhookRoutes(routes, db, signing.masterKey, webhooks);
   });
 }

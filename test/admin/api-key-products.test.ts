@@ -194,7 +194,9 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
       const named =
         path === "/api/admin/products"
           ? "brand-new-app"
-          : path.endsWith("/revoke") && path.includes("api-keys")
+          : // Revoking keys and managing webhook endpoints: refused whatever they name.
+            (path.endsWith("/revoke") && path.includes("api-keys")) ||
+              path.startsWith("/api/admin/webhook-endpoints")
             ? ""
             : f.otherProduct.slug;
       if (

@@ -56,7 +56,7 @@ describe.each(dialects)("API keys cannot escalate their scopes (%s)", (dialect) 
       expect(response.json()).toEqual({
         error:
           "This API key cannot grant scopes it does not hold: releases:write, releases:read, " +
-          "products:read, products:write, licenses:read, licenses:write, audit:read",
+          "products:read, products:write, licenses:read, licenses:write, audit:read, webhooks:write",
         code: "SCOPE_NOT_HELD",
       });
       expect(await storedKeyNamed("escalated")).toBeUndefined();
@@ -143,7 +143,8 @@ describe.each(dialects)("API keys cannot escalate their scopes (%s)", (dialect) 
       expect(response.json()).toEqual({
         error:
           "This API key cannot revoke a key with scopes it does not hold: releases:write, " +
-          "releases:read, products:read, products:write, licenses:read, licenses:write, audit:read",
+          "releases:read, products:read, products:write, licenses:read, licenses:write, audit:read, " +
+          "webhooks:write",
         code: "SCOPE_NOT_HELD",
       });
       const stored = await f.db

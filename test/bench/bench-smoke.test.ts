@@ -46,6 +46,7 @@ function expectClean({ stdout, report }: { stdout: string; report: Report }, dat
     "validate",
     "validate-signed",
     "activate-deactivate",
+    "activate-webhook",
     "publish",
     "validate-1000",
     "validate-2",

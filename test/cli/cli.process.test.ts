@@ -55,6 +55,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       sessions: 0,
       idempotencyKeys: 0,
       certificates: 0,
+      webhookDeliveries: 0,
     });
     const bad = await runCli(testDatabase.url, ["prune"], {
       env: { ACTIVATION_HISTORY_DAYS: "-1" },
@@ -352,6 +353,41 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     const result = await cli("licenses", "update", "NOPE-NOPE", "--status", "REVOKED");
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("Invalid license key");
+  });
+
+  it("webhooks create shows the secret once; list, deliveries and remove", async () => {
+    // PostgreSQL: the secret is sealed under SHIPKEY_MASTER_KEY (SQLite: the key file), the key
+    // the servers of these tests start with (helpers/server-process.ts).
+    const env: Record<string, string> =
+      dialect === "postgres" ? { SHIPKEY_MASTER_KEY: "0123456789abcdef".repeat(4) } : {};
+    const hooks = async <T>(...args: string[]) => {
+      const result = await runCli(testDatabase.url, ["webhooks", ...args, "--json"], { env });
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      return JSON.parse(result.stdout) as T;
+    };
+    const created = await hooks<{ id: string; secret: string; events: string[] }>(
+      "create",
+      "--url",
+      "https://crm.example.com/hooks",
+      "--events",
+      "license.created,activation.refused",
+    );
+    expect(created.secret).toMatch(/^whsec_/);
+    expect(created.events).toEqual(["license.created", "activation.refused"]);
+    const list = await runCli(testDatabase.url, ["webhooks", "list"], { env });
+    expect(list.stdout).toContain("https://crm.example.com/hooks");
+    expect(list.stdout).not.toContain(created.secret);
+    expect(await hooks("deliveries", created.id)).toEqual([]);
+    const refused = await runCli(
+      testDatabase.url,
+      ["webhooks", "create", "--url", "http://crm.example.com/", "--events", "license.created"],
+      { env },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("url must be an https URL");
+    expect(await hooks("remove", created.id)).toEqual({ deleted: true, id: created.id });
+    expect(await hooks("list")).toEqual([]);
   });
 
   it("api-keys create shows the secret once; list and revoke never show it", async () => {

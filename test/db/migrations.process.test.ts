@@ -205,6 +205,7 @@ const allMigrations = [
   "0016_license_integrity",
   "0017_api_key_products",
   "0018_audit_without_license_keys",
+  "0019_webhooks",
   "0020_rollouts",
 ];
 

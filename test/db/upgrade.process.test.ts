@@ -135,6 +135,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0016_license_integrity", "Success"],
     ["0017_api_key_products", "Success"],
     ["0018_audit_without_license_keys", "Success"],
+    ["0019_webhooks", "Success"],
     ["0020_rollouts", "Success"],
   ]);
   const after = await snapshot(database.db);

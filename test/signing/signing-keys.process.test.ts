@@ -334,6 +334,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
     const next = randomBytes(32);
     expect(await rotateMasterKeyAudited(f.db, cli, masterKey, next)).toEqual({
       keys: before.length,
+      webhookSecrets: 0,
     });
     await assertMasterKeyOpensKeys(f.db, next);
     const after = await f.db.selectFrom("signing_keys").selectAll().orderBy("kid").execute();
@@ -360,7 +361,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
       .where("action", "=", "master_key.rotate")
       .executeTakeFirstOrThrow();
     expect(audit.target_type).toBe("master_key");
-    expect(JSON.parse(audit.details)).toEqual({ keys: before.length });
+    expect(JSON.parse(audit.details)).toEqual({ keys: before.length, webhookSecrets: 0 });
     // Back, so the other tests' app keeps opening its keys.
     await rotateMasterKeyAudited(f.db, cli, next, masterKey);
   });
@@ -443,7 +444,12 @@ describe("master key", () => {
 
       const rotated = await runCli(url, ["master-key", "rotate", "--json"], { env: noEnv });
       expect(rotated.code, rotated.stderr).toBe(0);
-      expect(JSON.parse(rotated.stdout)).toEqual({ keys: 1, file, previous: `${file}.old` });
+      expect(JSON.parse(rotated.stdout)).toEqual({
+        keys: 1,
+        webhookSecrets: 0,
+        file,
+        previous: `${file}.old`,
+      });
       const second = readFileSync(file, "utf8");
       expect(second).not.toBe(first);
       expect(statSync(file).mode & 0o777).toBe(0o600);

@@ -1,4 +1,9 @@
-import { activationHistoryMsFrom, databaseUrlFrom, masterKeyFromEnv } from "../../config.js";
+import {
+  activationHistoryMsFrom,
+  webhookRetentionMsFrom,
+  databaseUrlFrom,
+  masterKeyFromEnv,
+} from "../../config.js";
 import { rotateMasterKeyAudited } from "../../domain/audit/audited-actions.js";
 import { prune } from "../../domain/maintenance/prune.js";
 import { rotateMasterKey } from "../../master-key.js";
@@ -27,10 +32,13 @@ export const maintenanceCommands: Record<string, Command> = {
     },
     run: async (db, args, _options, { env }) => {
       noArguments(args);
-      const counts = await prune(db, { activationHistoryMs: activationHistoryMsFrom(env) });
+      const counts = await prune(db, {
+        activationHistoryMs: activationHistoryMsFrom(env),
+        webhookRetentionMs: webhookRetentionMsFrom(env),
+      });
       return {
         data: counts,
-        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys and ${counts.certificates} expired certificate records.`,
+        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys, ${counts.certificates} expired certificate records and ${counts.webhookDeliveries} webhook deliveries.`,
       };
     },
   },
@@ -56,8 +64,8 @@ export const maintenanceCommands: Record<string, Command> = {
         data: rotation,
         text:
           rotation.file === null
-            ? `${rotation.keys} signing keys sealed under SHIPKEY_NEW_MASTER_KEY. Set SHIPKEY_MASTER_KEY to it for every process, then start them.`
-            : `${rotation.keys} signing keys sealed under a new master key, now in ${rotation.file}. Back it up, then start the service; once it runs, delete the old key, kept in ${rotation.previous}.`,
+            ? `${rotation.keys} signing keys and ${rotation.webhookSecrets} webhook secrets sealed under SHIPKEY_NEW_MASTER_KEY. Set SHIPKEY_MASTER_KEY to it for every process, then start them.`
+            : `${rotation.keys} signing keys and ${rotation.webhookSecrets} webhook secrets sealed under a new master key, now in ${rotation.file}. Back it up, then start the service; once it runs, delete the old key, kept in ${rotation.previous}.`,
       };
     },
   },

@@ -17,6 +17,7 @@ import * as idempotencyApplied from "./0015_idempotency_applied.js";
 import * as licenseIntegrity from "./0016_license_integrity.js";
 import * as apiKeyProducts from "./0017_api_key_products.js";
 import * as auditWithoutLicenseKeys from "./0018_audit_without_license_keys.js";
+import * as webhooks from "./0019_webhooks.js";
 import * as rollouts from "./0020_rollouts.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
@@ -40,5 +41,6 @@ export const migrations: Record<string, Migration> = {
   "0016_license_integrity": licenseIntegrity,
   "0017_api_key_products": apiKeyProducts,
   "0018_audit_without_license_keys": auditWithoutLicenseKeys,
+  "0019_webhooks": webhooks,
   "0020_rollouts": rollouts,
 };

@@ -61,6 +61,18 @@ import {
 import { checkTauriSignatures } from "../releases/tauri-signatures.js";
 import type { Product } from "../products/products.js";
 import { type Actor, withAudit } from "./audit-log.js";
+import { emitWebhookEvent } from "../webhooks/events.js";
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  type EndpointSettings,
+  resealWebhookSecrets,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
+  type UrlPolicy,
+} from "../webhooks/endpoints.js";
+import { redeliverWebhook, sendWebhookTest } from "../webhooks/deliveries.js";
+import type { License } from "../../contracts/admin.js";
 import { type Arch, type LicenseStatus, type Platform } from "../../contracts/vocabulary.js";
 
 /**
@@ -207,7 +219,10 @@ export const rotateMasterKeyAudited = (
     db,
     actor,
     "master_key.rotate",
-    (trx) => resealSigningKeys(trx, from, to),
+    async (trx) => ({
+      ...(await resealSigningKeys(trx, from, to)),
+      webhookSecrets: await resealWebhookSecrets(trx, from, to),
+    }),
     (result) => ({ target: { type: "master_key", id: "signing_keys" }, details: result }),
   );
 
@@ -321,6 +336,7 @@ export const createLicenseAudited = (db: Kysely<DB>, actor: Actor, input: Create
     "license.create",
     async (trx) => {
       const license = await createLicense(trx, input);
+      await emitLicenseEvent(trx, "license.created", license);
       return { license, named: await licenseTarget(trx, license.licenseKey) };
     },
     ({ license, named }) => ({
@@ -353,7 +369,12 @@ export const updateLicenseAudited = (
       const before = await findLicenseView(trx, licenseKey);
       const license = await updateLicense(trx, licenseKey, changes);
       const named = await licenseTarget(trx, license.licenseKey);
-      return { license, named, changed: before ? changedSettings(before, license) : [] };
+      const changed = before ? changedSettings(before, license) : [];
+      if (changed.length > 0) await emitLicenseEvent(trx, "license.updated", license, { changed });
+      if (before && before.status !== license.status) {
+        await emitLicenseEvent(trx, `license.${statusEvents[license.status]}`, license);
+      }
+      return { license, named, changed };
     },
     // What actually changed, not what was sent: the dashboard's form sends every field.
     ({ named, changed }) => ({
@@ -363,6 +384,15 @@ export const updateLicenseAudited = (
   ).then(({ license }) => license);
 
 const statusActions = { ACTIVE: "reinstate", SUSPENDED: "suspend", REVOKED: "revoke" } as const;
+const statusEvents = { ACTIVE: "reinstated", SUSPENDED: "suspended", REVOKED: "revoked" } as const;
+
+/** A license event: the license as the admin API shows it (and what changed, for updated). */
+const emitLicenseEvent = (
+  trx: Kysely<DB>,
+  type: `license.${"created" | "updated" | (typeof statusEvents)[LicenseStatus]}`,
+  license: License,
+  extra: Record<string, unknown> = {},
+) => emitWebhookEvent(trx, { type, product: license.product, data: { license, ...extra } });
 
 /** Suspend, revoke or reinstate: audited as license.suspend / license.revoke / license.reinstate. */
 export const setLicenseStatusAudited = (
@@ -376,7 +406,11 @@ export const setLicenseStatusAudited = (
     actor,
     `license.${statusActions[status]}`,
     async (trx) => {
+      const before = await findLicenseView(trx, licenseKey);
       const license = await updateLicense(trx, licenseKey, { status });
+      if (before?.status !== license.status) {
+        await emitLicenseEvent(trx, `license.${statusEvents[status]}`, license);
+      }
       return { license, named: await licenseTarget(trx, license.licenseKey) };
     },
     ({ named }) => ({ target: named.target, details: { licenseKey: named.licenseKey } }),
@@ -429,7 +463,14 @@ export const createApiKeyAudited = (
           productSlugs: products === undefined || products === null ? null : [...new Set(products)],
         });
       }
-      return createApiKey(trx, { ...key, productIds });
+      const created = await createApiKey(trx, { ...key, productIds });
+      // Never the secret.
+      await emitWebhookEvent(trx, {
+        type: "api_key.created",
+        product: null,
+        data: { apiKey: { ...created, key: undefined } },
+      });
+      return created;
     },
     // Never the secret: its name, scopes, products, id and display prefix only.
     (created) => ({
@@ -457,7 +498,9 @@ export const revokeApiKeyAudited = (db: Kysely<DB>, actor: Actor, id: string) =>
           productIds: await keyProductIds(trx, id),
         });
       }
-      return revokeApiKey(trx, id);
+      const apiKey = await revokeApiKey(trx, id);
+      await emitWebhookEvent(trx, { type: "api_key.revoked", product: null, data: { apiKey } });
+      return apiKey;
     },
     (key) => ({ target: { type: "api_key", id: key.id }, details: { name: key.name } }),
   );
@@ -498,7 +541,26 @@ export const publishReleaseAudited = (
     db,
     actor,
     "release.publish",
-    (trx) => writeRelease(trx, product, request),
+    async (trx) => {
+      const result = await writeRelease(trx, product, request);
+      await emitWebhookEvent(trx, {
+        type: "release.published",
+        product: product.slug,
+        data: {
+          product: product.slug,
+          version: request.version,
+          channel: result.channel,
+          releaseNotes: request.releaseNotes,
+          entries: request.entries.map((entry, i) => ({
+            platform: entry.platform,
+            arch: entry.arch,
+            downloadUrl: entry.downloadUrl,
+            status: result.releases[i]?.status ?? "created",
+          })),
+        },
+      });
+      return result;
+    },
     (result) => ({
       target: { type: "release", id: `${product.slug}@${request.version}` },
       details: {
@@ -581,7 +643,17 @@ export const setReleaseYankedAudited = (
     db,
     actor,
     yanked ? "release.yank" : "release.unyank",
-    (trx) => setReleaseYanked(trx, productSlug, version, yanked),
+    async (trx) => {
+      const result = await setReleaseYanked(trx, productSlug, version, yanked);
+      if (yanked) {
+        await emitWebhookEvent(trx, {
+          type: "release.yanked",
+          product: productSlug,
+          data: { product: productSlug, version, yankedAt: result.yankedAt },
+        });
+      }
+      return result;
+    },
     () => ({ target: { type: "release", id: `${productSlug}@${version}` } }),
   );
 
@@ -628,4 +700,92 @@ export const removeAdminAudited = (db: Kysely<DB>, actor: Actor, email: string) 
     "admin.remove",
     (trx) => removeAdmin(trx, email),
     (admin) => ({ target: { type: "admin", id: admin.email } }),
+  );
+
+const endpointTarget = (id: string) => ({ type: "webhook_endpoint", id });
+
+/** Never the secret: the URL, events and products only. */
+export const createWebhookEndpointAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  masterKey: MasterKey,
+  input: EndpointSettings & { url: string; events: string[] },
+  policy: UrlPolicy,
+) =>
+  withAudit(
+    db,
+    actor,
+    "webhook_endpoint.create",
+    (trx) => createWebhookEndpoint(trx, masterKey, input, policy),
+    (created) => ({
+      target: endpointTarget(created.id),
+      details: { url: created.url, events: created.events, products: created.products },
+    }),
+  );
+
+export const updateWebhookEndpointAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  changes: EndpointSettings,
+  policy: UrlPolicy,
+) =>
+  withAudit(
+    db,
+    actor,
+    "webhook_endpoint.update",
+    (trx) => updateWebhookEndpoint(trx, id, changes, policy),
+    () => ({ target: endpointTarget(id), details: { changed: Object.keys(changes) } }),
+  );
+
+export const deleteWebhookEndpointAudited = (db: Kysely<DB>, actor: Actor, id: string) =>
+  withAudit(
+    db,
+    actor,
+    "webhook_endpoint.delete",
+    (trx) => deleteWebhookEndpoint(trx, id),
+    () => ({ target: endpointTarget(id) }),
+  );
+
+export const rotateWebhookSecretAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  masterKey: MasterKey,
+  id: string,
+  graceSeconds: number,
+  now?: number,
+) =>
+  withAudit(
+    db,
+    actor,
+    "webhook_endpoint.rotate_secret",
+    (trx) => rotateWebhookSecret(trx, masterKey, id, graceSeconds, now),
+    (rotated) => ({
+      target: endpointTarget(id),
+      details: { previousSecretExpiresAt: rotated.previousSecretExpiresAt },
+    }),
+  );
+
+export const redeliverWebhookAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  eventId: string,
+  now?: number,
+) =>
+  withAudit(
+    db,
+    actor,
+    "webhook_endpoint.redeliver",
+    (trx) => redeliverWebhook(trx, id, eventId, now),
+    () => ({ target: endpointTarget(id), details: { eventId } }),
+  );
+
+export const sendWebhookTestAudited = (db: Kysely<DB>, actor: Actor, id: string, now?: number) =>
+  withAudit(
+    db,
+    actor,
+    "webhook_endpoint.test",
+    (trx) => sendWebhookTest(trx, id, now),
+    (delivery) => ({ target: endpointTarget(id), details: { eventId: delivery.eventId } }),
   );

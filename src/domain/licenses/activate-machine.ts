@@ -9,6 +9,7 @@ import { assertMaxLength, assertSingleLine } from "../limits.js";
 import { assertLicenseUsable, requireLicenseWithActivation } from "./license-record.js";
 import { limits } from "../../contracts/vocabulary.js";
 import type { Activation } from "../../contracts/license-api.js";
+import { emitWebhookEvent } from "../webhooks/events.js";
 
 export interface ActivateInput {
   licenseKey: string;
@@ -40,7 +41,12 @@ export async function activateMachine(
   now = Date.now(),
 ): Promise<ActivateResult> {
   const { license, machineActive } = await requireLicenseWithActivation(db, input);
-  assertLicenseUsable(license, input.productSlug, now);
+  try {
+    assertLicenseUsable(license, input.productSlug, now);
+  } catch (err) {
+    await emitRefusal(db, err, input, license.productSlug, now);
+    throw err;
+  }
   assertMaxLength("machineId", input.machineId, limits.identifier);
   assertMaxLength("machineName", input.machineName, limits.machineName);
   assertMaxLength("platform", input.platform, limits.platform);
@@ -54,7 +60,7 @@ export async function activateMachine(
     if (existing) return { outcome: "already-activated", activation: existing };
   }
 
-  return inTransaction(db, async (trx) => {
+  const activated = inTransaction(db, async (trx): Promise<ActivateResult> => {
     const activation = {
       id: newId("act"),
       license_id: license.id,
@@ -78,6 +84,26 @@ export async function activateMachine(
     const [counted] = (await takeSlot(trx, { licenseId: license.id })).rows;
     // Throwing rolls back the activation row inserted above.
     if (!counted) throw ShipkeyError.spec("MAX_MACHINES_REACHED");
+    await emitWebhookEvent(
+      trx,
+      {
+        type: "machine.activated",
+        product: license.productSlug,
+        data: {
+          licenseKey: input.licenseKey,
+          product: license.productSlug,
+          machine: {
+            machineId: input.machineId,
+            machineName: input.machineName,
+            platform: input.platform,
+            activatedAt: toIso(now),
+          },
+          activeMachines: counted.active_machines,
+          maxMachines: counted.max_machines,
+        },
+      },
+      now,
+    );
     return {
       outcome: "activated",
       activation: toActivationView(activation),
@@ -85,6 +111,45 @@ export async function activateMachine(
       maxMachines: counted.max_machines,
     };
   });
+  // The activation rolled back; the refusal is an event of its own.
+  return activated.catch(async (err: unknown) => {
+    await emitRefusal(db, err, input, license.productSlug, now);
+    throw err;
+  });
+}
+
+/** The refusals sales hears about: a usable license's limit, or a license no longer usable. */
+const refusalCodes = new Set(["MAX_MACHINES_REACHED", "LICENSE_NOT_ACTIVE", "LICENSE_EXPIRED"]);
+
+async function emitRefusal(
+  db: Kysely<DB>,
+  err: unknown,
+  input: ActivateInput,
+  productSlug: string,
+  now: number,
+): Promise<void> {
+  if (!(err instanceof ShipkeyError) || !refusalCodes.has(err.code)) return;
+  // A license of another product is refused without telling that product's endpoints.
+  if (productSlug !== input.productSlug) return;
+  await emitWebhookEvent(
+    db,
+    {
+      type: "activation.refused",
+      product: productSlug,
+      data: {
+        code: err.code,
+        error: err.message,
+        licenseKey: input.licenseKey,
+        product: productSlug,
+        machine: {
+          machineId: input.machineId,
+          machineName: input.machineName,
+          platform: input.platform,
+        },
+      },
+    },
+    now,
+  );
 }
 
 type NewActivation = Omit<ActivationsTable, "deactivated_at" | "deactivated_by">;

@@ -11,6 +11,8 @@ import {
   validateLicenseOf,
 } from "./validate-license.js";
 import type { CheckoutAnswer } from "../../contracts/license-api.js";
+import { ShipkeyError } from "../../errors.js";
+import { emitWebhookEvent } from "../webhooks/events.js";
 
 export interface CheckoutInput extends ValidateInput {
   /** Shortens the product's offline period; a larger value is capped to it. */
@@ -53,13 +55,34 @@ export async function checkoutLicense(
     db,
     {
       licenseId,
+      licenseKey: input.licenseKey,
+      productSlug: product.slug,
       machineId: input.machineId,
       offlineAllowance: product.offlineAllowance,
       issuedAt: iat * 1000,
       expiresAt: exp * 1000,
     },
     now,
-  );
+  ).catch(async (err: unknown) => {
+    if (err instanceof ShipkeyError && err.code === "OFFLINE_LIMIT_REACHED") {
+      await emitWebhookEvent(
+        db,
+        {
+          type: "activation.refused",
+          product: product.slug,
+          data: {
+            code: err.code,
+            error: err.message,
+            licenseKey: input.licenseKey,
+            product: product.slug,
+            machine: { machineId: input.machineId },
+          },
+        },
+        now,
+      );
+    }
+    throw err;
+  });
   const certificate = await new SignJWT({
     product: product.slug,
     edition: license.edition,

@@ -6,6 +6,7 @@ import { ShipkeyError } from "../../errors.js";
 import { assertMaxLength } from "../limits.js";
 import { lockLicense } from "./license-record.js";
 import { limits } from "../../contracts/vocabulary.js";
+import { emitWebhookEvent } from "../webhooks/events.js";
 
 export interface DeactivateInput {
   licenseKey: string;
@@ -41,9 +42,20 @@ export async function deactivateMachine(
   if (!license) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
   assertMaxLength("machineId", input.machineId, limits.identifier);
   const limit = options.by === "client" ? license.deactivation_limit : null;
+  const event = {
+    type: "machine.deactivated" as const,
+    product: license.product_slug,
+    data: {
+      licenseKey: input.licenseKey,
+      product: license.product_slug,
+      machineId: input.machineId,
+      by: options.by,
+    },
+  };
   await inTransaction(db, async (trx) => {
     if (limit === null) {
       await endActivation(trx, license.id, input.machineId, now, options.by);
+      await emitWebhookEvent(trx, event, now);
       return;
     }
     // The license row first, so concurrent deactivations of the license count one at a time.
@@ -56,6 +68,7 @@ export async function deactivateMachine(
     if (Number(rows[0]?.ended ?? 0) > limit) {
       throw ShipkeyError.spec("DEACTIVATION_LIMIT_REACHED");
     }
+    await emitWebhookEvent(trx, event, now);
   });
   return { machineId: input.machineId };
 }
@@ -76,16 +89,18 @@ export async function endActivation(
   await freeSlot(trx, { licenseId });
 }
 
-// The license's id and its churn limit: its own, else its product's (null: none).
+// The license's id, its product's slug and its churn limit: its own, else its product's
+// (null: none).
 const findLicenseForDeactivation = compileOnce<
   { licenseKey: string },
-  { id: string; deactivation_limit: number | null }
+  { id: string; product_slug: string; deactivation_limit: number | null }
 >(["licenseKey"], (db, p) =>
   db
     .selectFrom("licenses")
     .innerJoin("products", "products.id", "licenses.product_id")
     .select((eb) => [
       "licenses.id",
+      "products.slug as product_slug",
       eb.fn
         .coalesce(
           "licenses.max_deactivations_per_30_days",

@@ -3,9 +3,14 @@ import type { DB } from "../../db/schema.js";
 import { inTransaction } from "../../db/transaction.js";
 import { ShipkeyError } from "../../errors.js";
 import { lockLicense } from "./license-record.js";
+import { toIso } from "../../lib/time.js";
+import { emitWebhookEvent } from "../webhooks/events.js";
 
 export interface CertificateReservation {
   licenseId: string;
+  /** The license's key and product, for the certificate.issued event. */
+  licenseKey: string;
+  productSlug: string;
   machineId: string;
   /** The machines beyond the license's maxMachines that may hold a certificate at once. */
   offlineAllowance: number;
@@ -64,5 +69,20 @@ export function reserveCertificate(
         })),
       )
       .execute();
+    await emitWebhookEvent(
+      trx,
+      {
+        type: "certificate.issued",
+        product: input.productSlug,
+        data: {
+          licenseKey: input.licenseKey,
+          product: input.productSlug,
+          machineId: input.machineId,
+          issuedAt: toIso(input.issuedAt),
+          expiresAt: toIso(input.expiresAt),
+        },
+      },
+      now,
+    );
   });
 }

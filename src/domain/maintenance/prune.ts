@@ -10,19 +10,25 @@ export interface PruneOptions {
   now?: number;
   /** How long an ended activation is kept after its deactivation (0: not at all). */
   activationHistoryMs: number;
+  /** How long a finished (delivered or failed) webhook delivery and its payload are kept. */
+  webhookRetentionMs?: number;
 }
+
+/** WEBHOOKS_RETENTION_DAYS' default. */
+export const defaultWebhookRetentionDays = 30;
 
 export interface PruneCounts {
   activations: number;
   sessions: number;
   idempotencyKeys: number;
   certificates: number;
+  webhookDeliveries: number;
 }
 
 /**
  * Deletes what no one needs any more: ended activations past their retention, expired dashboard
- * sessions, Idempotency-Key rows past their 24 h window and the records of expired license
- * certificates. Active activations are never touched: they hold slots. A client's deactivation
+ * sessions, Idempotency-Key rows past their 24 h window, the records of expired license
+ * certificates and finished webhook deliveries (with their payloads) past their retention. Active activations are never touched: they hold slots. A client's deactivation
  * on a license with a churn limit (its own or its product's) is kept at least 30 days, whatever
  * the retention: the limit counts it that long.
  */
@@ -112,7 +118,28 @@ export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<Prun
       )
       .executeTakeFirst(),
   );
-  return { activations, sessions, idempotencyKeys, certificates };
+  // Pending deliveries are never pruned: they are still owed.
+  const webhookCutoff =
+    now - (options.webhookRetentionMs ?? defaultWebhookRetentionDays * 86_400_000);
+  const webhookDeliveries = await inBatches((limit) =>
+    db
+      .deleteFrom("webhook_deliveries")
+      .where((eb) =>
+        eb(
+          eb.refTuple("event_id", "endpoint_id"),
+          "in",
+          eb
+            .selectFrom("webhook_deliveries")
+            .select(["event_id", "endpoint_id"])
+            .where("created_at", "<=", webhookCutoff)
+            .where("status", "!=", "pending")
+            .limit(limit)
+            .$asTuple("event_id", "endpoint_id"),
+        ),
+      )
+      .executeTakeFirst(),
+  );
+  return { activations, sessions, idempotencyKeys, certificates, webhookDeliveries };
 }
 
 /** Runs a bounded delete until one deletes less than a full batch; the rows deleted. */

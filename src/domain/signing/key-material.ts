@@ -83,15 +83,45 @@ function encryptPrivateKey(
   kid: string,
   der: Buffer,
 ): EncryptedPrivateKey {
+  return sealUnderMasterKey(masterKey, associatedData(productId, kid), der);
+}
+
+/**
+ * Seals `plaintext` under the master key (AES-256-GCM, a fresh iv), bound to `aad`: a sealed
+ * value opens only with the same associated data (its row, its purpose).
+ */
+export function sealUnderMasterKey(
+  masterKey: MasterKey,
+  aad: Buffer,
+  plaintext: Buffer,
+): EncryptedPrivateKey {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", masterKey, iv);
-  cipher.setAAD(associatedData(productId, kid));
-  const ciphertext = Buffer.concat([cipher.update(der), cipher.final()]);
+  cipher.setAAD(aad);
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   return {
     iv: iv.toString("base64"),
     ciphertext: ciphertext.toString("base64"),
     tag: cipher.getAuthTag().toString("base64"),
   };
+}
+
+/** Opens what sealUnderMasterKey sealed; throws when the key or the associated data differ. */
+export function openUnderMasterKey(
+  masterKey: MasterKey,
+  aad: Buffer,
+  sealed: EncryptedPrivateKey,
+): Buffer {
+  // The tag's length is pinned: GCM would otherwise accept a tag truncated to 4 bytes.
+  const decipher = createDecipheriv("aes-256-gcm", masterKey, Buffer.from(sealed.iv, "base64"), {
+    authTagLength: 16,
+  });
+  decipher.setAAD(aad);
+  decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
+  return Buffer.concat([
+    decipher.update(Buffer.from(sealed.ciphertext, "base64")),
+    decipher.final(),
+  ]);
 }
 
 /** Opens a stored private key; MasterKeyMismatchError when this master key did not seal it. */
@@ -123,21 +153,7 @@ function openPrivateKey(
   encrypted: EncryptedPrivateKey,
 ): Buffer {
   try {
-    // The tag's length is pinned: GCM would otherwise accept a tag truncated to 4 bytes.
-    const decipher = createDecipheriv(
-      "aes-256-gcm",
-      masterKey,
-      Buffer.from(encrypted.iv, "base64"),
-      {
-        authTagLength: 16,
-      },
-    );
-    decipher.setAAD(associatedData(productId, kid));
-    decipher.setAuthTag(Buffer.from(encrypted.tag, "base64"));
-    return Buffer.concat([
-      decipher.update(Buffer.from(encrypted.ciphertext, "base64")),
-      decipher.final(),
-    ]);
+    return openUnderMasterKey(masterKey, associatedData(productId, kid), encrypted);
   } catch {
     throw new MasterKeyMismatchError(
       `the master key does not decrypt signing key ${kid}: it is not the master key that sealed it`,

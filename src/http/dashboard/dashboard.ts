@@ -13,6 +13,8 @@ import { document, type Html, html } from "./html.js";
 import { sendPage } from "./page-kit.js";
 import { adminPages } from "./pages/admins.js";
 import { apiKeyPages } from "./pages/api-keys.js";
+import { webhookPages } from "./pages/webhooks.js";
+import type { WebhookWorker } from "../webhook-delivery.js";
 import { auditPages } from "./pages/audit.js";
 import { licensePages } from "./pages/licenses.js";
 import { loginRoutes } from "./pages/login.js";
@@ -36,6 +38,7 @@ export async function dashboard(
   db: Kysely<DB>,
   faults: DatabaseFaults,
   signing: Signing,
+  webhooks: WebhookWorker,
 ): Promise<void> {
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   // Registered in the scopes that read cookies (here and the admin API), so that its onRequest
@@ -61,6 +64,7 @@ export async function dashboard(
     productKeyPages(pages, db, signing);
     releasePages(pages, db);
     apiKeyPages(pages, db);
+    webhookPages(pages, db, signing.masterKey, webhooks);
     auditPages(pages, db);
     adminPages(pages, db);
   });

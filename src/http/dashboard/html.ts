@@ -47,6 +47,7 @@ export const sections = [
   ["licenses", "Licenses"],
   ["releases", "Releases"],
   ["api-keys", "API Keys"],
+  ["webhooks", "Webhooks"],
   ["audit", "Audit log"],
   ["admins", "Admins"],
 ] as const;

@@ -1,0 +1,155 @@
+import type { Kysely } from "kysely";
+import * as contracts from "../../../contracts/webhooks.js";
+import { pageLimits, webhookLimits } from "../../../contracts/vocabulary.js";
+import type { DB } from "../../../db/schema.js";
+import {
+  createWebhookEndpointAudited,
+  deleteWebhookEndpointAudited,
+  redeliverWebhookAudited,
+  rotateWebhookSecretAudited,
+  sendWebhookTestAudited,
+  updateWebhookEndpointAudited,
+} from "../../../domain/audit/audited-actions.js";
+import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webhooks/deliveries.js";
+import { getWebhookEndpoint, listWebhookEndpoints } from "../../../domain/webhooks/endpoints.js";
+import type { MasterKey } from "../../../domain/signing/key-material.js";
+import { ShipkeyError } from "../../../errors.js";
+import { actorOf, productIdsOf } from "../../admin-auth.js";
+import { adminRoute, type App } from "../../contract-route.js";
+import type { WebhookWorker } from "../../webhook-delivery.js";
+import type { FastifyRequest } from "fastify";
+import type { Contract, ContractSchema } from "../../../contracts/kit.js";
+
+/** Endpoints hear about every product unless limited: a key limited to products may not manage them. */
+async function everyProductKey(request: FastifyRequest): Promise<void> {
+  if (productIdsOf(request) !== null) {
+    throw new ShipkeyError(
+      "PRODUCT_NOT_IN_KEY",
+      "This API key is limited to its products and cannot manage webhook endpoints",
+    );
+  }
+}
+
+export function adminWebhookRoutes(
+  app: App,
+  db: Kysely<DB>,
+  masterKey: MasterKey,
+  worker: WebhookWorker,
+): void {
+  const route = <S extends ContractSchema>(c: Contract<S>) => ({
+    ...adminRoute(db, c),
+    // Before validation: such a key learns nothing of these routes' bodies either.
+    preValidation: everyProductKey,
+  });
+  const policy = { allowPrivate: worker.allowPrivate };
+
+  app.get(contracts.listWebhookEndpoints.url, route(contracts.listWebhookEndpoints), async () => ({
+    items: await listWebhookEndpoints(db),
+  }));
+
+  app.post(
+    contracts.createWebhookEndpoint.url,
+    { ...route(contracts.createWebhookEndpoint), config: { secretAnswer: true } },
+    async (request, reply) => {
+      const created = await createWebhookEndpointAudited(
+        db,
+        actorOf(request),
+        masterKey,
+        request.body,
+        policy,
+      );
+      return reply.status(201).send(created);
+    },
+  );
+
+  app.get(contracts.getWebhookEndpoint.url, route(contracts.getWebhookEndpoint), async (request) =>
+    getWebhookEndpoint(db, request.params.id),
+  );
+
+  app.patch(
+    contracts.updateWebhookEndpoint.url,
+    route(contracts.updateWebhookEndpoint),
+    async (request) => {
+      const endpoint = await updateWebhookEndpointAudited(
+        db,
+        actorOf(request),
+        request.params.id,
+        request.body,
+        policy,
+      );
+      if (endpoint.enabled) worker.wake();
+      return endpoint;
+    },
+  );
+
+  app.delete(
+    contracts.deleteWebhookEndpoint.url,
+    route(contracts.deleteWebhookEndpoint),
+    async (request) => {
+      await deleteWebhookEndpointAudited(db, actorOf(request), request.params.id);
+      return { deleted: true as const, id: request.params.id };
+    },
+  );
+
+  app.post(
+    contracts.rotateWebhookSecret.url,
+    { ...route(contracts.rotateWebhookSecret), config: { secretAnswer: true } },
+    async (request) =>
+      rotateWebhookSecretAudited(
+        db,
+        actorOf(request),
+        masterKey,
+        request.params.id,
+        request.body?.graceSeconds ?? webhookLimits.defaultGraceSeconds,
+        worker.now(),
+      ),
+  );
+
+  app.get(
+    contracts.listWebhookDeliveries.url,
+    route(contracts.listWebhookDeliveries),
+    async (request) => {
+      const { limit, cursor, status } = request.query;
+      return listWebhookDeliveries(db, request.params.id, {
+        limit: Math.min(limit === undefined ? pageLimits.default : Number(limit), pageLimits.max),
+        ...(cursor === undefined ? {} : { cursor }),
+        ...(status === undefined ? {} : { status }),
+      });
+    },
+  );
+
+  app.get(contracts.getWebhookDelivery.url, route(contracts.getWebhookDelivery), async (request) =>
+    getWebhookDelivery(db, request.params.id, request.params.eventId),
+  );
+
+  app.post(
+    contracts.redeliverWebhook.url,
+    route(contracts.redeliverWebhook),
+    async (request, reply) => {
+      const delivery = await redeliverWebhookAudited(
+        db,
+        actorOf(request),
+        request.params.id,
+        request.params.eventId,
+        worker.now(),
+      );
+      worker.wake();
+      return reply.status(202).send(delivery);
+    },
+  );
+
+  app.post(
+    contracts.sendWebhookTest.url,
+    route(contracts.sendWebhookTest),
+    async (request, reply) => {
+      const delivery = await sendWebhookTestAudited(
+        db,
+        actorOf(request),
+        request.params.id,
+        worker.now(),
+      );
+      worker.wake();
+      return reply.status(202).send(delivery);
+    },
+  );
+}
