@@ -41,6 +41,8 @@ describe("webhook settings", () => {
     ["0.0.0.0", true],
     ["::1", true],
     ["::", true],
+    ["::127.0.0.1", true],
+    ["::", true],
     ["fe80::1", true],
     ["fd00::1", true],
     ["::ffff:127.0.0.1", true],

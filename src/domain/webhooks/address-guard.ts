@@ -4,7 +4,8 @@ import { ShipkeyError } from "../../errors.js";
 /**
  * Addresses a webhook is never sent to unless WEBHOOKS_ALLOW_PRIVATE=true: private, loopback,
  * link-local, shared (CGNAT), unspecified, multicast and reserved ranges, IPv4 and IPv6
- * (IPv4-mapped IPv6 addresses are checked as the IPv4 address they carry).
+ * (IPv4-mapped IPv6 addresses are checked as the IPv4 address they carry; IPv4-compatible ones,
+ * ::a.b.c.d, are refused whatever they carry).
  */
 const blocked = new BlockList();
 for (const [network, prefix] of [
@@ -26,8 +27,8 @@ for (const [network, prefix] of [
   blocked.addSubnet(network, prefix, "ipv4");
 }
 for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  // Unspecified, loopback and the deprecated IPv4-compatible form (::127.0.0.1).
+  ["::", 96],
   ["64:ff9b::", 96],
   ["100::", 64],
   ["2001:db8::", 32],
