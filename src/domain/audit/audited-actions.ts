@@ -50,7 +50,11 @@ import {
   resealSigningKeys,
 } from "../signing/signing-keys.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
-import { type CheckedPublish, writeRelease } from "../releases/publish-release.js";
+import {
+  applyPublishRollout,
+  type CheckedPublish,
+  writeRelease,
+} from "../releases/publish-release.js";
 import {
   changeRollout,
   type RolloutChange,
@@ -73,6 +77,7 @@ import {
 } from "../webhooks/endpoints.js";
 import { redeliverWebhook, sendWebhookTest } from "../webhooks/deliveries.js";
 import type { License } from "../../contracts/admin.js";
+import type { PublishAnswer } from "../../contracts/releases.js";
 import { type Arch, type LicenseStatus, type Platform } from "../../contracts/vocabulary.js";
 
 /**
@@ -542,7 +547,10 @@ export const publishReleaseAudited = (
     actor,
     "release.publish",
     async (trx) => {
-      const result = await writeRelease(trx, product, request);
+      const written = await writeRelease(trx, product, request);
+      const state = await applyPublishRollout(trx, product.slug, request);
+      const result: PublishAnswer =
+        state === null ? written : { ...written, critical: state.critical, rollout: state.rollout };
       await emitWebhookEvent(trx, {
         type: "release.published",
         product: product.slug,
@@ -573,6 +581,8 @@ export const publishReleaseAudited = (
         replaced: result.releases
           .filter((entry) => entry.status === "updated")
           .map((entry) => `${entry.platform}/${entry.arch}`),
+        ...(request.rollout ? { rollout: request.rollout } : {}),
+        ...(typeof request.critical === "boolean" ? { critical: request.critical } : {}),
       },
     }),
   );
