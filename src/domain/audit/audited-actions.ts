@@ -59,9 +59,11 @@ import {
   changeRollout,
   type RolloutChange,
   type RolloutPlan,
+  readRollout,
   setCritical,
   setRollout,
 } from "../releases/rollout.js";
+import { emitRolloutEvents } from "../releases/rollout-events.js";
 import { checkTauriSignatures } from "../releases/tauri-signatures.js";
 import type { Product } from "../products/products.js";
 import { type Actor, withAudit } from "./audit-log.js";
@@ -76,7 +78,7 @@ import {
   type UrlPolicy,
 } from "../webhooks/endpoints.js";
 import { redeliverWebhook, sendWebhookTest } from "../webhooks/deliveries.js";
-import type { License } from "../../contracts/admin.js";
+import type { License, ReleaseRollout } from "../../contracts/admin.js";
 import type { PublishAnswer } from "../../contracts/releases.js";
 import { type Arch, type LicenseStatus, type Platform } from "../../contracts/vocabulary.js";
 
@@ -548,7 +550,10 @@ export const publishReleaseAudited = (
     "release.publish",
     async (trx) => {
       const written = await writeRelease(trx, product, request);
+      // A new version reads as released to all and not critical: a rollout in it "started".
+      const before = await readRollout(trx, product.slug, request.version);
       const state = await applyPublishRollout(trx, product.slug, request);
+      if (state !== null) await emitRolloutEvents(trx, before, state);
       const result: PublishAnswer =
         state === null ? written : { ...written, critical: state.critical, rollout: state.rollout };
       await emitWebhookEvent(trx, {
@@ -593,6 +598,19 @@ const releaseTarget = (productSlug: string, version: string) => ({
   id: `${productSlug}@${version}`,
 });
 
+/** A rollout or critical write with the webhook events of what it changed, in its transaction. */
+async function withRolloutEvents(
+  trx: Kysely<DB>,
+  productSlug: string,
+  version: string,
+  write: () => Promise<ReleaseRollout>,
+): Promise<ReleaseRollout> {
+  const before = await readRollout(trx, productSlug, version);
+  const after = await write();
+  await emitRolloutEvents(trx, before, after);
+  return after;
+}
+
 /** Puts a version into a rollout or changes its plan (release.rollout, with the plan). */
 export const setRolloutAudited = (
   db: Kysely<DB>,
@@ -605,7 +623,10 @@ export const setRolloutAudited = (
     db,
     actor,
     "release.rollout",
-    (trx) => setRollout(trx, productSlug, version, plan),
+    (trx) =>
+      withRolloutEvents(trx, productSlug, version, () =>
+        setRollout(trx, productSlug, version, plan),
+      ),
     () => ({ target: releaseTarget(productSlug, version), details: { ...plan } }),
   );
 
@@ -621,7 +642,10 @@ export const changeRolloutAudited = (
     db,
     actor,
     `release.rollout_${change}`,
-    (trx) => changeRollout(trx, productSlug, version, change),
+    (trx) =>
+      withRolloutEvents(trx, productSlug, version, () =>
+        changeRollout(trx, productSlug, version, change),
+      ),
     () => ({ target: releaseTarget(productSlug, version) }),
   );
 
@@ -637,7 +661,10 @@ export const setCriticalAudited = (
     db,
     actor,
     "release.critical",
-    (trx) => setCritical(trx, productSlug, version, critical),
+    (trx) =>
+      withRolloutEvents(trx, productSlug, version, () =>
+        setCritical(trx, productSlug, version, critical),
+      ),
     () => ({ target: releaseTarget(productSlug, version), details: { critical } }),
   );
 
