@@ -353,7 +353,7 @@ export const downloadNamed = contract({
   url: "/api/downloads/:productSlug/:version/:platform/:arch/:file",
   operationId: "downloadBuildNamed",
   summary: "Download a build (counted redirect, named)",
-  description: `${downloadDescription} The last segment (the stored file name, which updaters name the downloaded file after) is ignored.`,
+  description: `${downloadDescription} The last segment (the stored file name, which updaters name the downloaded file after) is ignored, except that a name ending in .blockmap redirects, uncounted, to the stored URL's path + .blockmap (electron-updater's differential download).`,
   schema: {
     ...download.schema,
     params: Type.Object({ ...downloadParams, file: Type.String() }),

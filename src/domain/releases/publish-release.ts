@@ -116,6 +116,23 @@ export interface CheckedPublish {
 }
 
 /**
+ * What the vendor should know about a publish that nothing refuses: a Tauri product's entry
+ * without a signature is never offered by the Tauri feed (the plugin refuses an unsigned update),
+ * though the other feeds and the download page still serve it (docs/reference/publishing-and-releases.md).
+ */
+export function publishWarnings(product: Product, entries: ReleaseEntry[]): string[] {
+  if (product.tauriPublicKey === null) return [];
+  return entries.flatMap((entry, index) =>
+    entry.signature === null
+      ? [
+          `releases[${index}] (${entry.platform}/${entry.arch}) has no signature: the Tauri feed ` +
+            "will not offer it (the product has a Tauri key)",
+        ]
+      : [],
+  );
+}
+
+/**
  * A publish's rollout and critical mark, in its transaction (after writeRelease): null when the
  * publish set neither, else the version's rollout state after both.
  */

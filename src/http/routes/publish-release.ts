@@ -9,6 +9,7 @@ import {
   checkPublishLimits,
   fileSizeInvalid,
   type PublishRequest,
+  publishWarnings,
   type ReleaseEntry,
 } from "../../domain/releases/publish-release.js";
 import { assertKeyCovers } from "../../domain/api-keys/key-authority.js";
@@ -57,7 +58,7 @@ export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
       const typed = typedPublish(publish);
       const { releaseNotes, entries } = checkPublishLimits(typed);
       const { rollout, critical } = typed;
-      return publishReleaseAudited(db, key(request), product, {
+      const result = await publishReleaseAudited(db, key(request), product, {
         version: publish.version,
         channel: publish.channel,
         releaseNotes,
@@ -65,6 +66,8 @@ export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
         rollout,
         critical,
       });
+      const warnings = publishWarnings(product, entries);
+      return warnings.length === 0 ? result : { ...result, warnings };
     },
   });
 }
