@@ -144,7 +144,7 @@ async function main(): Promise<void> {
   }
 
   // The targets: validate on both databases; activate + deactivate, publish and the Tauri
-  // update check on SQLite.
+  // update check (also with a rollout in progress) on SQLite.
   const ratioTargets: Partial<Record<ScenarioName, number>> =
     dialect === "sqlite"
       ? {
@@ -153,6 +153,7 @@ async function main(): Promise<void> {
           "activate-deactivate": 0.25,
           publish: 0.1,
           "update-check": 0.4,
+          "update-check-rollout": 0.4,
         }
       : { validate: 0.25 };
   const pair = results.get("validate-2");

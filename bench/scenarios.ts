@@ -18,6 +18,7 @@ export const scenarioNames = [
   "validate-1000",
   "validate-2",
   "update-check",
+  "update-check-rollout",
 ] as const;
 /** `baseline`: the validate request, sent to the bare node:http server. */
 export type ScenarioName = (typeof scenarioNames)[number] | "baseline";
@@ -145,6 +146,16 @@ export function requestsFor(name: ScenarioName, shape: DatasetShape, apiKey: str
           method: "GET",
           path: `/api/updates/${benchProducts[0]}/tauri/windows/x86_64/0.9.0`,
         } as Request,
+      ];
+    case "update-check-rollout":
+      // The same check while 1.1.0 rolls out to 10 %: each machine (its Shipkey-Machine header)
+      // is placed by a hash; about a tenth get 1.1.0, the others the released 1.0.0.
+      return [
+        setup(() => ({
+          method: "GET",
+          path: `/api/updates/${benchProducts[1]}/tauri/windows/x86_64/0.9.0`,
+          headers: { "shipkey-machine": `bench-${process.pid}-${nonceCounter++}` },
+        })),
       ];
   }
 }

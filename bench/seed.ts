@@ -4,6 +4,7 @@ import type { DB } from "../src/db/schema.js";
 import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createProduct, requireProduct } from "../src/domain/products/products.js";
 import { publishRelease } from "../src/domain/releases/publish-release.js";
+import { setRollout } from "../src/domain/releases/rollout.js";
 import {
   benchProducts,
   type DatasetShape,
@@ -136,6 +137,20 @@ export async function seed(
     releaseNotes: "## 1.0.0\n- First release\n",
     entries: [seededEntry],
   });
+  // update-check-rollout: a released 1.0.0 and a 1.1.0 rolling out to 10 % of machines.
+  const rolloutProduct = await requireProduct(db, benchProducts[1]);
+  for (const [version, rollout] of [
+    ["1.0.0", null],
+    ["1.1.0", { percent: 10 }],
+  ] as const) {
+    await publishRelease(db, rolloutProduct, {
+      version,
+      channel: "STABLE",
+      releaseNotes: `## ${version}\n- A release\n`,
+      entries: [{ ...seededEntry, downloadUrl: seededEntry.downloadUrl.replace("1.0.0", version) }],
+    });
+    if (rollout) await setRollout(db, benchProducts[1], version, rollout);
+  }
   // webhooks:write: the activate-webhook scenario subscribes an endpoint for its turns.
   const key = await createApiKey(db, {
     name: "bench",

@@ -20,8 +20,16 @@ export {
   UsageError,
 } from "@shipkey/publish";
 
-/** Every command's options; publish's come from @shipkey/publish. */
+/**
+ * Every command's options; publish's come from @shipkey/publish. `--critical` is a flag of
+ * `publish` (the package's own) and takes on|off in `releases critical`: the command, always the
+ * first word, decides which.
+ */
 export function parseCommandLine(argv: string[]): { positionals: string[]; options: Options } {
+  const critical =
+    argv.find((arg) => !arg.startsWith("-")) === "publish"
+      ? publishOptions.critical
+      : ({ type: "string" } as const);
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -67,7 +75,7 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         pause: { type: "boolean" },
         resume: { type: "boolean" },
         complete: { type: "boolean" },
-        critical: { type: "string" },
+        critical,
         url: { type: "string" },
         events: { type: "string" },
         description: { type: "string" },

@@ -33,7 +33,7 @@ export const serverCommands: Record<string, ServerCommand> = {
     help: {
       summary: "Publish a release to a server over HTTP (no database)",
       synopsis:
-        "--server <url> --product <slug> --version <v> --channel STABLE|BETA|ALPHA --base-url <https url> [--notes-file <path>] [--platform WINDOWS|MACOS|LINUX] [--arch X64|ARM64] [--timeout <seconds>] [--dry-run] <file>...",
+        "--server <url> --product <slug> --version <v> --channel STABLE|BETA|ALPHA --base-url <https url> [--notes-file <path>] [--platform WINDOWS|MACOS|LINUX] [--arch X64|ARM64] [--timeout <seconds>] [--rollout-percent <1-100> | --rollout-step-hours <1-720>] [--critical] [--dry-run] <file>...",
       options: [
         ["--server <url>", "the Shipkey server (https; http only for localhost) (required)"],
         ["--product <slug>", "the product (required)"],
@@ -47,6 +47,12 @@ export const serverCommands: Record<string, ServerCommand> = {
         ],
         ["--arch X64|ARM64", "the arch of every file, when its name does not say"],
         ["--timeout <seconds>", "how long to wait for the server's answer (default 30)"],
+        ["--rollout-percent <1-100>", "publish into a rollout: that share of machines"],
+        [
+          "--rollout-step-hours <1-720>",
+          "publish into a rollout of 7 steps, one every so many hours",
+        ],
+        ["--critical", "mark the version critical (offered to all, rollout or not)"],
         ["--dry-run", "print the request as JSON (key redacted) and send nothing"],
         ["<file>...", "the artifacts; .sig files beside them are read as signatures"],
       ],

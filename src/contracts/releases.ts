@@ -1,7 +1,8 @@
 import { type Static, Type } from "typebox";
 import { contract, DateTime, NullableInteger, NullableString, StringEnum } from "./kit.js";
 import { ProductParams } from "./license-api.js";
-import { arches, channels, limits, platforms } from "./vocabulary.js";
+import { RolloutView } from "./admin.js";
+import { arches, channels, limits, platforms, rolloutRange, rolloutSteps } from "./vocabulary.js";
 
 /** Publish (scope releases:write) and the update feeds, which anyone may read. */
 export const PublishEntry = Type.Object({
@@ -32,6 +33,37 @@ export const PublishRequest = Type.Object({
     Type.String({ description: "Markdown", maxLength: limits.releaseNotes }),
   ),
   releases: Type.Array(PublishEntry, { minItems: 1, maxItems: limits.releasesPerPublish }),
+  rollout: Type.Optional(
+    Type.Union(
+      [
+        Type.Object({
+          percent: Type.Integer({
+            minimum: rolloutRange.minPercent,
+            maximum: rolloutRange.maxPercent,
+          }),
+        }),
+        Type.Object({
+          stepHours: Type.Integer({
+            minimum: rolloutRange.minStepHours,
+            maximum: rolloutRange.maxStepHours,
+          }),
+        }),
+      ],
+      {
+        description:
+          "Publish into a phased rollout, in the publish's transaction: `percent` of machines, or a " +
+          `schedule of ${rolloutSteps} steps of \`stepHours\` each. Absent: a new version is ` +
+          "released to every machine, a republished one keeps its rollout",
+      },
+    ),
+  ),
+  critical: Type.Optional(
+    Type.Boolean({
+      description:
+        "Mark the version critical (offered to every machine whatever its rollout) or not; " +
+        "absent: unchanged",
+    }),
+  ),
 });
 
 export const PublishAnswer = Type.Object(
@@ -44,6 +76,22 @@ export const PublishAnswer = Type.Object(
         platform: StringEnum(platforms),
         arch: StringEnum(arches),
         status: StringEnum(["created", "updated"]),
+      }),
+    ),
+    critical: Type.Optional(
+      Type.Boolean({ description: "Only when the publish sent rollout or critical" }),
+    ),
+    rollout: Type.Optional(
+      Type.Union([RolloutView, Type.Null()], {
+        description:
+          "Only when the publish sent rollout or critical; null: released to every machine",
+      }),
+    ),
+    warnings: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          "Only when there is one: an entry an updater will not be offered (for example a Tauri " +
+          "product's entry without a signature)",
       }),
     ),
   },
@@ -305,7 +353,7 @@ export const downloadNamed = contract({
   url: "/api/downloads/:productSlug/:version/:platform/:arch/:file",
   operationId: "downloadBuildNamed",
   summary: "Download a build (counted redirect, named)",
-  description: `${downloadDescription} The last segment (the stored file name, which updaters name the downloaded file after) is ignored.`,
+  description: `${downloadDescription} The last segment (the stored file name, which updaters name the downloaded file after) is ignored, except that a name ending in .blockmap redirects, uncounted, to the stored URL's path + .blockmap (electron-updater's differential download).`,
   schema: {
     ...download.schema,
     params: Type.Object({ ...downloadParams, file: Type.String() }),

@@ -91,6 +91,8 @@ export const webhookEventTypes = [
   "certificate.issued",
   "release.published",
   "release.yanked",
+  "release.rollout_changed",
+  "release.critical_changed",
   "api_key.created",
   "api_key.revoked",
 ] as const;

@@ -51,6 +51,7 @@ function expectClean({ stdout, report }: { stdout: string; report: Report }, dat
     "validate-1000",
     "validate-2",
     "update-check",
+    "update-check-rollout",
   ]);
   for (const scenario of report.scenarios) {
     expect({ scenario: scenario.scenario, errors: scenario.errors }).toEqual({

@@ -296,6 +296,33 @@ describe.each(dialects)("shipkey publish against a running server (%s)", (dialec
     expect(versions).not.toContain("1.5.0");
   });
 
+  it("--rollout-percent and --critical publish into a rollout, and the summary says so", async () => {
+    const result = await cli(publishArgs("1.6.0", "--rollout-percent", "10", "--critical"), {
+      SHIPKEY_API_KEY: f.publishKey,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Rollout: 10 % of machines\n");
+    expect(result.stdout).toContain("Critical: yes");
+    const release = (await listReleases(f.db, f.product.slug)).find((r) => r.version === "1.6.0");
+    expect(release).toMatchObject({ critical: true, rollout: { percent: 10, state: "rolling" } });
+  });
+
+  it("--rollout-step-hours sends a schedule; both rollout options, or one out of range, are refused", async () => {
+    const dry = await cli(publishArgs("1.7.0", "--rollout-step-hours", "24", "--dry-run"), {});
+    expect(JSON.parse(dry.stdout)).toMatchObject({ body: { rollout: { stepHours: 24 } } });
+    const both = await cli(
+      publishArgs("1.7.0", "--rollout-percent", "5", "--rollout-step-hours", "24"),
+      { SHIPKEY_API_KEY: f.publishKey },
+    );
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("not both");
+    const high = await cli(publishArgs("1.7.0", "--rollout-percent", "101"), {
+      SHIPKEY_API_KEY: f.publishKey,
+    });
+    expect(high.code).toBe(2);
+    expect(high.stderr).toContain("--rollout-percent must be 1 to 100");
+  });
+
   it("a wrong key: the server's error and code on stderr, exit 1", async () => {
     const wrong = "shk_not-a-real-key";
     const json = await cli([...publishArgs("1.6.0"), "--json"], { SHIPKEY_API_KEY: wrong });

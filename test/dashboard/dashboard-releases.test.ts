@@ -140,6 +140,22 @@ describe.each(dialects)("dashboard releases page (%s)", (dialect) => {
     ]);
   });
 
+  it("marks under each file the feeds that offer it", async () => {
+    const slug = await newProduct();
+    await publish(slug, "1.0.0");
+    const panel =
+      (await page(slug)).body.split('data-version="1.0.0"')[1]?.split("</section>")[0] ?? "";
+    const feeds = [...panel.matchAll(/<span class="muted feeds"\s*>([^<]*)</g)].map((m) =>
+      m[1]?.trim(),
+    );
+    // WINDOWS, MACOS and LINUX arm64 .zip files, each with a signature and a sha512.
+    expect(feeds).toEqual([
+      "Tauri · electron-updater · Sparkle · generic",
+      "Tauri · electron-updater · Sparkle · Squirrel.Mac · generic",
+      "Tauri · electron-updater · generic",
+    ]);
+  });
+
   it("lists versions newest first by semver precedence, not by update time; a yanked one keeps its place and badge", async () => {
     const slug = await newProduct();
     for (const [version, channel] of [

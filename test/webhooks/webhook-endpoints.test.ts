@@ -215,6 +215,71 @@ describe.each(dialects)("webhook endpoints and events (%s)", (dialect) => {
     expect(otherEndpoint.map((r) => r.event_type)).toEqual(["license.created"]);
   });
 
+  it("each rollout and critical change is one event; a write that changes nothing is none", async () => {
+    const subscriber = await endpoint({
+      events: ["release.rollout_changed", "release.critical_changed"],
+    });
+    const published = await f.post(
+      "/api/releases/publish",
+      {
+        productSlug: f.product.slug,
+        version: "3.0.0",
+        channel: "STABLE",
+        releases: [
+          {
+            platform: "LINUX",
+            arch: "X64",
+            downloadUrl: "https://cdn.example.com/a-3.0.0.AppImage",
+          },
+        ],
+        rollout: { percent: 5 },
+      },
+      { authorization: `Bearer ${f.publishKey}` },
+    );
+    expect(published.statusCode).toBe(200);
+    const at = `/api/admin/products/${f.product.slug}/releases/3.0.0`;
+    await admin("POST", `${at}/rollout`, { percent: 20 });
+    await admin("POST", `${at}/rollout`, { percent: 20 });
+    await admin("POST", `${at}/rollout/pause`);
+    await admin("POST", `${at}/rollout/pause`);
+    await admin("POST", `${at}/rollout/resume`);
+    await admin("POST", `${at}/critical`, { critical: true });
+    await admin("POST", `${at}/critical`, { critical: true });
+    await admin("POST", `${at}/rollout/complete`);
+
+    const rows = await f.db
+      .selectFrom("webhook_deliveries")
+      .select(["event_type", "payload"])
+      .where("endpoint_id", "=", subscriber.id)
+      .orderBy("event_id")
+      .execute();
+    const events = rows.map((row) => {
+      const { type, data } = JSON.parse(row.payload) as {
+        type: string;
+        data: { change?: string; critical: boolean; rollout: { percent: number } | null };
+      };
+      return [type, data.change ?? null, data.critical, data.rollout?.percent ?? null];
+    });
+    expect(events).toEqual([
+      ["release.rollout_changed", "started", false, 5],
+      ["release.rollout_changed", "changed", false, 20],
+      ["release.rollout_changed", "paused", false, 20],
+      ["release.rollout_changed", "resumed", false, 20],
+      ["release.critical_changed", null, true, 20],
+      ["release.rollout_changed", "completed", true, null],
+    ]);
+    expect(JSON.parse(rows[0]?.payload ?? "{}")).toMatchObject({
+      type: "release.rollout_changed",
+      data: {
+        product: f.product.slug,
+        version: "3.0.0",
+        change: "started",
+        critical: false,
+        rollout: { state: "rolling", percent: 5, stepHours: null, pausedAt: null },
+      },
+    });
+  });
+
   it("a refused checkout is activation.refused with OFFLINE_LIMIT_REACHED", async () => {
     await endpoint({ events: ["activation.refused"] });
     const licenseKey = await f.createLicense({ maxMachines: 1 });

@@ -61,6 +61,9 @@ export const publishOptions = {
   platform: { type: "string" },
   arch: { type: "string" },
   timeout: { type: "string" },
+  "rollout-percent": { type: "string" },
+  "rollout-step-hours": { type: "string" },
+  critical: { type: "boolean" },
   "dry-run": { type: "boolean" },
 } as const;
 

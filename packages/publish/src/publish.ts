@@ -54,6 +54,8 @@ export interface PublishBody {
   channel: string;
   releaseNotes?: string;
   releases: ReleaseEntry[];
+  rollout?: { percent: number } | { stepHours: number };
+  critical?: boolean;
 }
 
 const defaultTimeoutSeconds = 30;
@@ -212,7 +214,29 @@ async function requestBody(options: Options, artifacts: PlannedArtifact[]): Prom
     channel: requiredOption(options, "channel").toUpperCase(),
     ...(releaseNotes === undefined ? {} : { releaseNotes }),
     releases,
+    ...rolloutOption(options),
+    ...(options.critical === true ? { critical: true } : {}),
   };
+}
+
+/** --rollout-percent (1 to 100) or --rollout-step-hours (1 to 720), not both. */
+function rolloutOption(options: Options): Pick<PublishBody, "rollout"> {
+  const percent = integerOption(options, "rollout-percent");
+  const stepHours = integerOption(options, "rollout-step-hours");
+  if (percent !== undefined && stepHours !== undefined) {
+    throw new UsageError("give --rollout-percent or --rollout-step-hours, not both");
+  }
+  if (percent !== undefined) {
+    if (percent < 1 || percent > 100) throw new UsageError("--rollout-percent must be 1 to 100");
+    return { rollout: { percent } };
+  }
+  if (stepHours !== undefined) {
+    if (stepHours < 1 || stepHours > 720) {
+      throw new UsageError("--rollout-step-hours must be 1 to 720");
+    }
+    return { rollout: { stepHours } };
+  }
+  return {};
 }
 
 export async function publishCommand(
@@ -311,10 +335,28 @@ interface PublishAnswer {
   version?: unknown;
   channel?: unknown;
   releases?: Array<{ platform?: unknown; arch?: unknown; status?: unknown }>;
+  critical?: unknown;
+  rollout?: { percent?: unknown; stepHours?: unknown } | null;
+  warnings?: unknown;
+}
+
+/** The rollout and critical lines of an answer that has them. */
+function rolloutLines({ critical, rollout }: PublishAnswer): string[] {
+  const lines: string[] = [];
+  if (rollout) {
+    const schedule =
+      rollout.stepHours === null ? "" : `, a step every ${String(rollout.stepHours)} h`;
+    lines.push(`Rollout: ${String(rollout.percent)} % of machines${schedule}`);
+  } else if (rollout === null) {
+    lines.push("Rollout: none (offered to every machine)");
+  }
+  if (critical === true) lines.push("Critical: yes (offered to every machine, rollout or not)");
+  return lines;
 }
 
 function publishedText(answer: unknown, plan: Plan): string {
-  const { product, version, channel, releases = [] } = answer as PublishAnswer;
+  const parsed = answer as PublishAnswer;
+  const { product, version, channel, releases = [] } = parsed;
   const lines = [`Published ${String(product)} ${String(version)} (${String(channel)}):`];
   for (const entry of Array.isArray(releases) ? releases : []) {
     const file = plan.artifacts.find((a) => a.platform === entry.platform && a.arch === entry.arch);
@@ -322,5 +364,8 @@ function publishedText(answer: unknown, plan: Plan): string {
     lines.push(`  ${target.padEnd(13)} ${String(entry.status).padEnd(8)} ${file?.name ?? ""}`);
   }
   for (const { name, reason } of plan.skipped) lines.push(`Skipped ${name} (${reason})`);
+  lines.push(...rolloutLines(parsed));
+  const warnings = Array.isArray(parsed.warnings) ? parsed.warnings : [];
+  for (const warning of warnings) lines.push(`Warning: ${String(warning)}`);
   return lines.map(escapeControlCharacters).join("\n");
 }

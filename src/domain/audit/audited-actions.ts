@@ -50,14 +50,20 @@ import {
   resealSigningKeys,
 } from "../signing/signing-keys.js";
 import { deleteRelease, setReleaseYanked } from "../releases/manage-releases.js";
-import { type CheckedPublish, writeRelease } from "../releases/publish-release.js";
+import {
+  applyPublishRollout,
+  type CheckedPublish,
+  writeRelease,
+} from "../releases/publish-release.js";
 import {
   changeRollout,
   type RolloutChange,
   type RolloutPlan,
+  readRollout,
   setCritical,
   setRollout,
 } from "../releases/rollout.js";
+import { emitRolloutEvents } from "../releases/rollout-events.js";
 import { checkTauriSignatures } from "../releases/tauri-signatures.js";
 import type { Product } from "../products/products.js";
 import { type Actor, withAudit } from "./audit-log.js";
@@ -72,7 +78,8 @@ import {
   type UrlPolicy,
 } from "../webhooks/endpoints.js";
 import { redeliverWebhook, sendWebhookTest } from "../webhooks/deliveries.js";
-import type { License } from "../../contracts/admin.js";
+import type { License, ReleaseRollout } from "../../contracts/admin.js";
+import type { PublishAnswer } from "../../contracts/releases.js";
 import { type Arch, type LicenseStatus, type Platform } from "../../contracts/vocabulary.js";
 
 /**
@@ -542,7 +549,13 @@ export const publishReleaseAudited = (
     actor,
     "release.publish",
     async (trx) => {
-      const result = await writeRelease(trx, product, request);
+      const written = await writeRelease(trx, product, request);
+      // A new version reads as released to all and not critical: a rollout in it "started".
+      const before = await readRollout(trx, product.slug, request.version);
+      const state = await applyPublishRollout(trx, product.slug, request);
+      if (state !== null) await emitRolloutEvents(trx, before, state);
+      const result: PublishAnswer =
+        state === null ? written : { ...written, critical: state.critical, rollout: state.rollout };
       await emitWebhookEvent(trx, {
         type: "release.published",
         product: product.slug,
@@ -573,6 +586,8 @@ export const publishReleaseAudited = (
         replaced: result.releases
           .filter((entry) => entry.status === "updated")
           .map((entry) => `${entry.platform}/${entry.arch}`),
+        ...(request.rollout ? { rollout: request.rollout } : {}),
+        ...(typeof request.critical === "boolean" ? { critical: request.critical } : {}),
       },
     }),
   );
@@ -582,6 +597,19 @@ const releaseTarget = (productSlug: string, version: string) => ({
   type: "release",
   id: `${productSlug}@${version}`,
 });
+
+/** A rollout or critical write with the webhook events of what it changed, in its transaction. */
+async function withRolloutEvents(
+  trx: Kysely<DB>,
+  productSlug: string,
+  version: string,
+  write: () => Promise<ReleaseRollout>,
+): Promise<ReleaseRollout> {
+  const before = await readRollout(trx, productSlug, version);
+  const after = await write();
+  await emitRolloutEvents(trx, before, after);
+  return after;
+}
 
 /** Puts a version into a rollout or changes its plan (release.rollout, with the plan). */
 export const setRolloutAudited = (
@@ -595,7 +623,10 @@ export const setRolloutAudited = (
     db,
     actor,
     "release.rollout",
-    (trx) => setRollout(trx, productSlug, version, plan),
+    (trx) =>
+      withRolloutEvents(trx, productSlug, version, () =>
+        setRollout(trx, productSlug, version, plan),
+      ),
     () => ({ target: releaseTarget(productSlug, version), details: { ...plan } }),
   );
 
@@ -611,7 +642,10 @@ export const changeRolloutAudited = (
     db,
     actor,
     `release.rollout_${change}`,
-    (trx) => changeRollout(trx, productSlug, version, change),
+    (trx) =>
+      withRolloutEvents(trx, productSlug, version, () =>
+        changeRollout(trx, productSlug, version, change),
+      ),
     () => ({ target: releaseTarget(productSlug, version) }),
   );
 
@@ -627,7 +661,10 @@ export const setCriticalAudited = (
     db,
     actor,
     "release.critical",
-    (trx) => setCritical(trx, productSlug, version, critical),
+    (trx) =>
+      withRolloutEvents(trx, productSlug, version, () =>
+        setCritical(trx, productSlug, version, critical),
+      ),
     () => ({ target: releaseTarget(productSlug, version), details: { critical } }),
   );
 

@@ -11,6 +11,8 @@ import type { Product } from "../products/products.js";
 import { checkTauriSignatures } from "./tauri-signatures.js";
 import { type Arch, type Channel, type Platform, limits } from "../../contracts/vocabulary.js";
 import type { PublishAnswer } from "../../contracts/releases.js";
+import type { ReleaseRollout } from "../../contracts/admin.js";
+import { type RolloutPlan, setCritical, setRollout } from "./rollout.js";
 
 /** A publish request that passed the spec's checks (section 7, in order). */
 /**
@@ -24,6 +26,10 @@ export interface PublishRequest {
   channel: Channel;
   releaseNotes: string | null;
   releases: ReleaseEntry[];
+  /** Publish into a rollout; null: a new version is released to all, a republished one keeps its rollout. */
+  rollout: RolloutPlan | null;
+  /** Mark the version critical or not; null: unchanged. */
+  critical: boolean | null;
 }
 
 export interface ReleaseEntry {
@@ -105,6 +111,45 @@ export interface CheckedPublish {
   channel: Channel;
   releaseNotes: string | null;
   entries: ReleaseEntry[];
+  rollout?: RolloutPlan | null;
+  critical?: boolean | null;
+}
+
+/**
+ * What the vendor should know about a publish that nothing refuses: a Tauri product's entry
+ * without a signature is never offered by the Tauri feed (the plugin refuses an unsigned update),
+ * though the other feeds and the download page still serve it (docs/reference/publishing-and-releases.md).
+ */
+export function publishWarnings(product: Product, entries: ReleaseEntry[]): string[] {
+  if (product.tauriPublicKey === null) return [];
+  return entries.flatMap((entry, index) =>
+    entry.signature === null
+      ? [
+          `releases[${index}] (${entry.platform}/${entry.arch}) has no signature: the Tauri feed ` +
+            "will not offer it (the product has a Tauri key)",
+        ]
+      : [],
+  );
+}
+
+/**
+ * A publish's rollout and critical mark, in its transaction (after writeRelease): null when the
+ * publish set neither, else the version's rollout state after both.
+ */
+export async function applyPublishRollout(
+  trx: Transaction<DB>,
+  productSlug: string,
+  request: CheckedPublish,
+  now = Date.now(),
+): Promise<ReleaseRollout | null> {
+  let state: ReleaseRollout | null = null;
+  if (typeof request.critical === "boolean") {
+    state = await setCritical(trx, productSlug, request.version, request.critical, now);
+  }
+  if (request.rollout) {
+    state = await setRollout(trx, productSlug, request.version, request.rollout, now);
+  }
+  return state;
 }
 
 /**

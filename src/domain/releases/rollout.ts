@@ -132,6 +132,16 @@ async function readVersion(db: Kysely<DB>, productSlug: string, version: string)
   return row;
 }
 
+/** A version's rollout and critical mark as the admin API shows them; 404 for an unknown one. */
+export async function readRollout(
+  db: Kysely<DB>,
+  productSlug: string,
+  version: string,
+  now = Date.now(),
+): Promise<ReleaseRollout> {
+  return answer(db, productSlug, version, now);
+}
+
 async function answer(
   db: Kysely<DB>,
   productSlug: string,

@@ -64,6 +64,30 @@ export function isZip(downloadUrl: string): boolean {
   }
 }
 
+/**
+ * A Sparkle EdDSA signature (`sign_update`'s `sparkle:edSignature`): the base64 of a 64-byte
+ * Ed25519 signature. A Tauri (minisign) signature is the base64 of a text file, never this.
+ */
+export function isEdSignature(signature: string): boolean {
+  return /^[A-Za-z0-9+/]{85}[AQgw]==$/.test(signature);
+}
+
+/** The update feeds that offer an entry, as the dashboard marks them (docs/update-feeds.md). */
+export function feedsOffering(entry: {
+  platform: Platform;
+  downloadUrl: string;
+  signature: string | null;
+  sha512: string | null;
+}): string[] {
+  const feeds: string[] = [];
+  if (entry.signature !== null) feeds.push("Tauri");
+  if (entry.sha512 !== null) feeds.push("electron-updater");
+  if (entry.platform !== "LINUX") feeds.push("Sparkle");
+  if (entry.platform === "MACOS" && isZip(entry.downloadUrl)) feeds.push("Squirrel.Mac");
+  feeds.push("generic");
+  return feeds;
+}
+
 /** Channels nest: an ALPHA client also gets BETA and STABLE releases, a BETA one STABLE ones. */
 const channelsFor: Record<Channel, Channel[]> = {
   STABLE: ["STABLE"],

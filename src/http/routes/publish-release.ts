@@ -9,6 +9,7 @@ import {
   checkPublishLimits,
   fileSizeInvalid,
   type PublishRequest,
+  publishWarnings,
   type ReleaseEntry,
 } from "../../domain/releases/publish-release.js";
 import { assertKeyCovers } from "../../domain/api-keys/key-authority.js";
@@ -28,7 +29,7 @@ import {
   singleHeader,
   wrongType,
 } from "../request-fields.js";
-import { arches, channels, platforms, limits } from "../../contracts/vocabulary.js";
+import { arches, channels, limits, platforms, rolloutRange } from "../../contracts/vocabulary.js";
 
 export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
   app.post(publishContract.url, {
@@ -54,13 +55,19 @@ export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
       if (!product) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
       // A key limited to products publishes only theirs (after the spec's 404, before limits).
       assertKeyCovers(key(request).productIds, product);
-      const { releaseNotes, entries } = checkPublishLimits(typedPublish(publish));
-      return publishReleaseAudited(db, key(request), product, {
+      const typed = typedPublish(publish);
+      const { releaseNotes, entries } = checkPublishLimits(typed);
+      const { rollout, critical } = typed;
+      const result = await publishReleaseAudited(db, key(request), product, {
         version: publish.version,
         channel: publish.channel,
         releaseNotes,
         entries,
+        rollout,
+        critical,
       });
+      const warnings = publishWarnings(product, entries);
+      return warnings.length === 0 ? result : { ...result, warnings };
     },
   });
 }
@@ -72,8 +79,13 @@ function key(request: FastifyRequest): Actor {
 }
 
 /** A publish after the spec's checks: its optional fields not yet read. */
-interface SpecChecked extends Omit<PublishRequest, "releaseNotes" | "releases"> {
+interface SpecChecked extends Omit<
+  PublishRequest,
+  "releaseNotes" | "releases" | "rollout" | "critical"
+> {
   releaseNotes: unknown;
+  rollout: unknown;
+  critical: unknown;
   releases: Array<Pick<ReleaseEntry, "platform" | "arch" | "downloadUrl"> & { fields: JsonObject }>;
 }
 
@@ -128,7 +140,15 @@ export function parsePublishRequest(rawBody: unknown): SpecChecked {
   const version = normalizeVersion(rawVersion);
   if (version === null) throw ShipkeyError.spec("INVALID_VERSION");
 
-  return { productSlug, version, channel, releaseNotes: notes, releases: located };
+  return {
+    productSlug,
+    version,
+    channel,
+    releaseNotes: notes,
+    releases: located,
+    rollout: body.rollout,
+    critical: body.critical,
+  };
 }
 
 /** The optional fields, each of its type or null ("" is missing, like any optional field). */
@@ -158,7 +178,45 @@ function typedPublish(publish: SpecChecked): PublishRequest {
     ...publish,
     releaseNotes: typeof notes === "string" && notes !== "" ? notes : null,
     releases,
+    ...rolloutSettings(publish),
   };
+}
+
+/**
+ * The optional rollout (`{percent}` or `{stepHours}`, whole numbers in their ranges) and
+ * critical (a boolean); missing ones are null.
+ */
+function rolloutSettings(publish: SpecChecked): Pick<PublishRequest, "rollout" | "critical"> {
+  const critical = isMissing(publish.critical) ? null : publish.critical;
+  if (critical !== null && typeof critical !== "boolean") throw wrongType("critical", "a boolean");
+  if (isMissing(publish.rollout)) return { rollout: null, critical };
+  const rollout = publish.rollout;
+  if (typeof rollout !== "object" || rollout === null || Array.isArray(rollout)) {
+    throw wrongType("rollout", "an object");
+  }
+  const fields = rollout as JsonObject;
+  const keys = Object.keys(fields);
+  const [name] = keys;
+  if (keys.length !== 1 || (name !== "percent" && name !== "stepHours")) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      "rollout must have exactly one of percent or stepHours",
+      { field: "rollout" },
+    );
+  }
+  const value = fields[name];
+  const [min, max] =
+    name === "percent"
+      ? [rolloutRange.minPercent, rolloutRange.maxPercent]
+      : [rolloutRange.minStepHours, rolloutRange.maxStepHours];
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `rollout.${name} must be a whole number from ${min} to ${max}`,
+      { field: `rollout.${name}` },
+    );
+  }
+  return { rollout: name === "percent" ? { percent: value } : { stepHours: value }, critical };
 }
 
 function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {

@@ -13,6 +13,7 @@ import { sparkleVersion } from "../../../domain/releases/version.js";
 import { type AuditEntry, lastActors } from "../../../domain/audit/audit-log.js";
 import { type UsageReport, usageReport } from "../../../domain/releases/usage-report.js";
 import { listReleases, type ReleaseVersionView } from "../../../domain/releases/manage-releases.js";
+import { feedsOffering } from "../../../domain/releases/update-feed.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import { requestOrigin } from "../../public-origin.js";
@@ -378,6 +379,9 @@ function versionPanel(
                   ? html`<td class="yes">
                       <a href="${entry.downloadUrl}" rel="noreferrer">✓ download</a
                       >${entry.fileSize !== null ? html`<br /><span class="muted">${(entry.fileSize / 1048576).toFixed(1)} MiB</span>` : ""}
+                      <br /><span class="muted feeds"
+                        >${feedsOffering({ ...entry, platform: p }).join(" · ")}</span
+                      >
                       ${actionForm(
                         csrfToken,
                         {

@@ -27,9 +27,21 @@ export function downloadRoutes(app: App, deps: FeedDeps): void {
           platform,
           arch,
         });
+        const file = "file" in request.params ? String(request.params.file) : "";
+        // electron-updater's differential download asks for the file's URL + ".blockmap".
+        if (file.toLowerCase().endsWith(".blockmap")) {
+          return reply.redirect(blockmapUrl(download.downloadUrl), 302);
+        }
         if (request.method === "GET") deps.counts.countDownload(download.versionId, platform, now);
         return reply.redirect(download.downloadUrl, 302);
       },
     );
   }
+}
+
+/** The blockmap electron-builder writes beside a file: its path + ".blockmap", query kept. */
+function blockmapUrl(downloadUrl: string): string {
+  const url = new URL(downloadUrl);
+  url.pathname += ".blockmap";
+  return url.href;
 }

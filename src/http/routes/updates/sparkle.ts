@@ -1,6 +1,7 @@
 import {
   type FeedRelease,
   findFeedReleases,
+  isEdSignature,
   parseCurrentVersion,
 } from "../../../domain/releases/update-feed.js";
 import { sparkleVersion } from "../../../domain/releases/version.js";
@@ -93,7 +94,10 @@ function item(release: FeedRelease, os: string, feed: OpenFeed): string {
         ...(entry.fileSize === null ? [] : [`length="${entry.fileSize}"`]),
         'type="application/octet-stream"',
         `sparkle:os="${xml(os)}"`,
-        ...(entry.signature === null ? [] : [`sparkle:edSignature="${xml(entry.signature)}"`]),
+        // Only an EdDSA signature: a Tauri (minisign) one would fail Sparkle's check.
+        ...(entry.signature !== null && isEdSignature(entry.signature)
+          ? [`sparkle:edSignature="${xml(entry.signature)}"`]
+          : []),
       ].join(" ")
     : "";
   const lines = [
