@@ -73,6 +73,13 @@ label.check { display:flex; gap:8px; align-items:center; font-weight:400; }
 pre.snippet { background:#111827; color:#f9fafb; padding:12px; border-radius:6px; overflow-x:auto; font-size:13px; margin:8px 0 4px; }
 p.hint { color:var(--muted); font-size:13px; margin:0 0 8px; }
 .release h2 { margin:0; }
+time { white-space:nowrap; }
+.pager { display:flex; gap:14px; align-items:center; flex-wrap:wrap; margin:14px 0; }
+.list-summary { justify-content:space-between; margin-bottom:8px; }
+.list-summary p { margin:0; }
+th a { color:inherit; text-decoration:none; }
+th[aria-sort="ascending"], th[aria-sort="descending"] { color:var(--text); }
+td.details { white-space:pre-wrap; overflow-wrap:anywhere; min-width:16ch; max-width:48ch; }
 .login { min-height:100vh; display:grid; place-items:center; }
 .login .panel { width:min(400px, 92vw); }
 @media (max-width: 760px) {
