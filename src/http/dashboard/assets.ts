@@ -14,7 +14,7 @@ a { color:var(--accent); }
 .sidebar nav a:hover { background:#1f2937; color:#fff; }
 .sidebar nav a[aria-current="page"] { background:#374151; color:#fff; font-weight:600; }
 .signout { margin-top:auto; display:flex; flex-direction:column; gap:4px; font-size:13px; }
-main { padding:28px 32px; max-width:1200px; width:100%; }
+main { padding:28px 32px; max-width:1200px; width:100%; min-width:0; }
 h1 { margin:0 0 20px; font-size:24px; }
 h2 { font-size:17px; margin:28px 0 12px; }
 .panel { background:var(--panel); border:1px solid var(--line); border-radius:var(--radius); padding:20px; margin-bottom:20px; }
@@ -34,7 +34,7 @@ form.stack { display:grid; gap:14px; max-width:560px; }
 .grid-2 { display:grid; grid-template-columns: 1fr 1fr; gap:14px; }
 label { display:grid; gap:4px; font-weight:600; font-size:14px; }
 label .hint { font-weight:400; color:var(--muted); font-size:13px; }
-input, select, textarea { font:inherit; font-weight:400; padding:8px 10px; border:1px solid #cfd4dc; border-radius:6px; background:#fff; color:var(--text); }
+input, select, textarea { max-width:100%; font:inherit; font-weight:400; padding:8px 10px; border:1px solid #cfd4dc; border-radius:6px; background:#fff; color:var(--text); }
 input[aria-invalid="true"], select[aria-invalid="true"] { border-color:var(--bad); }
 .field-error { color:var(--bad); margin:0; font-size:13px; font-weight:500; }
 button, .button { font:inherit; cursor:pointer; border:1px solid var(--accent); background:var(--accent); color:var(--accent-ink);
@@ -83,12 +83,18 @@ td.details { white-space:pre-wrap; overflow-wrap:anywhere; min-width:16ch; max-w
 .login { min-height:100vh; display:grid; place-items:center; }
 .login .panel { width:min(400px, 92vw); }
 @media (max-width: 760px) {
-  .shell { grid-template-columns: 1fr; }
-  .sidebar { flex-direction:row; flex-wrap:wrap; align-items:center; }
-  .sidebar nav { flex-direction:row; flex-wrap:wrap; }
-  .signout { margin-top:0; flex-direction:row; }
-  main { padding:18px; }
-  .grid-2 { grid-template-columns: 1fr; }
+  .shell { grid-template-columns: minmax(0, 1fr); }
+  .sidebar { flex-direction:row; flex-wrap:wrap; align-items:center; padding:12px; gap:8px 16px; }
+  .sidebar nav { flex-direction:row; flex-wrap:nowrap; overflow-x:auto; max-width:100%; order:3; flex-basis:100%; }
+  .sidebar nav a { white-space:nowrap; }
+  .signout { margin-top:0; flex-direction:row; flex-wrap:wrap; gap:4px 10px; min-width:0; overflow-wrap:anywhere; }
+  main { padding:18px 12px; }
+  .grid-2 { grid-template-columns: minmax(0, 1fr); }
+  main table { display:block; overflow-x:auto; max-width:100%; }
+  .panel { padding:14px; }
+  .toolbar > label, .toolbar input, .toolbar select { min-width:0; max-width:100%; }
+  .empty { padding:20px 12px; }
+  p code, li code, dd code, dd.mono { overflow-wrap:anywhere; }
 }
 `;
 
