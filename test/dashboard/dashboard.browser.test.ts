@@ -88,9 +88,11 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill(password);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL(`${base}/admin/licenses`);
-    expect(await textOf(page.getByRole("heading", { level: 1 }))).toBe("Licenses");
-    await shot("licenses-empty");
+    await page.waitForURL(`${base}/admin`);
+    expect(await textOf(page.getByRole("heading", { level: 1 }))).toBe("Overview");
+    // uPlot, served from our own assets, drew both charts.
+    await page.locator("figure.chart .uplot canvas").nth(1).waitFor();
+    await shot("overview-empty");
   });
 
   it("creates an API key with releases:write, publishes with it over HTTP, and sees the release", async () => {
@@ -324,6 +326,8 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
     await phone.context().addCookies(await page.context().cookies());
     const pages = [
+      ["overview", "/admin"],
+      ["overview-product", "/admin?product=desktop-app"],
       ["licenses", "/admin/licenses"],
       ["licenses-sorted", "/admin/licenses?sort=customer&dir=asc"],
       ["license-new", "/admin/licenses/new"],
@@ -341,10 +345,10 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
       const response = await phone.goto(`${base}${path}`);
       expect(response?.status(), path).toBe(200);
       expect(new URL(phone.url()).pathname, path).toBe(path.split("?")[0]);
-      const { scrollWidth, innerWidth } = await phone.evaluate(() => ({
-        scrollWidth: document.documentElement.scrollWidth,
-        innerWidth: window.innerWidth,
-      }));
+      const { scrollWidth, innerWidth } = await phone.evaluate<{
+        scrollWidth: number;
+        innerWidth: number;
+      }>("({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })");
       if (scrollWidth > innerWidth) overflowing.push(`${path}: ${scrollWidth} > ${innerWidth}`);
       await phone.screenshot({ path: `${screenshots}/phone-${name}.png`, fullPage: true });
     }

@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
 /** The dashboard's only stylesheet and script, served by the service itself (no CDN, no fonts). */
 export const stylesheet = `
 :root { --bg:#f6f7f9; --panel:#fff; --text:#1d2330; --muted:#667085; --line:#e4e7ec; --accent:#3557d4; --accent-ink:#fff;
@@ -74,6 +77,9 @@ pre.snippet { background:#111827; color:#f9fafb; padding:12px; border-radius:6px
 p.hint { color:var(--muted); font-size:13px; margin:0 0 8px; }
 .release h2 { margin:0; }
 time { white-space:nowrap; }
+.overview-grid { display:grid; grid-template-columns:repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap:0 20px; }
+.overview-grid h2 { margin-top:0; }
+ul.totals { display:flex; gap:16px; flex-wrap:wrap; padding:0; margin:8px 0 0; list-style:none; color:var(--muted); }
 .pager { display:flex; gap:14px; align-items:center; flex-wrap:wrap; margin:14px 0; }
 .list-summary { justify-content:space-between; margin-bottom:8px; }
 .list-summary p { margin:0; }
@@ -122,3 +128,38 @@ document.addEventListener("click", async (event) => {
   }
 });
 `;
+
+/** A file of the uPlot package (MIT), served as our own asset: charts load nothing from elsewhere. */
+function uplotFile(name: string): string {
+  return readFileSync(createRequire(import.meta.url).resolve(`uplot/dist/${name}`), "utf8");
+}
+
+/**
+ * uPlot, then what draws each chart: a <figure class="chart"> holding its data as JSON
+ * ({labels, series: [{label, values, color}]}, days as YYYY-MM-DD) in a
+ * <script type="application/json">, drawn as lines across the figure's width.
+ */
+export function chartScript(): string {
+  return `${uplotFile("uPlot.iife.min.js")}
+document.querySelectorAll("figure.chart").forEach((figure) => {
+  const source = figure.querySelector('script[type="application/json"]');
+  if (!source) return;
+  const data = JSON.parse(source.textContent || "{}");
+  const times = data.labels.map((day) => Date.parse(day + "T00:00:00Z") / 1000);
+  const width = Math.max(260, figure.clientWidth);
+  new uPlot({
+    width, height: 220, tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+    scales: { y: { range: (u, min, max) => [0, Math.max(1, max)] } },
+    series: [{}].concat(data.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: false } }))),
+    axes: [{}, { size: 40 }],
+  }, [times].concat(data.series.map((s) => s.values)), figure.querySelector(".plot"));
+});
+`;
+}
+
+export function chartStylesheet(): string {
+  return `${uplotFile("uPlot.min.css")}
+figure.chart { margin:0; min-width:0; overflow:hidden; }
+figure.chart figcaption { font-weight:600; margin-bottom:6px; }
+`;
+}

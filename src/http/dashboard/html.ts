@@ -43,6 +43,7 @@ export function raw(trusted: string): Html {
 }
 
 export const sections = [
+  ["overview", "Overview"],
   ["products", "Products"],
   ["licenses", "Licenses"],
   ["releases", "Releases"],
@@ -74,7 +75,9 @@ export function layout(
         <nav aria-label="Sections">
           ${sections.map(
             ([id, label]) =>
-              html`<a href="/admin/${id}" ${id === section ? raw('aria-current="page"') : ""}
+              html`<a
+                href="${id === "overview" ? "/admin" : `/admin/${id}`}"
+                ${id === section ? raw('aria-current="page"') : ""}
                 >${label}</a
               >`,
           )}
