@@ -77,6 +77,7 @@ pre.snippet { background:#111827; color:#f9fafb; padding:12px; border-radius:6px
 p.hint { color:var(--muted); font-size:13px; margin:0 0 8px; }
 .release h2 { margin:0; }
 time { white-space:nowrap; }
+dd.note { white-space:pre-wrap; overflow-wrap:anywhere; }
 .overview-grid { display:grid; grid-template-columns:repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap:0 20px; }
 .overview-grid h2 { margin-top:0; }
 ul.totals { display:flex; gap:16px; flex-wrap:wrap; padding:0; margin:8px 0 0; list-style:none; color:var(--muted); }
@@ -102,6 +103,14 @@ td.details { white-space:pre-wrap; overflow-wrap:anywhere; min-width:16ch; max-w
   .empty { padding:20px 12px; }
   p code, li code, dd code, dd.mono { overflow-wrap:anywhere; }
 }
+`;
+
+/** The dashboard's icon: a key on the accent colour. */
+export const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<rect width="32" height="32" rx="7" fill="#3557d4"/>
+<circle cx="12" cy="16" r="5" fill="none" stroke="#fff" stroke-width="3"/>
+<path d="M17 16h10M23 16v5M27 16v4" stroke="#fff" stroke-width="3" fill="none"/>
+</svg>
 `;
 
 export const script = `

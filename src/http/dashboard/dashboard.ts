@@ -8,7 +8,7 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import type { DatabaseFaults } from "../database-faults.js";
 import { databaseRetryAfterSeconds, routeOf } from "../error-handler.js";
-import { chartScript, chartStylesheet, script, stylesheet } from "./assets.js";
+import { chartScript, chartStylesheet, favicon, script, stylesheet } from "./assets.js";
 import { overviewPages } from "./pages/overview.js";
 import { document, type Html, html } from "./html.js";
 import { sendPage } from "./page-kit.js";
@@ -118,6 +118,7 @@ function assetRoutes(app: FastifyInstance): void {
     ["app.js", "text/javascript; charset=utf-8", script],
     ["charts.js", "text/javascript; charset=utf-8", chartScript()],
     ["charts.css", "text/css; charset=utf-8", chartStylesheet()],
+    ["favicon.svg", "image/svg+xml", favicon],
   ] as const) {
     app.get(`/admin/assets/${file}`, async (_request, reply) =>
       reply.header("cache-control", "public, max-age=3600").type(type).send(body),

@@ -103,6 +103,7 @@ export function document(title: string, body: Html): Html {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Shipkey</title>
+        <link rel="icon" href="/admin/assets/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/admin/assets/app.css" />
         <script src="/admin/assets/app.js" defer></script>
       </head>

@@ -592,7 +592,10 @@ function licenseDetailView(
 function licenseFacts(license: LicenseDetail): Html {
   return html`<dl class="facts">
     <dt>Key</dt>
-    <dd class="mono">${license.licenseKey}</dd>
+    <dd>
+      <span class="mono" id="license-key">${license.licenseKey}</span>
+      <button type="button" class="secondary small" data-copy="license-key">Copy</button>
+    </dd>
     <dt>Product</dt>
     <dd>${license.product}</dd>
     <dt>Status</dt>
@@ -611,7 +614,7 @@ function licenseFacts(license: LicenseDetail): Html {
       ${license.customerEmail ? html`<span class="muted">&lt;${license.customerEmail}&gt;</span>` : ""}
     </dd>
     <dt>Note</dt>
-    <dd>${license.note ?? "—"}</dd>
+    <dd class="note">${license.note ?? "—"}</dd>
     <dt>External id</dt>
     <dd class="mono">${license.externalId ?? "—"}</dd>
   </dl>`;
