@@ -431,7 +431,8 @@ export const listLicenses = contract({
         q: Type.Optional(
           Type.String({
             maxLength: limits.identifier,
-            description: "Key prefix, or part of the customer's name or email",
+            description:
+              "Key prefix, or part of the customer's name or email, the external id or the note",
           }),
         ),
         externalId: Type.Optional(Type.String({ maxLength: limits.identifier })),
@@ -933,10 +934,37 @@ export const listAudit = contract({
   operationId: "listAuditEntries",
   tag: "Admin: audit",
   summary: "The audit log, newest first",
-  description: "A key limited to products sees only entries about them.",
+  description:
+    "A key limited to products sees only entries about them. Filters narrow the list; every " +
+    "filter given must hold.",
   auth: "audit:read",
   schema: {
-    querystring: Type.Object(PageQuery, strict),
+    querystring: Type.Object(
+      {
+        actor: Type.Optional(
+          Type.String({
+            maxLength: limits.identifier,
+            description: "The actor's label (an admin's email, an API key's name) or id, exactly",
+          }),
+        ),
+        action: Type.Optional(
+          Type.String({
+            maxLength: limits.identifier,
+            description: "An action (license.update), or a family of them (license: license.*)",
+          }),
+        ),
+        target: Type.Optional(
+          Type.String({
+            maxLength: limits.identifier,
+            description: "A target's id, or a license key (the license's entries)",
+          }),
+        ),
+        from: Type.Optional(DateTime("Entries at or after this time")),
+        to: Type.Optional(DateTime("Entries before this time")),
+        ...PageQuery,
+      },
+      strict,
+    ),
     response: { 200: Page(AuditEntry) },
   },
 });

@@ -253,6 +253,16 @@ export interface UpdateChecksTable {
   count: number;
 }
 
+/** What the license endpoints did per product, UTC day, event and refusal code. */
+export interface DailyCountsTable {
+  day: string;
+  product_id: string;
+  event: string;
+  /** The refusal's code for a refused event, else "". */
+  code: string;
+  count: number;
+}
+
 /** Where webhook events go; the secret only ever stored sealed under the master key. */
 export interface WebhookEndpointsTable {
   id: string;
@@ -316,6 +326,7 @@ export interface DB {
   idempotency_keys: IdempotencyKeysTable;
   download_counts: DownloadCountsTable;
   update_checks: UpdateChecksTable;
+  daily_counts: DailyCountsTable;
   signing_keys: SigningKeysTable;
   license_certificates: LicenseCertificatesTable;
   master_key_check: MasterKeyCheckTable;

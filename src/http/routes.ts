@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { LastSeenRecorder } from "../domain/licenses/validate-license.js";
 import type { UsageCounts } from "../domain/releases/usage-counts.js";
+import { countLicenseAnswers } from "./license-counts.js";
 import type { Signing } from "../domain/signing/key-ring.js";
 import { registerActor } from "./admin-auth.js";
 import { typed } from "./contract-route.js";
@@ -67,6 +68,7 @@ export function registerRoutes(
     }
     license.addHook("preValidation", async (request) => rejectNulInUrl(request));
     signLicenseAnswers(license, signing.ring);
+    countLicenseAnswers(license, counts);
     const routes = typed(license);
     activateMachineRoute(routes, db);
     validateLicenseRoute(routes, db, lastSeen);

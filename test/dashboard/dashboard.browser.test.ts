@@ -88,9 +88,11 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill(password);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL(`${base}/admin/licenses`);
-    expect(await textOf(page.getByRole("heading", { level: 1 }))).toBe("Licenses");
-    await shot("licenses-empty");
+    await page.waitForURL(`${base}/admin`);
+    expect(await textOf(page.getByRole("heading", { level: 1 }))).toBe("Overview");
+    // uPlot, served from our own assets, drew both charts.
+    await page.locator("figure.chart .uplot canvas").nth(1).waitFor();
+    await shot("overview-empty");
   });
 
   it("creates an API key with releases:write, publishes with it over HTTP, and sees the release", async () => {
@@ -318,6 +320,40 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
     expect(headers["x-content-type-options"]).toBe("nosniff");
     expect(headers["referrer-policy"]).toBe("same-origin");
+  });
+
+  it("fits a 390 px phone: no page scrolls sideways, tables scroll in their own box", async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await phone.context().addCookies(await page.context().cookies());
+    const pages = [
+      ["overview", "/admin"],
+      ["overview-product", "/admin?product=desktop-app"],
+      ["licenses", "/admin/licenses"],
+      ["licenses-sorted", "/admin/licenses?sort=customer&dir=asc"],
+      ["license-new", "/admin/licenses/new"],
+      ["license-detail", "/admin/licenses/BROWSER-TEST-LICENSE-1"],
+      ["products", "/admin/products"],
+      ["releases", "/admin/releases?product=desktop-app"],
+      ["api-keys", "/admin/api-keys"],
+      ["webhooks", "/admin/webhooks"],
+      ["audit", "/admin/audit"],
+      ["audit-filtered", "/admin/audit?action=license"],
+      ["admins", "/admin/admins"],
+    ] as const;
+    const overflowing: string[] = [];
+    for (const [name, path] of pages) {
+      const response = await phone.goto(`${base}${path}`);
+      expect(response?.status(), path).toBe(200);
+      expect(new URL(phone.url()).pathname, path).toBe(path.split("?")[0]);
+      const { scrollWidth, innerWidth } = await phone.evaluate<{
+        scrollWidth: number;
+        innerWidth: number;
+      }>("({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })");
+      if (scrollWidth > innerWidth) overflowing.push(`${path}: ${scrollWidth} > ${innerWidth}`);
+      await phone.screenshot({ path: `${screenshots}/phone-${name}.png`, fullPage: true });
+    }
+    await phone.close();
+    expect(overflowing).toEqual([]);
   });
 
   it("signs out", async () => {

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import { inTransaction } from "../../db/transaction.js";
 import type { AuditActorType, DB } from "../../db/schema.js";
 import { newId } from "../../lib/ids.js";
@@ -104,16 +104,29 @@ export async function lastActors(
   return result;
 }
 
+/** What an audit list may be narrowed to; every filter given must hold. */
+export interface AuditFilter {
+  /** The actor's label (an admin's email, an API key's name) or id, exactly. */
+  actor?: string;
+  /** An action (`license.update`), or a family of them (`license`: every `license.*`). */
+  action?: string;
+  /** A target's id, or a license's key (its entries name the license by id). */
+  target?: string;
+  /** Epoch ms: entries at or after. */
+  from?: number;
+  /** Epoch ms: entries before. */
+  to?: number;
+}
+
 /**
  * Newest first, cursor-paginated. Given `productIds` (a limited API key's), only the entries
  * about those products: the products themselves, their releases and their licenses.
  */
 export async function listAudit(
   db: Kysely<DB>,
-  options: { limit: number; cursor?: string; productIds?: readonly string[] | null },
+  options: AuditFilter & { limit: number; cursor?: string; productIds?: readonly string[] | null },
 ): Promise<Page<AuditEntry>> {
-  let query = db
-    .selectFrom("audit_log")
+  let query = filteredAudit(db, options)
     .selectAll()
     .orderBy("at", "desc")
     .orderBy("id", "desc")
@@ -164,4 +177,37 @@ export async function listAudit(
     items,
     nextCursor: rows.length > options.limit && last ? encodeCursor(last.at, last.id) : null,
   };
+}
+
+/** The audit log narrowed to a filter's actor, action, target and time range. */
+function filteredAudit(db: Kysely<DB>, filter: AuditFilter) {
+  let query = db.selectFrom("audit_log");
+  const { actor, action, target } = filter;
+  if (actor !== undefined && actor !== "") {
+    query = query.where((eb) => eb.or([eb("actor_label", "=", actor), eb("actor_id", "=", actor)]));
+  }
+  if (action !== undefined && action !== "") {
+    const family = `${action.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`;
+    query = action.includes(".")
+      ? query.where("action", "=", action)
+      : query.where("action", "like", sql<string>`${family} escape '\\'`);
+  }
+  if (target !== undefined && target !== "") {
+    query = query.where((eb) =>
+      eb.or([
+        eb("target_id", "=", target),
+        eb.and([
+          eb("target_type", "=", "license"),
+          eb(
+            "target_id",
+            "in",
+            eb.selectFrom("licenses").select("id").where("license_key", "=", target),
+          ),
+        ]),
+      ]),
+    );
+  }
+  if (filter.from !== undefined) query = query.where("at", ">=", filter.from);
+  if (filter.to !== undefined) query = query.where("at", "<", filter.to);
+  return query;
 }

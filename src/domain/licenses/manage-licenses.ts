@@ -208,14 +208,31 @@ export interface LicenseFilter {
   status?: LicenseStatus;
   /** true: only expired; false: only unexpired (or never expiring). */
   expired?: boolean;
-  /** Key prefix, or part of the customer's name or email (case-insensitive). */
+  /** Key prefix, or part of the customer's name or email, the external id or the note. */
   q?: string;
   externalId?: string;
+  /** Only licenses whose machines fill every slot. */
+  atLimit?: boolean;
+  /** Only unexpired licenses that expire within this many days. */
+  expiringWithinDays?: number;
+  /** Only licenses on which this machine is active. */
+  machineId?: string;
   /** A limited API key's products (ids): only their licenses. */
   productIds?: readonly string[] | null;
   limit: number;
   cursor?: string;
 }
+
+/** The orders a list of licenses can be sorted in. */
+export const licenseSorts = ["created", "expires", "customer", "machines"] as const;
+export type LicenseSort = (typeof licenseSorts)[number];
+
+const sortColumns = {
+  created: "licenses.created_at",
+  expires: "licenses.expires_at",
+  customer: "licenses.customer_name",
+  machines: "licenses.active_machines",
+} as const;
 
 /** Newest first, cursor-paginated. */
 export async function listLicenses(
@@ -223,10 +240,50 @@ export async function listLicenses(
   filter: LicenseFilter,
   now = Date.now(),
 ): Promise<Page<LicenseView>> {
-  let query = selectLicenseViews(db)
+  let query = licenseViewsOf(filteredLicenses(db, filter, now))
     .orderBy("licenses.created_at", "desc")
     .orderBy("licenses.id", "desc")
     .limit(filter.limit + 1);
+  if (filter.cursor !== undefined) {
+    const { at, id } = decodeCursor(filter.cursor);
+    query = query.where((eb) =>
+      eb.or([
+        eb("licenses.created_at", "<", at),
+        eb.and([eb("licenses.created_at", "=", at), eb("licenses.id", "<", id)]),
+      ]),
+    );
+  }
+  const rows = await query.execute();
+  const last = rows[filter.limit - 1];
+  return {
+    items: rows.slice(0, filter.limit).map(toLicenseView),
+    nextCursor: rows.length > filter.limit && last ? encodeCursor(last.created_at, last.id) : null,
+  };
+}
+
+/** One numbered page of the licenses a filter matches, in the order asked, and how many match. */
+export async function browseLicenses(
+  db: Kysely<DB>,
+  filter: Omit<LicenseFilter, "cursor">,
+  order: { sort: LicenseSort; descending: boolean; offset: number },
+  now = Date.now(),
+): Promise<{ items: LicenseView[]; total: number }> {
+  const direction = order.descending ? "desc" : "asc";
+  const rows = await licenseViewsOf(filteredLicenses(db, filter, now))
+    .orderBy(sortColumns[order.sort], direction)
+    .orderBy("licenses.id", direction)
+    .limit(filter.limit)
+    .offset(order.offset)
+    .execute();
+  const counted = await filteredLicenses(db, filter, now)
+    .select((eb) => eb.fn.countAll<string | number>().as("total"))
+    .executeTakeFirst();
+  return { items: rows.map(toLicenseView), total: Number(counted?.total ?? 0) };
+}
+
+/** The licenses (joined to their products) a filter matches, before anything is selected. */
+function filteredLicenses(db: Kysely<DB>, filter: Omit<LicenseFilter, "cursor">, now: number) {
+  let query = db.selectFrom("licenses").innerJoin("products", "products.id", "licenses.product_id");
   if (filter.product !== undefined) query = query.where("products.slug", "=", filter.product);
   if (filter.productIds !== undefined && filter.productIds !== null) {
     // "" matches no id and keeps the list non-empty (an empty IN list is not SQL).
@@ -245,32 +302,48 @@ export async function listLicenses(
       eb.or([eb("licenses.expires_at", "is", null), eb("licenses.expires_at", ">", now)]),
     );
   }
+  if (filter.expiringWithinDays !== undefined) {
+    query = query
+      .where("licenses.expires_at", ">", now)
+      .where("licenses.expires_at", "<=", now + filter.expiringWithinDays * 86_400_000);
+  }
+  if (filter.atLimit === true) {
+    query = query.where((eb) =>
+      eb("licenses.active_machines", ">=", eb.ref("licenses.max_machines")),
+    );
+  }
+  if (filter.machineId !== undefined && filter.machineId !== "") {
+    const machineId = filter.machineId;
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("activations")
+          .select("activations.id")
+          .whereRef("activations.license_id", "=", "licenses.id")
+          .where("activations.machine_id", "=", machineId)
+          .where("activations.deactivated_at", "is", null),
+      ),
+    );
+  }
   if (filter.q !== undefined && filter.q !== "") {
     const escaped = filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+    const contains = sql`${`%${escaped}%`} escape '\\'`;
     query = query.where((eb) =>
       eb.or([
         eb(sql`lower(licenses.license_key)`, "like", sql`${`${escaped}%`} escape '\\'`),
-        eb(sql`lower(licenses.customer_name)`, "like", sql`${`%${escaped}%`} escape '\\'`),
-        eb(sql`lower(licenses.customer_email)`, "like", sql`${`%${escaped}%`} escape '\\'`),
-        eb(sql`lower(licenses.external_id)`, "like", sql`${`%${escaped}%`} escape '\\'`),
+        eb(sql`lower(licenses.customer_name)`, "like", contains),
+        eb(sql`lower(licenses.customer_email)`, "like", contains),
+        eb(sql`lower(licenses.external_id)`, "like", contains),
+        eb(sql`lower(licenses.note)`, "like", contains),
       ]),
     );
   }
-  if (filter.cursor !== undefined) {
-    const { at, id } = decodeCursor(filter.cursor);
-    query = query.where((eb) =>
-      eb.or([
-        eb("licenses.created_at", "<", at),
-        eb.and([eb("licenses.created_at", "=", at), eb("licenses.id", "<", id)]),
-      ]),
-    );
-  }
-  const rows = await query.execute();
-  const last = rows[filter.limit - 1];
-  return {
-    items: rows.slice(0, filter.limit).map(toLicenseView),
-    nextCursor: rows.length > filter.limit && last ? encodeCursor(last.created_at, last.id) : null,
-  };
+  return query;
+}
+
+/** What a license view needs, selected from filtered licenses. */
+function licenseViewsOf(query: ReturnType<typeof filteredLicenses>) {
+  return query.selectAll("licenses").select("products.slug as product_slug");
 }
 
 function selectLicenseViews(db: Kysely<DB>) {

@@ -15,12 +15,33 @@ export function dayOf(at: number): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
+/** What the license endpoints count per product and day (daily_counts.event). */
+export const licenseEvents = [
+  "activation",
+  "activation_refused",
+  "deactivation",
+  "validation",
+  "validation_refused",
+] as const;
+export type LicenseEvent = (typeof licenseEvents)[number];
+
+/** A license endpoint's event, keyed by the product's slug until the flush finds its id. */
+interface EventCount {
+  productSlug: string;
+  day: string;
+  event: LicenseEvent;
+  code: string;
+  count: number;
+}
+
 /** A counter is the row it adds to (count included), kept under its primary key. */
 type DownloadCount = DownloadCountsTable;
 type CheckCount = UpdateChecksTable;
 
 const downloadKey = (row: DownloadCount) =>
   `${row.version_id}\u0000${row.platform}\u0000${row.day}`;
+const eventKey = (row: EventCount) =>
+  [row.productSlug, row.day, row.event, row.code].join("\u0000");
 const checkKey = (row: CheckCount) =>
   [row.product_id, row.day, row.current_version, row.platform, row.channel].join("\u0000");
 
@@ -32,6 +53,7 @@ const checkKey = (row: CheckCount) =>
 export class UsageCounts {
   #downloads = new Map<string, DownloadCount>();
   #checks = new Map<string, CheckCount>();
+  #events = new Map<string, EventCount>();
   #flushing: Promise<void> | null = null;
 
   constructor(private readonly onDropped: () => void = () => {}) {}
@@ -64,11 +86,24 @@ export class UsageCounts {
     this.#add(this.#checks, checkKey(row), row);
   }
 
-  #add<T extends DownloadCount | CheckCount>(counters: Map<string, T>, key: string, row: T): void {
+  /**
+   * A license endpoint's answer for a product (by the slug the request named): an event, with the
+   * refusal's code for a refused one. At flush, a slug no product has is dropped.
+   */
+  countEvent(productSlug: string, event: LicenseEvent, at: number, code = ""): void {
+    const row = { productSlug, day: dayOf(at), event, code, count: 1 };
+    this.#add(this.#events, eventKey(row), row);
+  }
+
+  #add<T extends DownloadCount | CheckCount | EventCount>(
+    counters: Map<string, T>,
+    key: string,
+    row: T,
+  ): void {
     const counter = counters.get(key);
     if (counter !== undefined) {
       counter.count += row.count;
-    } else if (this.#downloads.size + this.#checks.size < maxPendingCounters) {
+    } else if (this.size < maxPendingCounters) {
       counters.set(key, { ...row });
     } else {
       this.onDropped();
@@ -77,7 +112,7 @@ export class UsageCounts {
 
   /** Counters waiting for a flush. */
   get size(): number {
-    return this.#downloads.size + this.#checks.size;
+    return this.#downloads.size + this.#checks.size + this.#events.size;
   }
 
   /** Adds what was counted until now to the tables; concurrent calls share one flush. */
@@ -91,9 +126,11 @@ export class UsageCounts {
   async #write(db: Kysely<DB>): Promise<void> {
     const downloads = this.#downloads;
     const checks = this.#checks;
-    if (downloads.size === 0 && checks.size === 0) return;
+    const events = this.#events;
+    if (downloads.size === 0 && checks.size === 0 && events.size === 0) return;
     this.#downloads = new Map();
     this.#checks = new Map();
+    this.#events = new Map();
     try {
       await inTransaction(db, async (trx) => {
         for (const row of downloads.values()) {
@@ -119,11 +156,13 @@ export class UsageCounts {
             )
             .execute();
         }
+        await addEvents(trx, [...events.values()]);
       });
     } catch (err) {
       // Back for the next flush, added to what came meanwhile.
       for (const [key, row] of downloads) this.#add(this.#downloads, key, row);
       for (const [key, row] of checks) this.#add(this.#checks, key, row);
+      for (const [key, row] of events) this.#add(this.#events, key, row);
       throw err;
     }
   }
@@ -156,4 +195,28 @@ function folded(checks: Iterable<CheckCount>, published: Set<string>): CheckCoun
     else out.set(key, row);
   }
   return [...out.values()];
+}
+
+/** Adds the event counters of products that exist to daily_counts. */
+async function addEvents(db: Kysely<DB>, events: EventCount[]): Promise<void> {
+  if (events.length === 0) return;
+  const products = await db
+    .selectFrom("products")
+    .select(["id", "slug"])
+    .where("slug", "in", [...new Set(events.map((e) => e.productSlug))])
+    .execute();
+  const idOf = new Map(products.map((p) => [p.slug, p.id]));
+  for (const { productSlug, count, ...key } of events) {
+    const productId = idOf.get(productSlug);
+    if (productId === undefined) continue;
+    await db
+      .insertInto("daily_counts")
+      .values({ ...key, product_id: productId, count })
+      .onConflict((oc) =>
+        oc
+          .columns(["day", "product_id", "event", "code"])
+          .doUpdateSet((eb) => ({ count: eb("daily_counts.count", "+", count) })),
+      )
+      .execute();
+  }
 }

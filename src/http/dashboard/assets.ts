@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
 /** The dashboard's only stylesheet and script, served by the service itself (no CDN, no fonts). */
 export const stylesheet = `
 :root { --bg:#f6f7f9; --panel:#fff; --text:#1d2330; --muted:#667085; --line:#e4e7ec; --accent:#3557d4; --accent-ink:#fff;
@@ -14,7 +17,7 @@ a { color:var(--accent); }
 .sidebar nav a:hover { background:#1f2937; color:#fff; }
 .sidebar nav a[aria-current="page"] { background:#374151; color:#fff; font-weight:600; }
 .signout { margin-top:auto; display:flex; flex-direction:column; gap:4px; font-size:13px; }
-main { padding:28px 32px; max-width:1200px; width:100%; }
+main { padding:28px 32px; max-width:1200px; width:100%; min-width:0; }
 h1 { margin:0 0 20px; font-size:24px; }
 h2 { font-size:17px; margin:28px 0 12px; }
 .panel { background:var(--panel); border:1px solid var(--line); border-radius:var(--radius); padding:20px; margin-bottom:20px; }
@@ -34,7 +37,7 @@ form.stack { display:grid; gap:14px; max-width:560px; }
 .grid-2 { display:grid; grid-template-columns: 1fr 1fr; gap:14px; }
 label { display:grid; gap:4px; font-weight:600; font-size:14px; }
 label .hint { font-weight:400; color:var(--muted); font-size:13px; }
-input, select, textarea { font:inherit; font-weight:400; padding:8px 10px; border:1px solid #cfd4dc; border-radius:6px; background:#fff; color:var(--text); }
+input, select, textarea { max-width:100%; font:inherit; font-weight:400; padding:8px 10px; border:1px solid #cfd4dc; border-radius:6px; background:#fff; color:var(--text); }
 input[aria-invalid="true"], select[aria-invalid="true"] { border-color:var(--bad); }
 .field-error { color:var(--bad); margin:0; font-size:13px; font-weight:500; }
 button, .button { font:inherit; cursor:pointer; border:1px solid var(--accent); background:var(--accent); color:var(--accent-ink);
@@ -73,16 +76,41 @@ label.check { display:flex; gap:8px; align-items:center; font-weight:400; }
 pre.snippet { background:#111827; color:#f9fafb; padding:12px; border-radius:6px; overflow-x:auto; font-size:13px; margin:8px 0 4px; }
 p.hint { color:var(--muted); font-size:13px; margin:0 0 8px; }
 .release h2 { margin:0; }
+time { white-space:nowrap; }
+dd.note { white-space:pre-wrap; overflow-wrap:anywhere; }
+.overview-grid { display:grid; grid-template-columns:repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap:0 20px; }
+.overview-grid h2 { margin-top:0; }
+ul.totals { display:flex; gap:16px; flex-wrap:wrap; padding:0; margin:8px 0 0; list-style:none; color:var(--muted); }
+.pager { display:flex; gap:14px; align-items:center; flex-wrap:wrap; margin:14px 0; }
+.list-summary { justify-content:space-between; margin-bottom:8px; }
+.list-summary p { margin:0; }
+th a { color:inherit; text-decoration:none; }
+th[aria-sort="ascending"], th[aria-sort="descending"] { color:var(--text); }
+td.details { white-space:pre-wrap; overflow-wrap:anywhere; min-width:16ch; max-width:48ch; }
 .login { min-height:100vh; display:grid; place-items:center; }
 .login .panel { width:min(400px, 92vw); }
 @media (max-width: 760px) {
-  .shell { grid-template-columns: 1fr; }
-  .sidebar { flex-direction:row; flex-wrap:wrap; align-items:center; }
-  .sidebar nav { flex-direction:row; flex-wrap:wrap; }
-  .signout { margin-top:0; flex-direction:row; }
-  main { padding:18px; }
-  .grid-2 { grid-template-columns: 1fr; }
+  .shell { grid-template-columns: minmax(0, 1fr); }
+  .sidebar { flex-direction:row; flex-wrap:wrap; align-items:center; padding:12px; gap:8px 16px; }
+  .sidebar nav { flex-direction:row; flex-wrap:nowrap; overflow-x:auto; max-width:100%; order:3; flex-basis:100%; }
+  .sidebar nav a { white-space:nowrap; }
+  .signout { margin-top:0; flex-direction:row; flex-wrap:wrap; gap:4px 10px; min-width:0; overflow-wrap:anywhere; }
+  main { padding:18px 12px; }
+  .grid-2 { grid-template-columns: minmax(0, 1fr); }
+  main table { display:block; overflow-x:auto; max-width:100%; }
+  .panel { padding:14px; }
+  .toolbar > label, .toolbar input, .toolbar select { min-width:0; max-width:100%; }
+  .empty { padding:20px 12px; }
+  p code, li code, dd code, dd.mono { overflow-wrap:anywhere; }
 }
+`;
+
+/** The dashboard's icon: a key on the accent colour. */
+export const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<rect width="32" height="32" rx="7" fill="#3557d4"/>
+<circle cx="12" cy="16" r="5" fill="none" stroke="#fff" stroke-width="3"/>
+<path d="M17 16h10M23 16v5M27 16v4" stroke="#fff" stroke-width="3" fill="none"/>
+</svg>
 `;
 
 export const script = `
@@ -109,3 +137,38 @@ document.addEventListener("click", async (event) => {
   }
 });
 `;
+
+/** A file of the uPlot package (MIT), served as our own asset: charts load nothing from elsewhere. */
+function uplotFile(name: string): string {
+  return readFileSync(createRequire(import.meta.url).resolve(`uplot/dist/${name}`), "utf8");
+}
+
+/**
+ * uPlot, then what draws each chart: a <figure class="chart"> holding its data as JSON
+ * ({labels, series: [{label, values, color}]}, days as YYYY-MM-DD) in a
+ * <script type="application/json">, drawn as lines across the figure's width.
+ */
+export function chartScript(): string {
+  return `${uplotFile("uPlot.iife.min.js")}
+document.querySelectorAll("figure.chart").forEach((figure) => {
+  const source = figure.querySelector('script[type="application/json"]');
+  if (!source) return;
+  const data = JSON.parse(source.textContent || "{}");
+  const times = data.labels.map((day) => Date.parse(day + "T00:00:00Z") / 1000);
+  const width = Math.max(260, figure.clientWidth);
+  new uPlot({
+    width, height: 220, tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+    scales: { y: { range: (u, min, max) => [0, Math.max(1, max)] } },
+    series: [{}].concat(data.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: false } }))),
+    axes: [{}, { size: 40 }],
+  }, [times].concat(data.series.map((s) => s.values)), figure.querySelector(".plot"));
+});
+`;
+}
+
+export function chartStylesheet(): string {
+  return `${uplotFile("uPlot.min.css")}
+figure.chart { margin:0; min-width:0; overflow:hidden; }
+figure.chart figcaption { font-weight:600; margin-bottom:6px; }
+`;
+}

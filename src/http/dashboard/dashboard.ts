@@ -8,7 +8,8 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import type { DatabaseFaults } from "../database-faults.js";
 import { databaseRetryAfterSeconds, routeOf } from "../error-handler.js";
-import { script, stylesheet } from "./assets.js";
+import { chartScript, chartStylesheet, favicon, script, stylesheet } from "./assets.js";
+import { overviewPages } from "./pages/overview.js";
 import { document, type Html, html } from "./html.js";
 import { sendPage } from "./page-kit.js";
 import { adminPages } from "./pages/admins.js";
@@ -58,7 +59,7 @@ export async function dashboard(
 
   await app.register(async (pages) => {
     pages.addHook("preHandler", signedIn);
-    pages.get("/admin", async (_request, reply) => reply.redirect("/admin/licenses", 303));
+    overviewPages(pages, db);
     licensePages(pages, db);
     productPages(pages, db, signing);
     productKeyPages(pages, db, signing);
@@ -115,6 +116,9 @@ function assetRoutes(app: FastifyInstance): void {
   for (const [file, type, body] of [
     ["app.css", "text/css; charset=utf-8", stylesheet],
     ["app.js", "text/javascript; charset=utf-8", script],
+    ["charts.js", "text/javascript; charset=utf-8", chartScript()],
+    ["charts.css", "text/css; charset=utf-8", chartStylesheet()],
+    ["favicon.svg", "image/svg+xml", favicon],
   ] as const) {
     app.get(`/admin/assets/${file}`, async (_request, reply) =>
       reply.header("cache-control", "public, max-age=3600").type(type).send(body),

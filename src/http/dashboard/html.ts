@@ -43,6 +43,7 @@ export function raw(trusted: string): Html {
 }
 
 export const sections = [
+  ["overview", "Overview"],
   ["products", "Products"],
   ["licenses", "Licenses"],
   ["releases", "Releases"],
@@ -74,7 +75,9 @@ export function layout(
         <nav aria-label="Sections">
           ${sections.map(
             ([id, label]) =>
-              html`<a href="/admin/${id}" ${id === section ? raw('aria-current="page"') : ""}
+              html`<a
+                href="${id === "overview" ? "/admin" : `/admin/${id}`}"
+                ${id === section ? raw('aria-current="page"') : ""}
                 >${label}</a
               >`,
           )}
@@ -100,6 +103,7 @@ export function document(title: string, body: Html): Html {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Shipkey</title>
+        <link rel="icon" href="/admin/assets/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/admin/assets/app.css" />
         <script src="/admin/assets/app.js" defer></script>
       </head>

@@ -8,10 +8,14 @@ import {
   updateLicenseAudited,
 } from "../../../domain/audit/audited-actions.js";
 import {
+  browseLicenses,
+  type LicenseFilter,
+  type LicenseSort,
+  licenseSorts,
   type LicenseView,
-  listLicenses,
   showLicense,
 } from "../../../domain/licenses/manage-licenses.js";
+import { licensesCsv } from "./licenses-csv.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import {
@@ -132,20 +136,40 @@ function settingsInputs(form: Form, errors: Record<string, string>): Html {
     >`;
 }
 
-type LicensePage = Awaited<ReturnType<typeof listLicenses>>;
+/** One page of the list: its licenses and how many match the filters. */
+type LicensePage = Awaited<ReturnType<typeof browseLicenses>>;
 
-/** The list's filters as the query gives them. */
+/** The list's filters, order and page as the query gives them. */
 interface ListFilters {
   q: string;
   product: string;
   status: string;
   expired: string;
+  /** "at-limit" or "expiring" (within 30 days). */
+  only: string;
+  machine: string;
+  sort: LicenseSort;
+  dir: "asc" | "desc";
+  page: number;
 }
+
+/** Licenses a list page shows. */
+const pageSize = 50;
 
 export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.get<{ Querystring: Form }>("/admin/licenses", async (request, reply) =>
     sendPage(reply, await listPage(db, request)),
   );
+
+  // Every license the list's filters match, as CSV, written a page at a time.
+  app.get<{ Querystring: Form }>("/admin/licenses/export.csv", async (request, reply) => {
+    const filter = filterOf(filtersFrom(request.query));
+    const day = new Date().toISOString().slice(0, 10);
+    return reply
+      .type("text/csv; charset=utf-8")
+      .header("content-disposition", `attachment; filename="licenses-${day}.csv"`)
+      .send(licensesCsv(db, filter));
+  });
 
   app.get("/admin/licenses/new", async (request, reply) =>
     sendPage(reply, await newLicensePage(db, request, { maxMachines: "1" }, {})),
@@ -266,42 +290,69 @@ async function listPage(
   db: Kysely<DB>,
   request: FastifyRequest<{ Querystring: Form }>,
 ): Promise<Html> {
-  const query = request.query;
-  const filters = {
-    q: text(query, "q"),
-    product: text(query, "product"),
-    status: text(query, "status"),
-    expired: text(query, "expired"),
-  };
-  let page: LicensePage = { items: [], nextCursor: null };
+  const filters = filtersFrom(request.query);
+  let page: LicensePage = { items: [], total: 0 };
   let error = "";
   try {
-    page = await listLicenses(db, listInput(filters, text(query, "cursor")));
+    page = await browseLicenses(db, filterOf(filters), {
+      sort: filters.sort,
+      descending: filters.dir === "desc",
+      offset: (filters.page - 1) * pageSize,
+    });
   } catch (err) {
     if (!(err instanceof ShipkeyError)) throw err;
     error = err.message;
   }
   const products = await listProducts(db);
-  const next = new URLSearchParams({
-    ...Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v ?? "")])),
-    cursor: page.nextCursor ?? "",
-  });
-  const content = licenseListView(filters, products, page, error, next.toString());
+  const content = licenseListView(filters, products, page, error);
   return layout("Licenses", "licenses", contextOf(request), content);
 }
 
-function listInput(filters: ListFilters, cursor: string) {
-  const { status, expired } = filters;
+function filtersFrom(query: Form): ListFilters {
+  const sort = licenseSorts.find((s) => s === text(query, "sort")) ?? "created";
+  const page = Number(text(query, "page"));
+  return {
+    q: text(query, "q"),
+    product: text(query, "product"),
+    status: text(query, "status"),
+    expired: text(query, "expired"),
+    only: text(query, "only"),
+    machine: text(query, "machine"),
+    sort,
+    dir: text(query, "dir") === "asc" ? "asc" : "desc",
+    page: Number.isSafeInteger(page) && page >= 1 ? page : 1,
+  };
+}
+
+function filterOf(filters: ListFilters): LicenseFilter {
+  const { status, expired, only } = filters;
   return {
     product: filters.product || undefined,
     status: (licenseStatuses as readonly string[]).includes(status)
       ? (status as LicenseStatus)
       : undefined,
     expired: expired === "yes" ? true : expired === "no" ? false : undefined,
+    atLimit: only === "at-limit" ? true : undefined,
+    expiringWithinDays: only === "expiring" ? 30 : undefined,
+    machineId: filters.machine || undefined,
     q: filters.q || undefined,
-    cursor: cursor || undefined,
-    limit: 50,
+    limit: pageSize,
   };
+}
+
+/** The list's address with some of its parameters changed (the defaults left out). */
+function listHref(filters: ListFilters, changes: Partial<ListFilters>, path = "/admin/licenses") {
+  const all = { ...filters, ...changes };
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(all)) {
+    const isDefault =
+      (name === "sort" && value === "created") ||
+      (name === "dir" && value === "desc") ||
+      (name === "page" && value === 1);
+    if (value !== "" && !isDefault) params.set(name, String(value));
+  }
+  const query = params.toString();
+  return query === "" ? path : `${path}?${query}`;
 }
 
 /** The edit form's values for a license as stored. */
@@ -332,12 +383,11 @@ function licenseListView(
   products: Product[],
   page: LicensePage,
   error: string,
-  next: string,
 ): Html {
   return html`${listFilters(filters, products)}
   ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
   ${
-    page.items.length === 0
+    page.total === 0
       ? html`<div class="empty">
           <p>No licenses match.</p>
           <p>
@@ -345,16 +395,50 @@ function licenseListView(
             webhook with the admin API.
           </p>
         </div>`
-      : html`${licenseTable(page.items)}
-        ${page.nextCursor ? html`<p><a href="/admin/licenses?${next}">Next page →</a></p>` : ""}`
+      : html`${listSummary(filters, page.total)} ${licenseTable(filters, page.items)}
+        ${pager(filters, page.total)}`
   }`;
 }
 
-function listFilters({ q, product, status, expired }: ListFilters, products: Product[]): Html {
+function listSummary(filters: ListFilters, total: number): Html {
+  const first = (filters.page - 1) * pageSize + 1;
+  const last = Math.min(total, filters.page * pageSize);
+  return html`<div class="actions list-summary">
+    <p class="total">
+      <strong>${total}</strong> ${total === 1 ? "license" : "licenses"}${
+        first <= total ? html` <span class="muted">(showing ${first}–${last})</span>` : ""
+      }
+    </p>
+    <a
+      class="button secondary"
+      href="${listHref(filters, { page: 1 }, "/admin/licenses/export.csv")}"
+      >Export CSV</a
+    >
+  </div>`;
+}
+
+function pager(filters: ListFilters, total: number): Html {
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  const link = (to: number, label: string, rel: string) =>
+    html`<a href="${listHref(filters, { page: to })}" rel="${rel}">${label}</a>`;
+  return html`<nav class="pager" aria-label="Pages">
+    ${filters.page > 1 ? link(1, "« First", "first") : ""}
+    ${filters.page > 1 ? link(Math.min(filters.page - 1, pages), "‹ Previous", "prev") : ""}
+    <span class="muted">Page ${filters.page} of ${pages}</span>
+    ${filters.page < pages ? link(filters.page + 1, "Next ›", "next") : ""}
+  </nav>`;
+}
+
+function listFilters(filters: ListFilters, products: Product[]): Html {
+  const { q, product, status, expired, only, machine } = filters;
   return html`<form method="get" class="toolbar" role="search">
     <label
       >Search
-      <input type="search" name="q" value="${q}" placeholder="Key prefix, customer, external id"
+      <input
+        type="search"
+        name="q"
+        value="${q}"
+        placeholder="Key prefix, customer, external id, note"
     /></label>
     <label
       >Product
@@ -374,22 +458,43 @@ function listFilters({ q, product, status, expired }: ListFilters, products: Pro
         ${option("", "All", expired)}${option("no", "Not expired", expired)}${option("yes", "Expired", expired)}
       </select></label
     >
+    <label
+      >Only
+      <select name="only">
+        ${option("", "All", only)}${option("at-limit", "At machine limit", only)}${option("expiring", "Expiring within 30 days", only)}
+      </select></label
+    >
+    <label>Machine id <input type="search" name="machine" value="${machine}" /></label>
+    <input type="hidden" name="sort" value="${filters.sort}" />
+    <input type="hidden" name="dir" value="${filters.dir}" />
     <button type="submit" class="secondary">Filter</button>
     <a class="button" href="/admin/licenses/new">New license</a>
   </form>`;
 }
 
-function licenseTable(licenses: LicenseView[]): Html {
+/** A column heading that sorts by its column: descending first, then the other way. */
+function sortHeading(filters: ListFilters, sort: LicenseSort, label: string): Html {
+  const current = filters.sort === sort;
+  const dir = current && filters.dir === "desc" ? "asc" : "desc";
+  const ariaSort = current ? (filters.dir === "desc" ? "descending" : "ascending") : "none";
+  const arrow = current ? (filters.dir === "desc" ? " ↓" : " ↑") : "";
+  return html`<th aria-sort="${ariaSort}">
+    <a href="${listHref(filters, { sort, dir, page: 1 })}" data-sort="${sort}">${label}${arrow}</a>
+  </th>`;
+}
+
+function licenseTable(filters: ListFilters, licenses: LicenseView[]): Html {
   return html`<div class="table-wrap">
-    <table>
+    <table class="licenses">
       <thead>
         <tr>
           <th>Key</th>
           <th>Product</th>
           <th>Status</th>
-          <th>Machines</th>
-          <th>Customer</th>
-          <th>Expires</th>
+          ${sortHeading(filters, "machines", "Machines")}
+          ${sortHeading(filters, "customer", "Customer")}
+          ${sortHeading(filters, "created", "Created")}
+          ${sortHeading(filters, "expires", "Expires")}
         </tr>
       </thead>
       <tbody>
@@ -411,6 +516,7 @@ function licenseRow(l: LicenseView): Html {
       ${l.customerName ?? ""}<br /><span class="muted">${l.customerEmail ?? ""}</span
       >${l.externalId ? html`<br /><span class="muted mono">${l.externalId}</span>` : ""}
     </td>
+    <td>${when(l.createdAt)}</td>
     <td>${when(l.expiresAt)}</td>
   </tr>`;
 }
@@ -486,7 +592,10 @@ function licenseDetailView(
 function licenseFacts(license: LicenseDetail): Html {
   return html`<dl class="facts">
     <dt>Key</dt>
-    <dd class="mono">${license.licenseKey}</dd>
+    <dd>
+      <span class="mono" id="license-key">${license.licenseKey}</span>
+      <button type="button" class="secondary small" data-copy="license-key">Copy</button>
+    </dd>
     <dt>Product</dt>
     <dd>${license.product}</dd>
     <dt>Status</dt>
@@ -505,7 +614,7 @@ function licenseFacts(license: LicenseDetail): Html {
       ${license.customerEmail ? html`<span class="muted">&lt;${license.customerEmail}&gt;</span>` : ""}
     </dd>
     <dt>Note</dt>
-    <dd>${license.note ?? "—"}</dd>
+    <dd class="note">${license.note ?? "—"}</dd>
     <dt>External id</dt>
     <dd class="mono">${license.externalId ?? "—"}</dd>
   </dl>`;

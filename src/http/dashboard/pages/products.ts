@@ -190,7 +190,7 @@ function newProductForm(csrfToken: string, form: Form, errors: Record<string, st
           <input
             name="slug"
             required
-            pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?"
+            pattern="[a-z0-9]([a-z0-9\\-]*[a-z0-9])?"
             value="${text(form, "slug")}"
             ${errors.slug ? html`aria-invalid="true"` : ""}
           />${fieldError(errors, "slug")}</label

@@ -53,6 +53,9 @@ function publisherLabel(publisher: Publisher): string {
 /** The window of the usage tables. */
 const usageDays = 30;
 
+/** Versions one page of a product's releases shows. */
+const versionsPerPage = 20;
+
 /** One product's releases, and what is known of their use. */
 interface ProductReleases {
   product: Product;
@@ -67,6 +70,8 @@ interface ReleasesPage {
   products: Product[];
   slug: string;
   shown: ProductReleases | null;
+  /** The page of versions shown, from 1. */
+  page: number;
   origin: string | null;
   flash?: string;
 }
@@ -89,6 +94,7 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
     const products = await listProducts(db);
     const slug = text(request.query, "product") || products[0]?.slug || "";
     const product = products.find((p) => p.slug === slug);
+    const page = Number(text(request.query, "page"));
     return sendPage(
       reply,
       releasesView({
@@ -96,6 +102,7 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
         products,
         slug,
         shown: product ? await productReleases(db, product) : null,
+        page: Number.isSafeInteger(page) && page >= 1 ? page : 1,
         origin: requestOrigin(request),
         flash: done[text(request.query, "done")],
       }),
@@ -184,17 +191,34 @@ function releasesView(page: ReleasesPage): Html {
       : html`${productPicker(products, page.slug)}
         ${
           shown
-            ? releasesOf(
+            ? html`${releasesOf(
                 shown.product,
-                shown.versions,
+                shown.versions.slice(
+                  (page.page - 1) * versionsPerPage,
+                  page.page * versionsPerPage,
+                ),
                 shown.usage,
                 page.origin,
                 context,
                 shown.publishers,
-              )
+              )}
+              ${versionPager(shown.product.slug, page.page, shown.versions.length)}`
             : ""
         }`;
   return layout("Releases", "releases", context, content, page.flash);
+}
+
+/** Links to the newer and older versions of a product, when it has more than a page of them. */
+function versionPager(slug: string, page: number, count: number): Html | string {
+  const pages = Math.ceil(count / versionsPerPage);
+  if (pages <= 1) return "";
+  const href = (to: number) =>
+    `/admin/releases?product=${encodeURIComponent(slug)}${to === 1 ? "" : `&page=${to}`}`;
+  return html`<nav class="pager" aria-label="Versions">
+    ${page > 1 ? html`<a href="${href(page - 1)}" rel="prev">‹ Newer versions</a>` : ""}
+    <span class="muted">Page ${page} of ${pages}</span>
+    ${page < pages ? html`<a href="${href(page + 1)}" rel="next">Older versions ›</a>` : ""}
+  </nav>`;
 }
 
 function noProducts(): Html {

@@ -1,0 +1,195 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../../db/schema.js";
+import { type Overview, overview, overviewDays } from "../../../domain/overview/overview.js";
+import { listProducts, type Product } from "../../../domain/products/products.js";
+import type { LicenseEvent } from "../../../domain/releases/usage-counts.js";
+import { badge, type Html, html, layout, type PageContext, raw } from "../html.js";
+import { contextOf, type Form, sendPage, text } from "../page-kit.js";
+
+/** What the overview page shows: the products to pick from, and the numbers of the picked one. */
+interface OverviewPage {
+  context: PageContext;
+  products: Product[];
+  shown: Overview;
+}
+
+export function overviewPages(app: FastifyInstance, db: Kysely<DB>): void {
+  app.get<{ Querystring: Form }>("/admin", async (request, reply) => {
+    const products = await listProducts(db);
+    const slug = text(request.query, "product");
+    const product = products.find((p) => p.slug === slug)?.slug ?? null;
+    const shown = await overview(db, product);
+    return sendPage(reply, overviewView({ context: contextOf(request), products, shown }));
+  });
+}
+
+function overviewView({ context, products, shown }: OverviewPage): Html {
+  const content = html`<link rel="stylesheet" href="/admin/assets/charts.css" />
+    <script src="/admin/assets/charts.js" defer></script>
+    ${productPicker(products, shown.product ?? "")}
+    <div class="overview-grid">
+      ${licenseCounts(shown)}
+      ${chart("Activations per day", shown, [
+        ["activation", "Activations", "#3557d4"],
+        ["deactivation", "Deactivations", "#b54708"],
+        ["activation_refused", "Refused", "#b42318"],
+      ])}
+      ${chart("Validations per day", shown, [
+        ["validation", "Validations", "#157f3b"],
+        ["validation_refused", "Refused", "#b42318"],
+      ])}
+      ${refusals(shown)} ${atLimit(shown)} ${versionsInUse(shown)}
+    </div>`;
+  return layout("Overview", "overview", context, content);
+}
+
+function productPicker(products: Product[], slug: string): Html {
+  return html`<form method="get" class="toolbar">
+    <label
+      >Product
+      <select name="product">
+        <option value="">All products</option>
+        ${products.map(
+          (p) =>
+            html`<option value="${p.slug}" ${p.slug === slug ? html`selected` : ""}>
+              ${p.name}
+            </option>`,
+        )}
+      </select></label
+    ><button type="submit" class="secondary">Show</button>
+  </form>`;
+}
+
+function licenseCounts(shown: Overview): Html {
+  const product = shown.product ? `&product=${encodeURIComponent(shown.product)}` : "";
+  const total = shown.byStatus.reduce((sum, s) => sum + s.count, 0);
+  return html`<section class="panel" id="licenses-by-status">
+    <h2>Licenses</h2>
+    <dl class="facts">
+      <dt>All</dt>
+      <dd><strong>${total}</strong></dd>
+      ${shown.byStatus.map(
+        (s) =>
+          html`<dt>${badge(s.status)}</dt>
+            <dd>
+              <a href="/admin/licenses?status=${s.status}${product}">${s.count}</a>
+            </dd>`,
+      )}
+      <dt>Expiring within 30 days</dt>
+      <dd><a href="/admin/licenses?only=expiring${product}">${shown.expiringSoon}</a></dd>
+      <dt>At their machine limit</dt>
+      <dd><a href="/admin/licenses?only=at-limit${product}">${shown.atLimit.total}</a></dd>
+    </dl>
+  </section>`;
+}
+
+/** A line chart of daily counts, with the same numbers as a table for those who cannot see it. */
+function chart(
+  title: string,
+  shown: Overview,
+  series: Array<[LicenseEvent, string, string]>,
+): Html {
+  const data = {
+    labels: shown.days,
+    series: series.map(([event, label, color]) => ({ label, color, values: shown.daily[event] })),
+  };
+  const totals = series.map(
+    ([event, label]) => html`<li>${label}: ${shown.daily[event].reduce((a, b) => a + b, 0)}</li>`,
+  );
+  // JSON in a script element: "<" escaped so no text can close it.
+  const json = JSON.stringify(data).replaceAll("<", "\\u003c");
+  return html`<section class="panel">
+    <figure class="chart">
+      <figcaption>${title} <span class="muted">(last ${overviewDays} days, UTC)</span></figcaption>
+      <div class="plot"></div>
+      <script type="application/json">
+        ${raw(json)}
+      </script>
+    </figure>
+    <ul class="totals">
+      ${totals}
+    </ul>
+  </section>`;
+}
+
+function refusals(shown: Overview): Html {
+  return html`<section class="panel" id="refusals">
+    <h2>Refused, by code <span class="muted">last ${overviewDays} days</span></h2>
+    ${
+      shown.refusals.length === 0
+        ? html`<p class="muted">Nothing refused.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th>Request</th>
+                <th>Code</th>
+                <th>Count</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${shown.refusals.map(
+                (r) =>
+                  html`<tr>
+                    <td>${r.event === "activation_refused" ? "Activate" : "Validate"}</td>
+                    <td class="mono">${r.code}</td>
+                    <td>${r.count}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
+}
+
+function atLimit(shown: Overview): Html {
+  const { items, total } = shown.atLimit;
+  return html`<section class="panel" id="at-limit">
+    <h2>At their machine limit <span class="muted">${total}</span></h2>
+    ${
+      items.length === 0
+        ? html`<p class="muted">No license uses all its machine slots.</p>`
+        : html`<ul>
+            ${items.map(
+              (l) =>
+                html`<li>
+                  <a class="mono" href="/admin/licenses/${encodeURIComponent(l.licenseKey)}"
+                    >${l.licenseKey}</a
+                  >
+                  ${l.customerName ?? ""}
+                  <span class="muted">${l.activeMachines} / ${l.maxMachines}</span>
+                </li>`,
+            )}
+          </ul>`
+    }
+  </section>`;
+}
+
+function versionsInUse(shown: Overview): Html | string {
+  if (shown.usage === null) return "";
+  const byVersion = new Map<string, number>();
+  for (const row of shown.usage.updateChecks) {
+    const version = row.currentVersion ?? "unknown";
+    byVersion.set(version, (byVersion.get(version) ?? 0) + row.count);
+  }
+  const rows = [...byVersion].sort((a, b) => b[1] - a[1]).slice(0, 10);
+  return html`<section class="panel" id="versions-in-use">
+    <h2>Versions in use <span class="muted">update checks, last ${overviewDays} days</span></h2>
+    ${
+      rows.length === 0
+        ? html`<p class="muted">No update checks yet.</p>`
+        : html`<table>
+              <tbody>
+                ${rows.map(
+                  ([version, count]) =>
+                    html`<tr>
+                      <td>${version}</td>
+                      <td>${count}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+            <p class="hint">“unknown”: the client sent no version, or one never published.</p>`
+    }
+  </section>`;
+}
