@@ -137,6 +137,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0018_audit_without_license_keys", "Success"],
     ["0019_webhooks", "Success"],
     ["0020_rollouts", "Success"],
+    ["0021_machine_leases", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(withoutLicenseKeysInAudit(before));

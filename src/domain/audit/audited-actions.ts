@@ -35,6 +35,7 @@ import {
   renameProduct,
   requireProduct,
   setDeactivationLimit,
+  setMachineLease,
   setOfflineAllowance,
   setOfflinePeriod,
   setTauriPublicKey,
@@ -178,6 +179,24 @@ export const setDeactivationLimitAudited = (
     }),
   );
 
+/** The product's machine lease in days (null: off). */
+export const setMachineLeaseAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  days: number | null,
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.machine_lease",
+    (trx) => setMachineLease(trx, slug, days),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: { machineLeaseDays: product.machineLeaseDays },
+    }),
+  );
+
 /** A next signing key, endorsed by the current one; it signs nothing until promoted. */
 export const prepareSigningKeyAudited = (
   db: Kysely<DB>,
@@ -290,6 +309,7 @@ export const updateProductAudited = (
     offlinePeriodSeconds?: number;
     offlineAllowance?: number;
     maxDeactivationsPer30Days?: number | null;
+    machineLeaseDays?: number | null;
   } & UpdateDelivery,
 ) =>
   inTransaction(db, async (trx) => {
@@ -299,6 +319,7 @@ export const updateProductAudited = (
       offlinePeriodSeconds,
       offlineAllowance,
       maxDeactivationsPer30Days,
+      machineLeaseDays,
       ...delivery
     } = changes;
     if (offlinePeriodSeconds !== undefined) {
@@ -309,6 +330,9 @@ export const updateProductAudited = (
     }
     if (maxDeactivationsPer30Days !== undefined) {
       await setDeactivationLimitAudited(trx, actor, slug, maxDeactivationsPer30Days);
+    }
+    if (machineLeaseDays !== undefined) {
+      await setMachineLeaseAudited(trx, actor, slug, machineLeaseDays);
     }
     if (tauriPublicKey !== undefined) {
       await setTauriPublicKeyAudited(trx, actor, slug, tauriPublicKey);
