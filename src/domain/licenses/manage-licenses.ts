@@ -10,6 +10,7 @@ import { assertDeactivationLimit, findProductBySlug } from "../products/products
 import { parseFeatures } from "./license-record.js";
 import { deactivationWindowMs } from "./deactivate-machine.js";
 import { leaseExpiresAt } from "./machine-leases.js";
+import { normalizeLicenseKey } from "./license-key.js";
 import { type LicenseStatus, licenseStatuses, limits } from "../../contracts/vocabulary.js";
 import type { License, LicenseDetail, Machine, PastActivation } from "../../contracts/admin.js";
 
@@ -57,7 +58,9 @@ export async function createLicense(
 ): Promise<LicenseView> {
   const product = await findProductBySlug(db, input.productSlug);
   if (!product) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
-  const licenseKey = input.licenseKey ?? newLicenseKey();
+  // A given key of the generated form is stored as generated keys are (license-key.ts).
+  const licenseKey =
+    input.licenseKey === undefined ? newLicenseKey() : normalizeLicenseKey(input.licenseKey);
   assertMaxLength("licenseKey", licenseKey, limits.identifier);
   if (!licenseKeyPattern.test(licenseKey)) {
     throw new ShipkeyError(
