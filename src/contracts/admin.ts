@@ -35,7 +35,7 @@ import {
  */
 const Slug = Type.String({ minLength: 1, maxLength: limits.identifier });
 const SlugParams = Type.Object({ slug: Slug });
-const LicenseKeyParams = Type.Object({
+export const LicenseKeyParams = Type.Object({
   licenseKey: Type.String({ minLength: 1, maxLength: limits.identifier }),
 });
 const strict = { additionalProperties: false } as const;

@@ -20,6 +20,7 @@ import {
   keyAuthorityOf,
 } from "../api-keys/key-authority.js";
 import { deactivateMachine } from "../licenses/deactivate-machine.js";
+import { deleteLicense, moveLicense, resetMachines } from "../licenses/seats.js";
 import {
   changedSettings,
   type CreateLicenseInput,
@@ -460,6 +461,63 @@ export const deactivateMachineAudited = (
       details: { licenseKey: named.licenseKey, machineId },
     }),
   ).then(({ result }) => result);
+
+/** Every machine of the license deactivated in one action (license.reset_machines). */
+export const resetMachinesAudited = (db: Kysely<DB>, actor: Actor, licenseKey: string) =>
+  withAudit(
+    db,
+    actor,
+    "license.reset_machines",
+    async (trx) => {
+      const result = await resetMachines(trx, licenseKey);
+      return { result, named: await licenseTarget(trx, licenseKey) };
+    },
+    ({ result, named }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, machineIds: result.machineIds },
+    }),
+  ).then(({ result }) => result);
+
+/** The license moved to another product (license.move), with its license.updated event. */
+export const moveLicenseAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  productSlug: string,
+) =>
+  withAudit(
+    db,
+    actor,
+    "license.move",
+    async (trx) => {
+      const { before, license } = await moveLicense(trx, licenseKey, productSlug);
+      if (before !== license.product) {
+        await emitLicenseEvent(trx, "license.updated", license, { changed: ["product"] });
+      }
+      return { before, license, named: await licenseTarget(trx, licenseKey) };
+    },
+    ({ before, license, named }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, from: before, to: license.product },
+    }),
+  ).then(({ license }) => license);
+
+/** The license deleted (license.delete); refused while a machine holds a slot. */
+export const deleteLicenseAudited = (db: Kysely<DB>, actor: Actor, licenseKey: string) =>
+  withAudit(
+    db,
+    actor,
+    "license.delete",
+    async (trx) => {
+      const named = await licenseTarget(trx, licenseKey);
+      const license = await deleteLicense(trx, licenseKey);
+      return { license, named };
+    },
+    ({ license, named }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, product: license.product },
+    }),
+  ).then(({ license }) => license);
 
 /** `products`: the slugs the key is limited to (each must exist); null or absent: every product. */
 export const createApiKeyAudited = (

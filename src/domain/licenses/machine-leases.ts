@@ -52,11 +52,15 @@ export async function expireMachineLeases(
     for (;;) {
       const candidates = await leaseCandidates(db, product.id, cutoff, now, batchSize);
       for (const candidate of candidates) {
-        const ended = await endLapsedMachine(db, { ...candidate, product: product.slug }, {
-          cutoff,
-          now,
-          days,
-        });
+        const ended = await endLapsedMachine(
+          db,
+          { ...candidate, product: product.slug },
+          {
+            cutoff,
+            now,
+            days,
+          },
+        );
         if (ended) expired++;
       }
       if (candidates.length < batchSize) break;

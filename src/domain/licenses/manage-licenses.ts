@@ -114,7 +114,7 @@ async function insertLicenseRow(db: Kysely<DB>, row: Insertable<LicensesTable>):
 }
 
 /** A write that can only break the (product, external id) unique index: EXTERNAL_ID_TAKEN then. */
-async function externalIdUnique<T>(write: Promise<T>): Promise<T> {
+export async function externalIdUnique<T>(write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (err) {
@@ -330,7 +330,7 @@ function selectLicenseViews(db: Kysely<DB>) {
     .select("products.slug as product_slug");
 }
 
-async function requireLicenseView(db: Kysely<DB>, licenseKey: string): Promise<LicenseView> {
+export async function requireLicenseView(db: Kysely<DB>, licenseKey: string): Promise<LicenseView> {
   const license = await findLicenseView(db, licenseKey);
   if (!license) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
   return license;
