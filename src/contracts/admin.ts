@@ -438,8 +438,7 @@ export const LicenseDetail = Type.Object(
     ...License.properties,
     machines: Type.Array(ActiveMachine),
     deactivationsLast30Days: Type.Integer({
-      description:
-        "The app's deactivations in the trailing 30 days: what the churn limit counts",
+      description: "The app's deactivations in the trailing 30 days: what the churn limit counts",
     }),
     machineLeaseDays: Product.properties.machineLeaseDays,
     pastActivations: Type.Array(PastActivation, {

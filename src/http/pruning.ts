@@ -46,7 +46,8 @@ export function schedulePruning(
         app.log.info(counts, "pruned old rows");
       }
     },
-  );  scheduleMaintenance(
+  );
+  scheduleMaintenance(
     app,
     faults,
     "expiring machine leases",

@@ -208,7 +208,7 @@ export const licenseCommands: Record<string, Command> = {
   },
   "licenses reset-machines": {
     help: {
-      summary: "Deactivate every machine of a license (unexpired certificates still count)",
+      summary: "Deactivate every machine of a license at once",
       synopsis: "<licenseKey>",
       options: [["<licenseKey>", "the license whose machines to deactivate"]],
       example: "shipkey licenses reset-machines 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E",

@@ -239,7 +239,7 @@ export const productCommands: Record<string, Command> = {
   },
   "products set-machine-lease": {
     help: {
-      summary: "Free a machine's slot once it has not been seen for this many days",
+      summary: "Free a machine's slot after this many days unseen",
       synopsis: "<slug> --days <n>|none",
       options: [
         slugArgument,
