@@ -245,7 +245,7 @@ export const licenseCommands: Record<string, Command> = {
   },
   "licenses delete": {
     help: {
-      summary: "Delete a license without active machines (reset its machines first)",
+      summary: "Delete a license that has no active machines",
       synopsis: "<licenseKey>",
       options: [["<licenseKey>", "the license to delete"]],
       example: "shipkey licenses delete 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E",
