@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commands } from "../../src/cli/commands.js";
+import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { normalizeLicenseKey } from "../../src/domain/licenses/license-key.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { commandContext } from "../helpers/cli.js";
@@ -153,6 +154,29 @@ describe.each(dialects)("seats: reset, move, delete, keys as typed (%s)", (diale
       "license.reset_machines:api_key",
       "license.delete:api_key",
     ]);
+  });
+
+  it("a key limited to products moves a license only between products it holds", async () => {
+    const limited = await createApiKey(f.db, {
+      name: "one product",
+      scopes: ["licenses:read", "licenses:write"],
+      productIds: [f.product.id],
+    });
+    const licenseKey = await f.createLicense({ maxMachines: 1 });
+    const move = await callWithApiKey(
+      f,
+      limited.key,
+      "POST",
+      `/api/admin/licenses/${licenseKey}/move`,
+      {
+        productSlug: f.otherProduct.slug,
+      },
+    );
+    expect(move.statusCode).toBe(403);
+    expect(move.json()).toMatchObject({ code: "PRODUCT_NOT_IN_KEY" });
+    expect((await api("GET", `/api/admin/licenses/${licenseKey}`)).json()).toMatchObject({
+      product: f.product.slug,
+    });
   });
 
   it("resets, moves and deletes through the CLI", async () => {
