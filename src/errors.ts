@@ -21,6 +21,7 @@ export type ErrorCode =
   // Administration (CLI and admin API)
   | "PRODUCT_SLUG_TAKEN"
   | "PRODUCT_IN_USE"
+  | "LICENSE_IN_USE"
   | "RELEASE_NOT_FOUND"
   | "NO_ROLLOUT"
   | "LICENSE_KEY_TAKEN"
@@ -88,6 +89,7 @@ export const httpStatusByCode: Record<ErrorCode, number> = {
   REQUEST_TIMEOUT: 408,
   PRODUCT_SLUG_TAKEN: 409,
   PRODUCT_IN_USE: 409,
+  LICENSE_IN_USE: 409,
   RELEASE_NOT_FOUND: 404,
   NO_ROLLOUT: 409,
   LICENSE_KEY_TAKEN: 409,

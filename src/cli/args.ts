@@ -64,6 +64,7 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         force: { type: "boolean" },
         machines: { type: "string" },
         "per-30-days": { type: "string" },
+        days: { type: "string" },
         "max-deactivations-per-30-days": { type: "string" },
         expired: { type: "string" },
         search: { type: "string" },

@@ -15,6 +15,7 @@ import {
   arches,
   channels,
   deactivationLimitRange,
+  machineLeaseDaysRange,
   licenseStatuses,
   limits,
   offlineAllowanceRange,
@@ -34,7 +35,7 @@ import {
  */
 const Slug = Type.String({ minLength: 1, maxLength: limits.identifier });
 const SlugParams = Type.Object({ slug: Slug });
-const LicenseKeyParams = Type.Object({
+export const LicenseKeyParams = Type.Object({
   licenseKey: Type.String({ minLength: 1, maxLength: limits.identifier }),
 });
 const strict = { additionalProperties: false } as const;
@@ -43,6 +44,10 @@ const Deleted = <P extends Record<string, TSchema>>(properties: P) =>
 const churnLimitDescription =
   "Public deactivations allowed per license in the trailing 30 days (403 " +
   "DEACTIVATION_LIMIT_REACHED beyond)";
+
+const machineLeaseDescription =
+  "Days a machine keeps its slot without being seen (activate, validate, checkout; an unexpired " +
+  "certificate counts as seen until its exp); then the server deactivates it";
 
 // Products
 
@@ -61,6 +66,9 @@ export const Product = Type.Object(
     }),
     maxDeactivationsPer30Days: NullableInteger({
       description: `${churnLimitDescription}; null: no limit`,
+    }),
+    machineLeaseDays: NullableInteger({
+      description: `${machineLeaseDescription}; null: machines keep their slots until deactivated`,
     }),
     updatesRequireLicense: Type.Boolean({
       description: "Feeds and downloads answer only machines activated on a usable license",
@@ -111,6 +119,13 @@ export const ProductSettings = Type.Object(
         minimum: deactivationLimitRange.min,
         maximum: deactivationLimitRange.max,
         description: `${churnLimitDescription}; null: no limit (the default). A license's own value overrides it`,
+      }),
+    ),
+    machineLeaseDays: Type.Optional(
+      NullableInteger({
+        minimum: machineLeaseDaysRange.min,
+        maximum: machineLeaseDaysRange.max,
+        description: `${machineLeaseDescription}; null: off (the default)`,
       }),
     ),
   },
@@ -391,20 +406,41 @@ export const PastActivation = Type.Object(
   {
     ...Machine.properties,
     deactivatedAt: DateTime(),
-    deactivatedBy: Type.Unsafe<"client" | "admin" | null>({
+    deactivatedBy: Type.Unsafe<"client" | "admin" | "lease" | null>({
       type: ["string", "null"],
-      enum: ["client", "admin", null],
-      description: "Who ended it: the app or an admin; null for one ended before this was recorded",
+      enum: ["client", "admin", "lease", null],
+      description:
+        "Who ended it: the app, an admin, or the server when the machine's lease lapsed; null " +
+        "for one ended before this was recorded",
     }),
   },
   { title: "PastActivation" },
 );
 export type PastActivation = Static<typeof PastActivation>;
 
+export const ActiveMachine = Type.Object(
+  {
+    ...Machine.properties,
+    certificateExpiresAt: NullableDateTime(
+      "When the machine's latest offline certificate expires; null: it holds none",
+    ),
+    leaseExpiresAt: NullableDateTime(
+      "When the server frees the machine's slot unless it is seen again (the product's " +
+        "machineLeaseDays); null: the product sets no lease",
+    ),
+  },
+  { title: "ActiveMachine" },
+);
+export type ActiveMachine = Static<typeof ActiveMachine>;
+
 export const LicenseDetail = Type.Object(
   {
     ...License.properties,
-    machines: Type.Array(Machine),
+    machines: Type.Array(ActiveMachine),
+    deactivationsLast30Days: Type.Integer({
+      description: "The app's deactivations in the trailing 30 days: what the churn limit counts",
+    }),
+    machineLeaseDays: Product.properties.machineLeaseDays,
     pastActivations: Type.Array(PastActivation, {
       description: "Ended activations, newest first (at most 100)",
     }),

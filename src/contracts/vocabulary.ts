@@ -67,6 +67,9 @@ export const offlineAllowanceRange = { min: 0, max: 100, default: 1 } as const;
 /** A churn limit: public deactivations per license in the trailing 30 days. */
 export const deactivationLimitRange = { min: 0, max: 10_000 } as const;
 
+/** A machine lease: days a machine keeps its slot unseen (off by default). */
+export const machineLeaseDaysRange = { min: 1, max: 3650 } as const;
+
 /** The usage report's window in days. */
 export const usageReportDays = { default: 30, max: 366 } as const;
 
@@ -87,6 +90,7 @@ export const webhookEventTypes = [
   "license.reinstated",
   "machine.activated",
   "machine.deactivated",
+  "machine.lease_expired",
   "activation.refused",
   "certificate.issued",
   "release.published",

@@ -29,6 +29,8 @@ export interface ProductsTable {
   offline_allowance: Generated<number>;
   /** Public deactivations allowed per license in 30 days; null: no limit. */
   max_deactivations_per_30_days: number | null;
+  /** Days a machine keeps its slot unseen (domain/licenses/machine-leases.ts); null: for ever. */
+  machine_lease_days: number | null;
 }
 
 /** A product's Ed25519 key pair; the private key only ever stored encrypted (AES-256-GCM). */
@@ -87,8 +89,11 @@ export interface ActivationsTable {
   last_seen_at: number;
   /** null while the activation holds a slot. */
   deactivated_at: number | null;
-  /** Who ended it: the public endpoint ("client") or an admin ("admin"); null while active. */
-  deactivated_by: "client" | "admin" | null;
+  /**
+   * Who ended it: the public endpoint ("client"), an admin ("admin") or the lease sweep ("lease",
+   * domain/licenses/machine-leases.ts); null while active.
+   */
+  deactivated_by: "client" | "admin" | "lease" | null;
 }
 
 /** The latest certificate issued to a machine of a license: it counts until expires_at. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
+import { expireMachineLeases } from "../domain/licenses/machine-leases.js";
 import { prune } from "../domain/maintenance/prune.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import { scheduleMaintenance } from "./maintenance-timer.js";
@@ -12,11 +13,17 @@ export interface PruningOptions {
   webhookRetentionMs?: number;
   /** Time between runs; the first runs when the app is ready. */
   everyMs?: number;
+  /** Time between the machine lease sweeps (every 5 minutes by default). */
+  leaseSweepEveryMs?: number;
 }
 
 export const defaultPruneEveryMs = 60 * 60_000;
+export const defaultLeaseSweepEveryMs = 5 * 60_000;
 
-/** Runs prune (domain/maintenance) when the app is ready and then every hour (everyMs). */
+/**
+ * Runs prune (domain/maintenance) when the app is ready and then every hour (everyMs), and the
+ * machine lease sweep (domain/licenses/machine-leases.ts) when ready and every 5 minutes.
+ */
 export function schedulePruning(
   app: FastifyInstance,
   db: Kysely<DB>,
@@ -38,6 +45,16 @@ export function schedulePruning(
       if (Object.values(counts).some((deleted) => deleted > 0)) {
         app.log.info(counts, "pruned old rows");
       }
+    },
+  );
+  scheduleMaintenance(
+    app,
+    faults,
+    "expiring machine leases",
+    { everyMs: options.leaseSweepEveryMs ?? defaultLeaseSweepEveryMs, onReady: true },
+    async () => {
+      const { expired } = await expireMachineLeases(db);
+      if (expired > 0) app.log.info({ expired }, "deactivated machines whose lease lapsed");
     },
   );
 }

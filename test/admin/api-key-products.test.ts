@@ -162,6 +162,8 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
     if (path.endsWith("/keys/promote")) return { force: true };
     if (path.endsWith("/rollout")) return { percent: 10 };
     if (path.endsWith("/critical")) return { critical: true };
+    // Moving the other product's license to the key's own product: still the other product's.
+    if (path.endsWith("/move")) return { productSlug: f.product.slug };
     return undefined;
   };
 

@@ -679,10 +679,10 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     // eslint-disable-next-line no-control-regex -- no control character but the layout's \n
     expect(result.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/);
     expect(result.stdout).toContain(
-      "machineName  \\x1b[2J\\x1b]0;owned\\x07Desk\\nstatus  REVOKED",
+      "machineName           \\x1b[2J\\x1b]0;owned\\x07Desk\\nstatus  REVOKED",
     );
-    expect(result.stdout).toContain("machineId    m\\x9b1");
-    expect(result.stdout).toContain("platform     Linux\\u2028");
+    expect(result.stdout).toContain("machineId             m\\x9b1");
+    expect(result.stdout).toContain("platform              Linux\\u2028");
     // The layout's own line breaks stay.
     expect(result.stdout).toContain("\n\nActive machines:\n");
     // --json output is JSON: the value round-trips unchanged.
@@ -829,7 +829,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     const result = await cli("licenses", "show", "LIST-A-000000000001");
     expect(result.code).toBe(0);
     expect(result.stdout).not.toContain("[object Object]");
-    expect(result.stdout).toContain("\n\nActive machines:\nmachineId    pc-3\n");
+    expect(result.stdout).toContain("\n\nActive machines:\nmachineId             pc-3\n");
     expect(
       result.stdout.endsWith(
         "\n\nPast activations:\n" +

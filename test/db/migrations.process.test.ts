@@ -207,6 +207,7 @@ const allMigrations = [
   "0018_audit_without_license_keys",
   "0019_webhooks",
   "0020_rollouts",
+  "0021_machine_leases",
   "0022_daily_counts",
 ];
 

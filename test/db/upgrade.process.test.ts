@@ -69,6 +69,8 @@ async function snapshot(db: Kysely<DB>): Promise<Snapshot> {
         // record of who ended the activations 0.1 ended.
         if (copy.offline_allowance === 1) delete copy.offline_allowance;
         if (copy.max_deactivations_per_30_days === null) delete copy.max_deactivations_per_30_days;
+        // No machine lease: machines keep their slots as before.
+        if (copy.machine_lease_days === null) delete copy.machine_lease_days;
         if (copy.deactivated_by === null) delete copy.deactivated_by;
         // Keys made before product lists may act on every product.
         if (copy.products === null) delete copy.products;
@@ -137,6 +139,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0018_audit_without_license_keys", "Success"],
     ["0019_webhooks", "Success"],
     ["0020_rollouts", "Success"],
+    ["0021_machine_leases", "Success"],
     ["0022_daily_counts", "Success"],
   ]);
   const after = await snapshot(database.db);

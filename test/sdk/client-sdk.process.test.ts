@@ -364,6 +364,21 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
     expect([error.code, error.canActivate]).toEqual(["MACHINE_NOT_ACTIVATED", false]);
   });
 
+  it("reactivate: true takes a freed seat back by itself, and only a free one", async () => {
+    const licenseKey = await license({ productSlug: "app", maxMachines: 1 });
+    const { sdk } = client({ reactivate: true });
+    await sdk.activate(licenseKey);
+    const machineId = await sdk.machineId();
+    // Freed behind the app's back, as a reset or a lapsed lease does.
+    await postJson(server.baseUrl, "/api/license/deactivate", { licenseKey, machineId });
+    expect(await sdk.validate()).toMatchObject({ valid: true, offline: false, activeMachines: 1 });
+    // The seat taken by another machine meanwhile: the refusal, no second attempt.
+    await postJson(server.baseUrl, "/api/license/deactivate", { licenseKey, machineId });
+    await client().sdk.activate(licenseKey);
+    const error = await codeOf(sdk.validate());
+    expect([error.code, error.canActivate]).toEqual(["MACHINE_NOT_ACTIVATED", false]);
+  });
+
   it("refusals of deactivate: ACTIVATION_NOT_FOUND forgets the license locally", async () => {
     const licenseKey = await license({ productSlug: "app", maxMachines: 1 });
     const { sdk } = client();

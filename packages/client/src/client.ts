@@ -37,6 +37,13 @@ export interface ShipkeyClientOptions {
   /** This machine's id; by default the hashed OS machine id (machineId()). */
   machineId?: string | (() => Promise<string>);
   retry?: Partial<RetryOptions>;
+  /**
+   * When validate hears "Machine not activated" with a free slot (canActivate: an admin reset
+   * the machines, or its lease lapsed while the app was not used), activate this machine again
+   * and validate once more instead of throwing. Off by default: the app decides whether a freed
+   * seat may be taken back without asking the user.
+   */
+  reactivate?: boolean;
 }
 
 export type { Activation };
@@ -140,6 +147,7 @@ export class ShipkeyClient {
   readonly #retry: RetryOptions;
   readonly #keys: KeySource;
   readonly #machineIdOption: ShipkeyClientOptions["machineId"];
+  readonly #reactivate: boolean;
   #machineId: Promise<string> | undefined;
 
   constructor(options: ShipkeyClientOptions) {
@@ -158,6 +166,7 @@ export class ShipkeyClient {
     this.#clock = options.clock ?? (() => new Date());
     this.#retry = { ...defaultRetry, ...options.retry };
     this.#machineIdOption = options.machineId;
+    this.#reactivate = options.reactivate === true;
     this.#keys = options.publicKeys
       ? new PinnedKeys(this.productSlug, this.#storage, options.publicKeys)
       : new RemoteKeys({
@@ -228,6 +237,10 @@ export class ShipkeyClient {
    * the certificate is renewed once half its period has passed.
    */
   async validate(): Promise<ValidateResult> {
+    return this.#validate(this.#reactivate);
+  }
+
+  async #validate(mayReactivate: boolean): Promise<ValidateResult> {
     const state = await this.#requireState();
     let online: { json: Unchecked<ValidateAnswer>; answer: Answer };
     try {
@@ -239,6 +252,10 @@ export class ShipkeyClient {
     } catch (error) {
       if (isUnreachable(error) || isUnverified(error)) {
         return this.#validateOffline(state, error);
+      }
+      if (mayReactivate && isFreedSeat(error)) {
+        await this.activate(state.licenseKey);
+        return this.#validate(false);
       }
       await this.#afterRefusal(error);
       throw error;
@@ -702,4 +719,14 @@ function updateArch(value: string): UpdateArch {
   const arch = Object.hasOwn(names, value) ? names[value] : undefined;
   if (!arch) throw new TypeError(`No Shipkey arch for ${value}`);
   return arch;
+}
+
+/** A signed "Machine not activated" with a free slot: the machine may activate again. */
+function isFreedSeat(error: unknown): boolean {
+  return (
+    error instanceof ShipkeyError &&
+    error.signed === true &&
+    error.code === "MACHINE_NOT_ACTIVATED" &&
+    error.canActivate === true
+  );
 }

@@ -1,4 +1,10 @@
-import { createLicenseAudited, updateLicenseAudited } from "../../domain/audit/audited-actions.js";
+import {
+  createLicenseAudited,
+  deleteLicenseAudited,
+  moveLicenseAudited,
+  resetMachinesAudited,
+  updateLicenseAudited,
+} from "../../domain/audit/audited-actions.js";
 import {
   type LicenseSettings,
   type LicenseView,
@@ -197,6 +203,59 @@ export const licenseCommands: Record<string, Command> = {
       return {
         data: license,
         text: `${licenseText(rest)}\n\nActive machines:\n${machineText}\n\nPast activations:\n${pastText}`,
+      };
+    },
+  },
+  "licenses reset-machines": {
+    help: {
+      summary: "Deactivate every machine of a license at once",
+      synopsis: "<licenseKey>",
+      options: [["<licenseKey>", "the license whose machines to deactivate"]],
+      example: "shipkey licenses reset-machines 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E",
+    },
+    run: async (db, args) => {
+      const result = await resetMachinesAudited(db, cliActor(), oneArgument(args, "license key"));
+      const ended = result.machineIds.length;
+      return {
+        data: result,
+        text:
+          `Deactivated ${ended} machine${ended === 1 ? "" : "s"}` +
+          (result.certificatesHeld > 0
+            ? `; ${result.certificatesHeld} unexpired certificate(s) still count against the offline limit`
+            : ""),
+      };
+    },
+  },
+  "licenses move": {
+    help: {
+      summary: "Move a license to another product",
+      synopsis: "<licenseKey> --product <slug>",
+      options: [
+        ["<licenseKey>", "the license to move"],
+        ["--product <slug>", "the product it moves to"],
+      ],
+      example: "shipkey licenses move 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E --product desktop-app-pro",
+    },
+    run: async (db, args, options) => {
+      const licenseKey = oneArgument(args, "license key");
+      const product = requiredOption(options, "product");
+      const license = await moveLicenseAudited(db, cliActor(), licenseKey, product);
+      return { data: license, text: licenseText(license) };
+    },
+  },
+  "licenses delete": {
+    help: {
+      summary: "Delete a license that has no active machines",
+      synopsis: "<licenseKey>",
+      options: [["<licenseKey>", "the license to delete"]],
+      example: "shipkey licenses delete 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E",
+    },
+    run: async (db, args) => {
+      const licenseKey = oneArgument(args, "license key");
+      const license = await deleteLicenseAudited(db, cliActor(), licenseKey);
+      return {
+        data: { deleted: true, licenseKey, product: license.product },
+        text: `Deleted license ${licenseKey}`,
       };
     },
   },

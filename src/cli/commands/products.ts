@@ -4,6 +4,7 @@ import {
   promoteSigningKeyAudited,
   removeSigningKeyAudited,
   setDeactivationLimitAudited,
+  setMachineLeaseAudited,
   setOfflineAllowanceAudited,
   setOfflinePeriodAudited,
   updateProductAudited,
@@ -233,6 +234,24 @@ export const productCommands: Record<string, Command> = {
       const limit = limitOption(options, "per-30-days", "none");
       if (limit === undefined) throw new UsageError("--per-30-days is required (a number or none)");
       const product = await setDeactivationLimitAudited(db, cliActor(), slug, limit);
+      return { data: product, text: describe({ ...product }) };
+    },
+  },
+  "products set-machine-lease": {
+    help: {
+      summary: "Free a machine's slot after this many days unseen",
+      synopsis: "<slug> --days <n>|none",
+      options: [
+        slugArgument,
+        ["--days <n>|none", "days a machine keeps its slot unseen; none: for ever (default)"],
+      ],
+      example: "shipkey products set-machine-lease desktop-app --days 30",
+    },
+    run: async (db, args, options) => {
+      const slug = oneArgument(args, "product slug");
+      const days = limitOption(options, "days", "none");
+      if (days === undefined) throw new UsageError("--days is required (a number or none)");
+      const product = await setMachineLeaseAudited(db, cliActor(), slug, days);
       return { data: product, text: describe({ ...product }) };
     },
   },

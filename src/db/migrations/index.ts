@@ -19,6 +19,7 @@ import * as apiKeyProducts from "./0017_api_key_products.js";
 import * as auditWithoutLicenseKeys from "./0018_audit_without_license_keys.js";
 import * as webhooks from "./0019_webhooks.js";
 import * as rollouts from "./0020_rollouts.js";
+import * as machineLeases from "./0021_machine_leases.js";
 import * as dailyCounts from "./0022_daily_counts.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
@@ -44,5 +45,6 @@ export const migrations: Record<string, Migration> = {
   "0018_audit_without_license_keys": auditWithoutLicenseKeys,
   "0019_webhooks": webhooks,
   "0020_rollouts": rollouts,
+  "0021_machine_leases": machineLeases,
   "0022_daily_counts": dailyCounts,
 };

@@ -20,6 +20,7 @@ import {
   keyAuthorityOf,
 } from "../api-keys/key-authority.js";
 import { deactivateMachine } from "../licenses/deactivate-machine.js";
+import { deleteLicense, moveLicense, resetMachines } from "../licenses/seats.js";
 import {
   changedSettings,
   type CreateLicenseInput,
@@ -35,6 +36,7 @@ import {
   renameProduct,
   requireProduct,
   setDeactivationLimit,
+  setMachineLease,
   setOfflineAllowance,
   setOfflinePeriod,
   setTauriPublicKey,
@@ -185,6 +187,24 @@ export const setDeactivationLimitAudited = (
     }),
   );
 
+/** The product's machine lease in days (null: off). */
+export const setMachineLeaseAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  days: number | null,
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.machine_lease",
+    (trx) => setMachineLease(trx, slug, days),
+    (product) => ({
+      target: { type: "product", id: product.slug },
+      details: { machineLeaseDays: product.machineLeaseDays },
+    }),
+  );
+
 /** A next signing key, endorsed by the current one; it signs nothing until promoted. */
 export const prepareSigningKeyAudited = (
   db: Kysely<DB>,
@@ -297,6 +317,7 @@ export const updateProductAudited = (
     offlinePeriodSeconds?: number;
     offlineAllowance?: number;
     maxDeactivationsPer30Days?: number | null;
+    machineLeaseDays?: number | null;
   } & UpdateDelivery,
 ) =>
   inTransaction(db, async (trx) => {
@@ -306,6 +327,7 @@ export const updateProductAudited = (
       offlinePeriodSeconds,
       offlineAllowance,
       maxDeactivationsPer30Days,
+      machineLeaseDays,
       ...delivery
     } = changes;
     if (offlinePeriodSeconds !== undefined) {
@@ -316,6 +338,9 @@ export const updateProductAudited = (
     }
     if (maxDeactivationsPer30Days !== undefined) {
       await setDeactivationLimitAudited(trx, actor, slug, maxDeactivationsPer30Days);
+    }
+    if (machineLeaseDays !== undefined) {
+      await setMachineLeaseAudited(trx, actor, slug, machineLeaseDays);
     }
     if (tauriPublicKey !== undefined) {
       await setTauriPublicKeyAudited(trx, actor, slug, tauriPublicKey);
@@ -443,6 +468,63 @@ export const deactivateMachineAudited = (
       details: { licenseKey: named.licenseKey, machineId },
     }),
   ).then(({ result }) => result);
+
+/** Every machine of the license deactivated in one action (license.reset_machines). */
+export const resetMachinesAudited = (db: Kysely<DB>, actor: Actor, licenseKey: string) =>
+  withAudit(
+    db,
+    actor,
+    "license.reset_machines",
+    async (trx) => {
+      const result = await resetMachines(trx, licenseKey);
+      return { result, named: await licenseTarget(trx, licenseKey) };
+    },
+    ({ result, named }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, machineIds: result.machineIds },
+    }),
+  ).then(({ result }) => result);
+
+/** The license moved to another product (license.move), with its license.updated event. */
+export const moveLicenseAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  productSlug: string,
+) =>
+  withAudit(
+    db,
+    actor,
+    "license.move",
+    async (trx) => {
+      const { before, license } = await moveLicense(trx, licenseKey, productSlug);
+      if (before !== license.product) {
+        await emitLicenseEvent(trx, "license.updated", license, { changed: ["product"] });
+      }
+      return { before, license, named: await licenseTarget(trx, licenseKey) };
+    },
+    ({ before, license, named }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, from: before, to: license.product },
+    }),
+  ).then(({ license }) => license);
+
+/** The license deleted (license.delete); refused while a machine holds a slot. */
+export const deleteLicenseAudited = (db: Kysely<DB>, actor: Actor, licenseKey: string) =>
+  withAudit(
+    db,
+    actor,
+    "license.delete",
+    async (trx) => {
+      const named = await licenseTarget(trx, licenseKey);
+      const license = await deleteLicense(trx, licenseKey);
+      return { license, named };
+    },
+    ({ license, named }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, product: license.product },
+    }),
+  ).then(({ license }) => license);
 
 /** `products`: the slugs the key is limited to (each must exist); null or absent: every product. */
 export const createApiKeyAudited = (

@@ -8,6 +8,9 @@ import { assertMaxLength, assertMultiLine, assertSingleLine } from "../limits.js
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
 import { assertDeactivationLimit, findProductBySlug } from "../products/products.js";
 import { parseFeatures } from "./license-record.js";
+import { deactivationWindowMs } from "./deactivate-machine.js";
+import { leaseExpiresAt } from "./machine-leases.js";
+import { normalizeLicenseKey } from "./license-key.js";
 import { type LicenseStatus, licenseStatuses, limits } from "../../contracts/vocabulary.js";
 import type { License, LicenseDetail, Machine, PastActivation } from "../../contracts/admin.js";
 
@@ -55,7 +58,9 @@ export async function createLicense(
 ): Promise<LicenseView> {
   const product = await findProductBySlug(db, input.productSlug);
   if (!product) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
-  const licenseKey = input.licenseKey ?? newLicenseKey();
+  // A given key of the generated form is stored as generated keys are (license-key.ts).
+  const licenseKey =
+    input.licenseKey === undefined ? newLicenseKey() : normalizeLicenseKey(input.licenseKey);
   assertMaxLength("licenseKey", licenseKey, limits.identifier);
   if (!licenseKeyPattern.test(licenseKey)) {
     throw new ShipkeyError(
@@ -109,7 +114,7 @@ async function insertLicenseRow(db: Kysely<DB>, row: Insertable<LicensesTable>):
 }
 
 /** A write that can only break the (product, external id) unique index: EXTERNAL_ID_TAKEN then. */
-async function externalIdUnique<T>(write: Promise<T>): Promise<T> {
+export async function externalIdUnique<T>(write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (err) {
@@ -156,7 +161,11 @@ export async function updateLicense(
 export type PastActivationView = PastActivation;
 
 /** A license with its active machines and, newest first, its ended activations. */
-export async function showLicense(db: Kysely<DB>, licenseKey: string): Promise<LicenseDetail> {
+export async function showLicense(
+  db: Kysely<DB>,
+  licenseKey: string,
+  now = Date.now(),
+): Promise<LicenseDetail> {
   const license = await requireLicenseView(db, licenseKey);
   // Active machines in activation order; at most the 100 most recent ended activations.
   const activationsOf = () =>
@@ -174,9 +183,16 @@ export async function showLicense(db: Kysely<DB>, licenseKey: string): Promise<L
       ])
       .where("licenses.license_key", "=", licenseKey);
   const machines = await activationsOf()
+    .leftJoin("license_certificates", (join) =>
+      join
+        .onRef("license_certificates.license_id", "=", "activations.license_id")
+        .onRef("license_certificates.machine_id", "=", "activations.machine_id"),
+    )
+    .select("license_certificates.expires_at as certificate_expires_at")
     .where("activations.deactivated_at", "is", null)
     .orderBy("activations.activated_at")
     .execute();
+  const seats = await seatFacts(db, licenseKey, now);
   const past = await activationsOf()
     .where("activations.deactivated_at", "is not", null)
     .orderBy("activations.deactivated_at", "desc")
@@ -184,13 +200,23 @@ export async function showLicense(db: Kysely<DB>, licenseKey: string): Promise<L
     .execute();
   return {
     ...license,
-    machines: machines.map((m) => ({
-      machineId: m.machine_id,
-      machineName: m.machine_name,
-      platform: m.platform,
-      activatedAt: toIso(m.activated_at),
-      lastSeenAt: toIso(m.last_seen_at),
-    })),
+    machines: machines.map((m) => {
+      const certificate =
+        m.certificate_expires_at !== null && m.certificate_expires_at > now
+          ? m.certificate_expires_at
+          : null;
+      const lease = leaseExpiresAt(m.last_seen_at, certificate, seats.machineLeaseDays);
+      return {
+        machineId: m.machine_id,
+        machineName: m.machine_name,
+        platform: m.platform,
+        activatedAt: toIso(m.activated_at),
+        lastSeenAt: toIso(m.last_seen_at),
+        certificateExpiresAt: certificate === null ? null : toIso(certificate),
+        leaseExpiresAt: lease === null ? null : toIso(lease),
+      };
+    }),
+    ...seats,
     pastActivations: past.map((m) => ({
       machineId: m.machine_id,
       machineName: m.machine_name,
@@ -200,6 +226,29 @@ export async function showLicense(db: Kysely<DB>, licenseKey: string): Promise<L
       deactivatedAt: toIso(m.deactivated_at ?? m.last_seen_at),
       deactivatedBy: m.deactivated_by,
     })),
+  };
+}
+
+/** The license's product's lease and the app's deactivations the churn limit counts now. */
+async function seatFacts(db: Kysely<DB>, licenseKey: string, now: number) {
+  const row = await db
+    .selectFrom("licenses")
+    .innerJoin("products", "products.id", "licenses.product_id")
+    .select((eb) => [
+      "products.machine_lease_days",
+      eb
+        .selectFrom("activations")
+        .select((c) => c.fn.countAll<number | string | bigint>().as("n"))
+        .whereRef("activations.license_id", "=", "licenses.id")
+        .where("activations.deactivated_at", ">", now - deactivationWindowMs)
+        .where("activations.deactivated_by", "=", "client")
+        .as("ended"),
+    ])
+    .where("licenses.license_key", "=", licenseKey)
+    .executeTakeFirst();
+  return {
+    machineLeaseDays: row?.machine_lease_days ?? null,
+    deactivationsLast30Days: Number(row?.ended ?? 0),
   };
 }
 
@@ -354,7 +403,7 @@ function selectLicenseViews(db: Kysely<DB>) {
     .select("products.slug as product_slug");
 }
 
-async function requireLicenseView(db: Kysely<DB>, licenseKey: string): Promise<LicenseView> {
+export async function requireLicenseView(db: Kysely<DB>, licenseKey: string): Promise<LicenseView> {
   const license = await findLicenseView(db, licenseKey);
   if (!license) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
   return license;

@@ -10,6 +10,7 @@ import { checkTauriPublicKey, readTauriPublicKey } from "./tauri-public-key.js";
 import {
   deactivationLimitRange,
   limits,
+  machineLeaseDaysRange,
   offlineAllowanceRange,
   offlinePeriod,
 } from "../../contracts/vocabulary.js";
@@ -67,6 +68,7 @@ export async function createProduct(
     offline_period_seconds: offlinePeriod.defaultSeconds,
     offline_allowance: offlineAllowanceRange.default,
     max_deactivations_per_30_days: null,
+    machine_lease_days: null,
   };
   const inserted = await db
     .insertInto("products")
@@ -115,6 +117,7 @@ const findProductRow = compileOnce<{ slug: string }, ProductRow>(["slug"], (db, 
       "offline_period_seconds",
       "offline_allowance",
       "max_deactivations_per_30_days",
+      "machine_lease_days",
     ])
     .where("slug", "=", p.slug),
 );
@@ -133,6 +136,7 @@ function toProduct(row: ProductRow): Product {
     offlinePeriodSeconds: row.offline_period_seconds,
     offlineAllowance: row.offline_allowance,
     maxDeactivationsPer30Days: row.max_deactivations_per_30_days,
+    machineLeaseDays: row.machine_lease_days,
   };
 }
 
@@ -249,6 +253,30 @@ export async function setDeactivationLimit(
 ): Promise<Product> {
   assertDeactivationLimit("maxDeactivationsPer30Days", perThirtyDays);
   return updateProductRow(db, slug, { max_deactivations_per_30_days: perThirtyDays });
+}
+
+/**
+ * Sets the product's machine lease: a machine not seen for that many days loses its slot
+ * (domain/licenses/machine-leases.ts); null: machines keep their slots until deactivated.
+ */
+export async function setMachineLease(
+  db: Kysely<DB>,
+  slug: string,
+  days: number | null,
+): Promise<Product> {
+  if (
+    days !== null &&
+    (!Number.isSafeInteger(days) ||
+      days < machineLeaseDaysRange.min ||
+      days > machineLeaseDaysRange.max)
+  ) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `machineLeaseDays must be a whole number from ${machineLeaseDaysRange.min} to ${machineLeaseDaysRange.max}, or null`,
+      { field: "machineLeaseDays" },
+    );
+  }
+  return updateProductRow(db, slug, { machine_lease_days: days });
 }
 
 /** Refused with 409 PRODUCT_IN_USE while licenses or releases reference the product. */

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import { activate } from "../../contracts/license-api.js";
 import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
+import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
 import { activateMachine } from "../../domain/licenses/activate-machine.js";
 import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import {
@@ -21,7 +22,7 @@ export function activateMachineRoute(app: App, db: Kysely<DB>): void {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId", "productSlug"]);
       const result = await activateMachine(db, {
-        licenseKey: requiredString(body, "licenseKey"),
+        licenseKey: normalizeLicenseKey(requiredString(body, "licenseKey")),
         machineId: requiredString(body, "machineId"),
         productSlug: requiredString(body, "productSlug"),
         machineName: optionalString(body, "machineName"),

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
+import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
 import { checkoutLicense, type SigningKeyLookup } from "../../domain/licenses/checkout-license.js";
 import type { LastSeenRecorder } from "../../domain/licenses/validate-license.js";
 import { ShipkeyError } from "../../errors.js";
@@ -30,7 +31,7 @@ export function checkoutLicenseRoute(
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId", "productSlug"]);
       const input = {
-        licenseKey: requiredString(body, "licenseKey"),
+        licenseKey: normalizeLicenseKey(requiredString(body, "licenseKey")),
         machineId: requiredString(body, "machineId"),
         productSlug: requiredString(body, "productSlug"),
         ttlSeconds: optionalTtl(body),

@@ -5,6 +5,7 @@ import type { DB } from "../../db/schema.js";
 import { deactivateMachine } from "../../domain/licenses/deactivate-machine.js";
 import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
+import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
 
 export function deactivateMachineRoute(app: App, db: Kysely<DB>): void {
   app.post(deactivate.url, {
@@ -19,7 +20,7 @@ export function deactivateMachineRoute(app: App, db: Kysely<DB>): void {
       const { machineId } = await deactivateMachine(
         db,
         {
-          licenseKey: requiredString(body, "licenseKey"),
+          licenseKey: normalizeLicenseKey(requiredString(body, "licenseKey")),
           machineId: requiredString(body, "machineId"),
         },
         { by: "client" },

@@ -5,6 +5,7 @@ import type { DB } from "../../db/schema.js";
 import { type LastSeenRecorder, validateLicense } from "../../domain/licenses/validate-license.js";
 import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
+import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
 
 export function validateLicenseRoute(app: App, db: Kysely<DB>, lastSeen: LastSeenRecorder): void {
   app.post(validate.url, {
@@ -16,7 +17,7 @@ export function validateLicenseRoute(app: App, db: Kysely<DB>, lastSeen: LastSee
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId", "productSlug"]);
       const input = {
-        licenseKey: requiredString(body, "licenseKey"),
+        licenseKey: normalizeLicenseKey(requiredString(body, "licenseKey")),
         machineId: requiredString(body, "machineId"),
         productSlug: requiredString(body, "productSlug"),
       };

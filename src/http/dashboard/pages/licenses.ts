@@ -42,6 +42,7 @@ import {
   text,
 } from "../page-kit.js";
 import { type LicenseStatus, licenseStatuses } from "../../../contracts/vocabulary.js";
+import { licenseSeatPages, machineSeatCells, seatsDone, seatsPanel } from "./license-seats.js";
 
 const licenseFields = [
   "productSlug",
@@ -66,6 +67,7 @@ const done: Record<string, string> = {
   revoked: "License revoked.",
   reinstated: "License reinstated.",
   deactivated: "Machine deactivated; its slot is free.",
+  ...seatsDone,
 };
 
 function isExpired(license: LicenseView): boolean {
@@ -239,6 +241,7 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
       return toLicense(reply, key, "deactivated");
     },
   );
+  licenseSeatPages(app, db);
 }
 
 function toLicense(reply: FastifyReply, key: string, to: string): FastifyReply {
@@ -282,7 +285,10 @@ async function detailPage(
   flash?: string,
 ): Promise<Html> {
   const license = await showLicense(db, key);
-  return licenseDetailView(contextOf(request), license, form ?? formOf(license), errors, flash);
+  return licenseDetailView(contextOf(request), license, form ?? formOf(license), errors, {
+    flash,
+    products: await listProducts(db),
+  });
 }
 
 /** The list of licenses: the query's filters → one page of licenses → its view. */
@@ -567,7 +573,7 @@ function licenseDetailView(
   license: LicenseDetail,
   values: Form,
   errors: Record<string, string>,
-  flash?: string,
+  { flash, products }: { flash: string | undefined; products: Product[] },
 ): Html {
   const base = `/admin/licenses/${encodeURIComponent(license.licenseKey)}`;
   return layout(
@@ -579,7 +585,8 @@ function licenseDetailView(
         <div class="actions spaced">${statusButtons(license, base, context.csrfToken)}</div>
       </section>
       <h2>Active machines</h2>
-      ${activeMachines(license, base, context.csrfToken)} ${pastActivations(license)}
+      ${activeMachines(license, base, context.csrfToken)}
+      ${seatsPanel(license, products, base, context.csrfToken)} ${pastActivations(license)}
       <h2>Edit</h2>
       <form method="post" action="${base}/edit" class="stack panel">
         ${csrfField(context.csrfToken)} ${formError(errors)} ${settingsInputs(values, errors)}
@@ -635,6 +642,7 @@ function statusButtons(license: LicenseView, base: string, csrfToken: string): H
 }
 
 function activeMachines(license: LicenseDetail, base: string, csrfToken: string): Html {
+  const now = Date.now();
   if (license.machines.length === 0) {
     return html`<div class="empty">No machine is activated on this license.</div>`;
   }
@@ -647,6 +655,8 @@ function activeMachines(license: LicenseDetail, base: string, csrfToken: string)
           <th>Platform</th>
           <th>Activated</th>
           <th>Last seen</th>
+          <th>Lease expires</th>
+          <th>Certificate expires</th>
           <th></th>
         </tr>
       </thead>
@@ -658,7 +668,7 @@ function activeMachines(license: LicenseDetail, base: string, csrfToken: string)
               <td>${m.machineName ?? ""}</td>
               <td>${m.platform ?? ""}</td>
               <td>${when(m.activatedAt)}</td>
-              <td class="last-seen">${when(m.lastSeenAt)}</td>
+              ${machineSeatCells(m, now)}
               <td>
                 ${actionForm(
                   csrfToken,

@@ -6,6 +6,7 @@ import {
   promoteSigningKeyAudited,
   removeSigningKeyAudited,
   setDeactivationLimitAudited,
+  setMachineLeaseAudited,
   setOfflineAllowanceAudited,
   setOfflinePeriodAudited,
 } from "../../../domain/audit/audited-actions.js";
@@ -41,6 +42,7 @@ const done: Record<string, string> = {
   period: "Offline period saved.",
   allowance: "Offline allowance saved.",
   "deactivation-limit": "Deactivation limit saved.",
+  "machine-lease": "Machine lease saved.",
 };
 
 /** What the signing keys page shows: the product, its keys, the refusal of the last change. */
@@ -140,6 +142,16 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
     await setDeactivationLimitAudited(db, adminActor(request), request.params.slug, limit);
     return "deactivation-limit";
   });
+  setting("/machine-lease", "machineLeaseDays", async (request) => {
+    const days = machineLeaseFrom(request.body);
+    await setMachineLeaseAudited(db, adminActor(request), request.params.slug, days);
+    return "machine-lease";
+  });
+}
+
+/** The machine lease as typed: "" is none. */
+function machineLeaseFrom(form: Form): number | null {
+  return text(form, "machineLeaseDays") === "" ? null : integerFrom(form, "machineLeaseDays");
 }
 
 /** The churn limit as typed: "" is no limit. */
@@ -162,7 +174,8 @@ function keysView(page: KeysPage): Html {
     ${rotation(csrfToken, product, next)} ${retiredKeys(csrfToken, product, keys)}
     ${offlinePeriodForm(csrfToken, product, errors)}
     ${offlineAllowanceForm(csrfToken, product, errors)}
-    ${deactivationLimitForm(csrfToken, product, errors)}`,
+    ${deactivationLimitForm(csrfToken, product, errors)}
+    ${machineLeaseForm(csrfToken, product, errors)}`,
     page.flash,
   );
 }
@@ -376,6 +389,32 @@ function deactivationLimitForm(
         Recommended where apps use certificates: it bounds how often a seat can move between
         machines. Deactivations from this dashboard, the CLI or the admin API are never limited and
         do not count. A license may set its own limit.
+      </p>
+      <div class="actions"><button type="submit">Save</button></div>
+    </form>`;
+}
+
+function machineLeaseForm(
+  csrfToken: string,
+  product: Product,
+  errors: Record<string, string>,
+): Html {
+  const days = product.machineLeaseDays;
+  return html`<h2>Machine lease</h2>
+    <form method="post" action="${keysPath(product.slug)}/machine-lease" class="stack panel">
+      ${csrfField(csrfToken)}
+      <label
+        >Days a machine keeps its slot without being seen (empty = for ever)
+        <input
+          name="machineLeaseDays"
+          inputmode="numeric"
+          value="${days === null ? "" : String(days)}"
+        />${fieldError(errors, "machineLeaseDays")}</label
+      >
+      <p class="hint">
+        Activate, validate and checkout count as seen, and so does an unexpired certificate until it
+        expires. A machine unseen for longer is deactivated by the server, and can activate again.
+        Suits customers who reinstall or replace computers without deactivating.
       </p>
       <div class="actions"><button type="submit">Save</button></div>
     </form>`;

@@ -7,6 +7,7 @@ import {
   renameProductAudited,
   setTauriPublicKeyAudited,
 } from "../../../domain/audit/audited-actions.js";
+import { listLicenses } from "../../../domain/licenses/manage-licenses.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
 import {
@@ -95,10 +96,33 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Sign
     await setTauriPublicKeyAudited(db, adminActor(request), request.params.slug, null);
     return "tauri-key-cleared";
   });
-  change("/admin/products/:slug/delete", 409, async (request) => {
-    await deleteProductAudited(db, adminActor(request), request.params.slug);
-    return "deleted";
+  app.post<{ Params: { slug: string } }>("/admin/products/:slug/delete", async (request, reply) => {
+    const { slug } = request.params;
+    try {
+      await deleteProductAudited(db, adminActor(request), slug);
+      return reply.redirect("/admin/products?done=deleted", 303);
+    } catch (err) {
+      const errors = errorsFor(err, []);
+      if (await hasLicenses(db, slug)) errors._licensesOf = slug;
+      return render(request, reply, { form: {}, errors }, 409);
+    }
   });
+}
+
+/** Whether the product has a license (the refused delete links to them). */
+async function hasLicenses(db: Kysely<DB>, slug: string): Promise<boolean> {
+  const page = await listLicenses(db, { product: slug, limit: 1 });
+  return page.items.length > 0;
+}
+
+/** After a refused delete: the product's licenses, to move or delete. */
+function licensesLink(errors: Record<string, string>): Html | string {
+  const slug = errors._licensesOf;
+  if (slug === undefined) return "";
+  return html`<p class="licenses-of">
+    <a href="/admin/licenses?product=${encodeURIComponent(slug)}">Its licenses</a>: move each to
+    another product or delete it (from the license's page).
+  </p>`;
 }
 
 function productsView(page: ProductsPage): Html {
@@ -107,7 +131,7 @@ function productsView(page: ProductsPage): Html {
     "Products",
     "products",
     context,
-    html`${formError(page.errors)}
+    html`${formError(page.errors)} ${licensesLink(page.errors)}
     ${products.length === 0 ? noProducts() : productTable(products, context.csrfToken)}
     ${newProductForm(context.csrfToken, page.form, page.errors)}`,
     page.flash,

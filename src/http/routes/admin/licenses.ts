@@ -12,11 +12,15 @@ import {
   suspendLicense,
   updateLicense,
 } from "../../../contracts/admin.js";
+import * as seats from "../../../contracts/seats.js";
 import { pageLimits } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
 import {
   createLicenseAudited,
   deactivateMachineAudited,
+  deleteLicenseAudited,
+  moveLicenseAudited,
+  resetMachinesAudited,
   setLicenseStatusAudited,
   updateLicenseAudited,
 } from "../../../domain/audit/audited-actions.js";
@@ -129,6 +133,38 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
       const { licenseKey, machineId } = request.params;
       await deactivateMachineAudited(db, actorOf(request), licenseKey, machineId);
       return { deactivated: true, licenseKey, machineId } as const;
+    },
+  );
+
+  app.post(
+    seats.resetMachines.url,
+    { ...adminRoute(db, seats.resetMachines), preHandler: inKey },
+    async (request) => resetMachinesAudited(db, actorOf(request), request.params.licenseKey),
+  );
+
+  app.post(
+    seats.moveLicense.url,
+    {
+      ...adminRoute(db, seats.moveLicense),
+      // A limited key must hold the license's product and the one it moves to.
+      preHandler: [
+        inKey,
+        requireProductInKey<FastifyRequest<{ Body: { productSlug: string } }>>(db, (r) => ({
+          productSlug: r.body.productSlug,
+        })),
+      ],
+    },
+    async (request) =>
+      moveLicenseAudited(db, actorOf(request), request.params.licenseKey, request.body.productSlug),
+  );
+
+  app.delete(
+    seats.deleteLicense.url,
+    { ...adminRoute(db, seats.deleteLicense), preHandler: inKey },
+    async (request) => {
+      const { licenseKey } = request.params;
+      const license = await deleteLicenseAudited(db, actorOf(request), licenseKey);
+      return { deleted: true, licenseKey, product: license.product } as const;
     },
   );
 }

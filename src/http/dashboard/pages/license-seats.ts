@@ -1,0 +1,137 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { Kysely } from "kysely";
+import type { DB } from "../../../db/schema.js";
+import {
+  deleteLicenseAudited,
+  moveLicenseAudited,
+  resetMachinesAudited,
+} from "../../../domain/audit/audited-actions.js";
+import type { Product } from "../../../domain/products/products.js";
+import type { LicenseDetail } from "../../../contracts/admin.js";
+import { actionForm, csrfField, type Html, html, when } from "../html.js";
+import { adminActor, type Form, text } from "../page-kit.js";
+
+/** The flash messages of the seat actions, by their `done` value. */
+export const seatsDone: Record<string, string> = {
+  reset: "Every machine deactivated; the slots are free.",
+  moved: "License moved.",
+};
+
+/**
+ * The license page's seat actions: reset its machines, move it to another product, delete it
+ * (once no machine holds a slot). A refusal (LICENSE_IN_USE, EXTERNAL_ID_TAKEN) is the dashboard's
+ * error page, with its message.
+ */
+export function licenseSeatPages(app: FastifyInstance, db: Kysely<DB>): void {
+  const back = (reply: FastifyReply, key: string, done: string) =>
+    reply.redirect(`/admin/licenses/${encodeURIComponent(key)}?done=${done}`, 303);
+  app.post<{ Params: { key: string } }>(
+    "/admin/licenses/:key/reset-machines",
+    async (request, reply) => {
+      await resetMachinesAudited(db, adminActor(request), request.params.key);
+      return back(reply, request.params.key, "reset");
+    },
+  );
+  app.post<{ Params: { key: string }; Body: Form }>(
+    "/admin/licenses/:key/move",
+    async (request, reply) => {
+      const product = text(request.body, "productSlug");
+      await moveLicenseAudited(db, adminActor(request), request.params.key, product);
+      return back(reply, request.params.key, "moved");
+    },
+  );
+  app.post<{ Params: { key: string } }>("/admin/licenses/:key/delete", async (request, reply) => {
+    await deleteLicenseAudited(db, adminActor(request), request.params.key);
+    return reply.redirect("/admin/licenses", 303);
+  });
+}
+
+/** "3 days ago" from an ISO time, as of `now`. */
+export function ageOf(iso: string, now: number): string {
+  const minutes = Math.floor((now - Date.parse(iso)) / 60_000);
+  if (minutes < 1) return "just now";
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h ago`;
+  return `${Math.floor(hours / 24)} days ago`;
+}
+
+/** An active machine's last-seen age, lease expiry and certificate expiry, as table cells. */
+export function machineSeatCells(m: LicenseDetail["machines"][number], now: number): Html {
+  return html`<td class="last-seen">
+      ${when(m.lastSeenAt)} <span class="muted">(${ageOf(m.lastSeenAt, now)})</span>
+    </td>
+    <td class="lease-expires">
+      ${m.leaseExpiresAt === null ? html`<span class="muted">no lease</span>` : when(m.leaseExpiresAt)}
+    </td>
+    <td class="certificate-expires">
+      ${
+        m.certificateExpiresAt === null
+          ? html`<span class="muted">none</span>`
+          : when(m.certificateExpiresAt)
+      }
+    </td>`;
+}
+
+/** The license page's seats panel: churn used, lease, reset, move and delete. */
+export function seatsPanel(
+  license: LicenseDetail,
+  products: Product[],
+  base: string,
+  csrfToken: string,
+): Html {
+  const limit = license.maxDeactivationsPer30Days;
+  const others = products.filter((p) => p.slug !== license.product);
+  return html`<h2>Seats</h2>
+    <section class="panel stack seats">
+      <p class="deactivations-used">
+        Deactivations by the app in the last 30 days: ${String(license.deactivationsLast30Days)}
+        ${limit === null ? "(no limit on the license)" : `of ${limit}`}.
+        ${
+          license.machineLeaseDays === null
+            ? "The product sets no machine lease."
+            : `Machines unseen for ${license.machineLeaseDays} days are deactivated.`
+        }
+      </p>
+      <div class="actions">
+        ${actionForm(
+          csrfToken,
+          {
+            action: `${base}/reset-machines`,
+            class: "inline",
+            confirm:
+              "Deactivate every machine of this license? Unexpired certificates still count " +
+              "against the offline limit.",
+          },
+          { label: "Reset machines", class: "danger" },
+        )}
+        ${
+          license.activeMachines === 0
+            ? actionForm(
+                csrfToken,
+                {
+                  action: `${base}/delete`,
+                  class: "inline",
+                  confirm: "Delete this license and its history? This cannot be undone.",
+                },
+                { label: "Delete license", class: "danger" },
+              )
+            : ""
+        }
+      </div>
+      ${
+        others.length === 0
+          ? ""
+          : html`<form method="post" action="${base}/move" class="inline">
+              ${csrfField(csrfToken)}
+              <label
+                >Move to product
+                <select name="productSlug">
+                  ${others.map((p) => html`<option value="${p.slug}">${p.name} (${p.slug})</option>`)}
+                </select></label
+              >
+              <button type="submit" class="secondary">Move</button>
+            </form>`
+      }
+    </section>`;
+}
