@@ -55,6 +55,7 @@ describe.each(dialects)("dashboard overview (%s)", (dialect) => {
     expect(page).toContain('<figure class="chart">');
     expect(page).toContain("Full Ltd");
     expect(page).toContain('href="/admin/licenses?only=at-limit"');
+    expect(page).toMatch(/<dt>Machine leases ending within 7 days<\/dt>\s*<dd>0<\/dd>/);
     const one = await f.app.inject({
       method: "GET",
       url: `/admin?product=${f.product.slug}`,

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/database.js";
-import { expireMachineLeases } from "../../src/domain/licenses/machine-leases.js";
+import {
+  expireMachineLeases,
+  leasesEndingWithin,
+} from "../../src/domain/licenses/machine-leases.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
@@ -163,6 +166,27 @@ describe.each(dialects)("machine leases (%s)", (dialect) => {
       canActivate: true,
     });
     expect((await activate(licenseKey, "lapsing")).statusCode).toBe(200);
+  });
+
+  it("counts the machines whose lease ends within a window, as the overview shows them", async () => {
+    await newProduct();
+    await setLease(10);
+    const productId = (
+      await f.db
+        .selectFrom("products")
+        .select("id")
+        .where("slug", "=", slug)
+        .executeTakeFirstOrThrow()
+    ).id;
+    const licenseKey = await license(2);
+    expect((await activate(licenseKey, "soon")).statusCode).toBe(200);
+    const seen = (await activation(licenseKey, "soon")).last_seen_at;
+    const week = 7 * day;
+    // The lease ends at seen + 10 days: inside a 7-day window from day 3 on, not before.
+    expect(await leasesEndingWithin(f.db, productId, seen + 3 * day - 1, week)).toBe(0);
+    expect(await leasesEndingWithin(f.db, productId, seen + 3 * day, week)).toBe(1);
+    await setLease(null);
+    expect(await leasesEndingWithin(f.db, productId, seen + 9 * day, week)).toBe(0);
   });
 
   it("never frees a machine while its certificate covers it", async () => {

@@ -69,6 +69,49 @@ export async function expireMachineLeases(
   return { expired };
 }
 
+/**
+ * Active machines whose lease ends within `withinMs` from `now` (products that set
+ * machineLeaseDays; of one product, or of all with productId null). A machine whose certificate
+ * outlasts that window is not counted. Like the sweep, it reads the index by last-seen.
+ */
+export async function leasesEndingWithin(
+  db: Kysely<DB>,
+  productId: string | null,
+  now: number,
+  withinMs: number,
+): Promise<number> {
+  let products = db
+    .selectFrom("products")
+    .select(["id", "machine_lease_days"])
+    .where("machine_lease_days", "is not", null);
+  if (productId !== null) products = products.where("id", "=", productId);
+  let total = 0;
+  for (const product of await products.execute()) {
+    const horizon = now + withinMs;
+    const row = await db
+      .selectFrom("activations")
+      .innerJoin("licenses", "licenses.id", "activations.license_id")
+      .select((eb) => eb.fn.countAll<number | string>().as("count"))
+      .where("activations.deactivated_at", "is", null)
+      .where("activations.last_seen_at", "<=", horizon - (product.machine_lease_days ?? 0) * dayMs)
+      .where("licenses.product_id", "=", product.id)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("license_certificates")
+              .select("license_certificates.license_id")
+              .whereRef("license_certificates.license_id", "=", "activations.license_id")
+              .whereRef("license_certificates.machine_id", "=", "activations.machine_id")
+              .where("license_certificates.expires_at", ">", horizon),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    total += Number(row?.count ?? 0);
+  }
+  return total;
+}
+
 function leaseCandidates(
   db: Kysely<DB>,
   productId: string,

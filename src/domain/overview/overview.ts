@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { type LicenseStatus } from "../../contracts/vocabulary.js";
+import { leasesEndingWithin } from "../licenses/machine-leases.js";
 import { browseLicenses, type LicenseView } from "../licenses/manage-licenses.js";
 import { findProductBySlug } from "../products/products.js";
 import { dayOf, type LicenseEvent, licenseEvents } from "../releases/usage-counts.js";
@@ -22,6 +23,8 @@ export interface Overview {
   refusals: Array<{ event: LicenseEvent; code: string; count: number }>;
   byStatus: Array<{ status: LicenseStatus; count: number }>;
   expiringSoon: number;
+  /** Active machines whose lease ends within 7 days (products with machineLeaseDays). */
+  leasesEndingSoon: number;
   atLimit: { items: LicenseView[]; total: number };
   /** The product's versions in use (update checks); null for all products. */
   usage: UsageReport | null;
@@ -69,6 +72,7 @@ export async function overview(
     expiringSoon: (
       await browseLicenses(db, { ...filter, expiringWithinDays: 30, limit: 1 }, order, now)
     ).total,
+    leasesEndingSoon: await leasesEndingWithin(db, productId, now, 7 * day),
     atLimit: await browseLicenses(db, { ...filter, atLimit: true }, order, now),
     usage: product ? await usageReport(db, product.slug, overviewDays, now) : null,
   };

@@ -80,6 +80,8 @@ function licenseCounts(shown: Overview): Html {
       <dd><a href="/admin/licenses?only=expiring${product}">${shown.expiringSoon}</a></dd>
       <dt>At their machine limit</dt>
       <dd><a href="/admin/licenses?only=at-limit${product}">${shown.atLimit.total}</a></dd>
+      <dt>Machine leases ending within 7 days</dt>
+      <dd>${shown.leasesEndingSoon}</dd>
     </dl>
   </section>`;
 }
