@@ -235,6 +235,40 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     expect(validate.body.error).toBe("Machine not activated");
   });
 
+  it("resets a license's machines, then deletes the license", async () => {
+    await page.getByRole("link", { name: "Licenses" }).click();
+    await page.getByRole("link", { name: "New license" }).click();
+    await page.getByLabel("License key").fill("BROWSER-TEST-SEATS-1");
+    await page.getByLabel("Machine slots").fill("2");
+    await page.getByRole("button", { name: "Create license" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("License created.");
+    for (const machineId of ["seat-a", "seat-b"]) {
+      const machine = { licenseKey: "BROWSER-TEST-SEATS-1", machineId, productSlug: "desktop-app" };
+      expect((await postJson(base, "/api/license/activate", machine)).status).toBe(200);
+    }
+    await page.reload();
+    expect(await page.locator("tr[data-machine]").count()).toBe(2);
+    // Deleting is offered only once no machine holds a slot.
+    expect(await page.getByRole("button", { name: "Delete license" }).count()).toBe(0);
+
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Reset machines" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe(
+      "Every machine deactivated; the slots are free.",
+    );
+    expect(await page.locator("tr[data-machine]").count()).toBe(0);
+
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Delete license" }).click();
+    expect(new URL(page.url()).pathname).toBe("/admin/licenses");
+    const validate = await postJson(base, "/api/license/validate", {
+      licenseKey: "BROWSER-TEST-SEATS-1",
+      machineId: "seat-a",
+      productSlug: "desktop-app",
+    });
+    expect(validate.status).toBe(404);
+  });
+
   it("renders the products and audit pages", async () => {
     await page.getByRole("link", { name: "Products" }).click();
     await page.getByRole("cell", { name: "desktop-app" }).waitFor({ state: "visible" });
@@ -244,7 +278,7 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     expect(await textOf(page.getByRole("status"))).toBe("Product renamed.");
     expect(await page.getByLabel("Name of desktop-app").inputValue()).toBe("Desktop App Pro");
     await page.getByRole("link", { name: "Audit log" }).click();
-    await page.getByRole("cell", { name: "license.create" }).waitFor({ state: "visible" });
+    await page.getByRole("cell", { name: "license.create" }).first().waitFor({ state: "visible" });
     await page.getByRole("cell", { name: "api_key.create" }).waitFor({ state: "visible" });
     await shot("audit");
   });
