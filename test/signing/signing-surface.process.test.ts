@@ -165,7 +165,8 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     );
     expect(String(answer.headers["shipkey-signature"])).toContain(`keyid="${after[0]?.kid}"`);
     const removed = await runCliToExit(
-      ["products", "remove-key", cliFixture.product.slug, "--kid", after[0]?.kid ?? ""],
+      // --kid=<kid>: a key id may begin with "-", which `--kid <kid>` would read as an option.
+      ["products", "remove-key", cliFixture.product.slug, `--kid=${after[0]?.kid ?? ""}`],
       env,
     );
     expect(removed.code).toBe(1);
