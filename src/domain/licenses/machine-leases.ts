@@ -40,13 +40,8 @@ export async function expireMachineLeases(
 ): Promise<{ expired: number }> {
   const now = options.now ?? Date.now();
   const batchSize = options.batchSize ?? leaseSweepBatchSize;
-  const products = await db
-    .selectFrom("products")
-    .select(["id", "slug", "machine_lease_days"])
-    .where("machine_lease_days", "is not", null)
-    .execute();
   let expired = 0;
-  for (const product of products) {
+  for (const product of await leasedProducts(db, null)) {
     const days = product.machine_lease_days ?? 0;
     const cutoff = now - days * dayMs;
     for (;;) {
@@ -80,55 +75,36 @@ export async function leasesEndingWithin(
   now: number,
   withinMs: number,
 ): Promise<number> {
-  let products = db
-    .selectFrom("products")
-    .select(["id", "machine_lease_days"])
-    .where("machine_lease_days", "is not", null);
-  if (productId !== null) products = products.where("id", "=", productId);
+  const horizon = now + withinMs;
   let total = 0;
-  for (const product of await products.execute()) {
-    const horizon = now + withinMs;
-    const row = await db
-      .selectFrom("activations")
-      .innerJoin("licenses", "licenses.id", "activations.license_id")
+  for (const product of await leasedProducts(db, productId)) {
+    const cutoff = horizon - (product.machine_lease_days ?? 0) * dayMs;
+    const row = await lapsedMachines(db, product.id, cutoff, horizon)
       .select((eb) => eb.fn.countAll<number | string>().as("count"))
-      .where("activations.deactivated_at", "is", null)
-      .where("activations.last_seen_at", "<=", horizon - (product.machine_lease_days ?? 0) * dayMs)
-      .where("licenses.product_id", "=", product.id)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom("license_certificates")
-              .select("license_certificates.license_id")
-              .whereRef("license_certificates.license_id", "=", "activations.license_id")
-              .whereRef("license_certificates.machine_id", "=", "activations.machine_id")
-              .where("license_certificates.expires_at", ">", horizon),
-          ),
-        ),
-      )
       .executeTakeFirst();
     total += Number(row?.count ?? 0);
   }
   return total;
 }
 
-function leaseCandidates(
-  db: Kysely<DB>,
-  productId: string,
-  cutoff: number,
-  now: number,
-  limit: number,
-) {
+/** The products that set machineLeaseDays: all of them, or the one with `productId`. */
+function leasedProducts(db: Kysely<DB>, productId: string | null) {
+  let query = db
+    .selectFrom("products")
+    .select(["id", "slug", "machine_lease_days"])
+    .where("machine_lease_days", "is not", null);
+  if (productId !== null) query = query.where("id", "=", productId);
+  return query.execute();
+}
+
+/**
+ * The product's active machines last seen at or before `cutoff` and holding no certificate that
+ * expires after `coveredUntil` (read from the index of active activations by last-seen).
+ */
+function lapsedMachines(db: Kysely<DB>, productId: string, cutoff: number, coveredUntil: number) {
   return db
     .selectFrom("activations")
     .innerJoin("licenses", "licenses.id", "activations.license_id")
-    .select([
-      "activations.id",
-      "activations.license_id",
-      "activations.machine_id",
-      "activations.last_seen_at",
-      "licenses.license_key",
-    ])
     .where("activations.deactivated_at", "is", null)
     .where("activations.last_seen_at", "<=", cutoff)
     .where("licenses.product_id", "=", productId)
@@ -139,10 +115,27 @@ function leaseCandidates(
             .select("license_certificates.license_id")
             .whereRef("license_certificates.license_id", "=", "activations.license_id")
             .whereRef("license_certificates.machine_id", "=", "activations.machine_id")
-            .where("license_certificates.expires_at", ">", now),
+            .where("license_certificates.expires_at", ">", coveredUntil),
         ),
       ),
-    )
+    );
+}
+
+function leaseCandidates(
+  db: Kysely<DB>,
+  productId: string,
+  cutoff: number,
+  now: number,
+  limit: number,
+) {
+  return lapsedMachines(db, productId, cutoff, now)
+    .select([
+      "activations.id",
+      "activations.license_id",
+      "activations.machine_id",
+      "activations.last_seen_at",
+      "licenses.license_key",
+    ])
     .orderBy("activations.last_seen_at")
     .limit(limit)
     .execute();
