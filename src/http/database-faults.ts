@@ -4,12 +4,13 @@ import { isDatabaseUnavailable } from "../db/faults.js";
 /**
  * What the service knows about the database's health: when it last failed to serve (faults are
  * classified by db/faults.ts), for /readyz, and a log of faults at a bounded rate. An outage makes
- * every request fail; one line per `logEveryMs` says so, counting the failures in between.
+ * every request fail; one line per cause (the error's code) per `logEveryMs` says so, counting
+ * that cause's failures in between. A second cause within the window still gets its line: lost
+ * connections followed by "too many clients" are two things for an operator to know.
  */
 export class DatabaseFaults {
   #lastFaultAt = Number.NEGATIVE_INFINITY;
-  #lastLogAt = Number.NEGATIVE_INFINITY;
-  #unlogged = 0;
+  readonly #causes = new Map<string, { loggedAt: number; unlogged: number }>();
 
   constructor(
     private readonly log: FastifyBaseLogger,
@@ -31,17 +32,19 @@ export class DatabaseFaults {
   report(err: unknown, during: string): void {
     const now = Date.now();
     this.#lastFaultAt = now;
-    if (now - this.#lastLogAt < this.logEveryMs) {
-      this.#unlogged++;
+    const { code, message } = err as { code?: unknown; message?: unknown };
+    // Codes of unavailability are a short fixed list (db/faults.ts), so the map stays small.
+    const cause = typeof code === "string" ? code : "unknown";
+    const seen = this.#causes.get(cause);
+    if (seen !== undefined && now - seen.loggedAt < this.logEveryMs) {
+      seen.unlogged++;
       return;
     }
-    this.#lastLogAt = now;
-    const { code, message } = err as { code?: unknown; message?: unknown };
     this.log.error(
-      { code, reason: String(message ?? err), during, failuresSinceLastLine: this.#unlogged },
+      { code, reason: String(message ?? err), during, failuresSinceLastLine: seen?.unlogged ?? 0 },
       "database unavailable",
     );
-    this.#unlogged = 0;
+    this.#causes.set(cause, { loggedAt: now, unlogged: 0 });
   }
 
   /** Whether the database failed to serve within the last `ms` milliseconds. */

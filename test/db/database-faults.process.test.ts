@@ -387,12 +387,14 @@ describe.runIf(postgresBin !== undefined || requirePostgres)("database faults (p
       }
 
       expectNoCrash(service);
-      // Bounded logging: at most one line per 10 s, however many requests failed.
+      // Bounded logging: at most one line per cause per 10 s, however many requests failed.
       const lines = unavailableLogLines(service);
       const windows = Math.ceil((Date.now() - startedAt) / 10_000);
       expect(lines.length).toBeGreaterThanOrEqual(1);
-      expect(lines.length).toBeLessThanOrEqual(windows + 1);
       expect(lines.length).toBeLessThan(counts.unavailable);
+      for (const cause of new Set(lines.map((l) => l.code))) {
+        expect(lines.filter((l) => l.code === cause).length).toBeLessThanOrEqual(windows + 1);
+      }
     },
     45_000,
   );
@@ -448,8 +450,9 @@ describe.runIf(postgresBin !== undefined || requirePostgres)("database faults (p
       for (const answer of answers) expectUnavailable(answer);
       expectUnavailable(await send(baseUrl, "/readyz"));
 
-      // 23 failures, one log line saying why.
-      const lines = unavailableLogLines(service);
+      // 23 failures, one log line saying why (a background job whose connection was terminated
+      // above may have logged its own cause, 57P01, before).
+      const lines = unavailableLogLines(service).filter((l) => l.code !== "57P01");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatchObject({ level: 50, code: "53300" });
 
