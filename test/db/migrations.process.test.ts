@@ -218,7 +218,7 @@ const allMigrations = [
  */
 function migrateInAnotherProcess(
   url: string,
-  options: { migrateAt?: number; onReady?: () => void; timeoutMs?: number } = {},
+  options: { migrateAt?: number; onReady?: () => void } = {},
 ): Promise<string> {
   const dist = (path: string) => JSON.stringify(resolve("dist", path));
   const script = `
@@ -232,7 +232,7 @@ function migrateInAnotherProcess(
     const child = execFile(
       process.execPath,
       ["--input-type=module", "-e", script],
-      { timeout: options.timeoutMs ?? 60_000 },
+      { timeout: 60_000 },
       (err, _stdout, stderr) => done(err ? stderr || err.message : "ok"),
     );
     child.stdout?.on("data", (chunk: Buffer) => {
@@ -272,7 +272,7 @@ describe("migrations (sqlite, several processes)", () => {
         await testDatabase.drop();
       }
     }
-  }, 120_000);
+  });
 
   /** A fresh file in WAL mode, and another connection that holds its write lock. */
   const lockedDatabase = async (migrated: boolean) => {
@@ -313,16 +313,16 @@ describe("migrations (sqlite, several processes)", () => {
     } finally {
       await locked.close();
     }
-  }, 60_000);
+  });
 
   it("a start on a migrated file takes no write lock: it finishes while another writer holds it", async () => {
     const locked = await lockedDatabase(true);
     try {
-      expect(await migrateInAnotherProcess(locked.url, { timeoutMs: 20_000 })).toBe("ok");
+      expect(await migrateInAnotherProcess(locked.url)).toBe("ok");
     } finally {
       await locked.close();
     }
-  }, 30_000);
+  });
 
   it("busy_timeout is back to 5 s after migrating, and after a failed migration", async () => {
     const testDatabase = await createTestDatabase("sqlite");

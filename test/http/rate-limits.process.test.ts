@@ -339,7 +339,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > until) throw new Error("timed out");

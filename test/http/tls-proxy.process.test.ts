@@ -66,7 +66,7 @@ function blockOf(conf: string, header: string): string {
 }
 
 async function waitForNginx(nginx: ChildProcess, port: number, output: () => string) {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (nginx.exitCode !== null || nginx.signalCode !== null) {
       throw new Error(`nginx exited (${nginx.exitCode ?? nginx.signalCode}):\n${output()}`);
@@ -135,7 +135,7 @@ describe.skipIf(!haveNginx)(title, () => {
           response.on("error", reject);
         },
       );
-      request.setTimeout(10_000, () => request.destroy(new Error(`no answer to ${path}`)));
+      request.setTimeout(60_000, () => request.destroy(new Error(`no answer to ${path}`)));
       request.on("error", reject);
       request.end(body);
     });
@@ -264,7 +264,7 @@ describe.skipIf(!haveNginx)(title, () => {
       { headers: { authorization: `Bearer ${apiKey}` } },
     );
     expect(published.status, published.body.toString()).toBe(200);
-  }, 60_000);
+  });
 
   afterAll(async () => {
     if (nginx?.pid !== undefined && nginx.exitCode === null && nginx.signalCode === null) {
