@@ -25,7 +25,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["bin/**/*.js", "eslint.config.js"],
+    files: ["bin/**/*.js", "scripts/**/*.js", "eslint.config.js"],
     languageOptions: { globals: { process: "readonly", URL: "readonly" } },
   },
 );

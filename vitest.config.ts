@@ -14,8 +14,8 @@ export default defineConfig({
     // Many tests wait on child processes: three test files at a time keep a 2-core machine busy,
     // where vitest's default (cores - 1) is one. minWorkers equal to maxWorkers: with isolate off,
     // vitest 3.2 otherwise reports a spurious "Terminating worker thread" as the pool shrinks.
-    maxWorkers: 3,
-    minWorkers: 3,
+    maxWorkers: 6,
+    minWorkers: 6,
     // Test files share each worker's module cache instead of importing the service again per
     // file (a third of the CPU time). Every file builds its own app and database; nothing in
     // src keeps state in a module beyond caches keyed by their database.
