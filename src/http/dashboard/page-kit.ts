@@ -18,7 +18,12 @@ export function sessionOf(request: FastifyRequest): Session {
 
 export function contextOf(request: FastifyRequest): PageContext {
   const session = sessionOf(request);
-  return { email: session.admin.email, csrfToken: session.csrfToken };
+  const notice = request.dashboardNotice;
+  return {
+    email: session.admin.email,
+    csrfToken: session.csrfToken,
+    ...(notice === undefined ? {} : { notice }),
+  };
 }
 
 export function adminActor(request: FastifyRequest): Actor {
