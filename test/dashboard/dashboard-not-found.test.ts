@@ -113,6 +113,20 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
       expect(bare.body).toContain("Something is wrong");
       expect(bare.body).toContain('<nav aria-label="Sections">');
     }
+    // Nor without the form's CSRF token.
+    const forged = await f.app.inject({
+      method: "POST",
+      url: `${page}/delete`,
+      headers: {
+        cookie,
+        referer: `http://localhost${page}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      payload: "_csrf=wrong&x=%00", // refused (400) before the token is checked
+    });
+    expect(forged.statusCode).toBe(400);
+    expect(forged.body).toContain("NUL character");
+    expect(forged.headers["set-cookie"]).toBeUndefined();
     // A not-found is its page, not a notice.
     const moved = await post(
       `${page}/move`,

@@ -133,8 +133,12 @@ const friendlierMessages: Partial<Record<ErrorCode, string>> = {
  * the dashboard's referrer policy) other than the sign-in page. Only its path is kept.
  */
 function refusedActionPage(request: FastifyRequest, error: ShipkeyError): string | undefined {
-  if (request.method !== "POST" || !request.adminSession) return undefined;
+  const session = request.adminSession;
+  if (request.method !== "POST" || !session) return undefined;
   if (![400, 403, 409, 422].includes(error.statusCode) || error.code === "MISSING_SCOPE") {
+    return undefined;
+  }
+  if (!csrfMatches(session, (request.body as Record<string, unknown> | undefined)?._csrf)) {
     return undefined;
   }
   const referer = request.headers.referer;
