@@ -155,6 +155,8 @@ function refusedActionPage(request: FastifyRequest, error: ShipkeyError): string
   if (!underDashboard || pathname === "/admin/login" || !/^[\x20-\x3a\x3d-\x7e]+$/.test(pathname)) {
     return undefined;
   }
+  // The page's last success message (`done`) would contradict the refusal.
+  from.searchParams.delete("done");
   return pathname + from.search;
 }
 
