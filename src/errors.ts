@@ -195,3 +195,27 @@ export class ShipkeyError extends Error {
     return new ShipkeyError(code, specMessages[code], details);
   }
 }
+
+/**
+ * Every ShipkeyError a series of checks throws, in order, each check running whatever the others
+ * did: a dashboard form shows them all at once, each beside its field, while the API, through
+ * `throwFirst`, keeps answering with the first. Anything else a check throws is rethrown.
+ */
+export function errorsOf(checks: ReadonlyArray<() => unknown>): ShipkeyError[] {
+  const errors: ShipkeyError[] = [];
+  for (const check of checks) {
+    try {
+      check();
+    } catch (err) {
+      if (!(err instanceof ShipkeyError)) throw err;
+      errors.push(err);
+    }
+  }
+  return errors;
+}
+
+/** Throws the first of the errors, if there is one. */
+export function throwFirst(errors: readonly ShipkeyError[]): void {
+  const [first] = errors;
+  if (first) throw first;
+}

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { createAdmin } from "../../src/domain/admins/admins.js";
+import { createLicense } from "../../src/domain/licenses/manage-licenses.js";
 import { createProduct, requireProduct } from "../../src/domain/products/products.js";
 import { publishRelease } from "../../src/domain/releases/publish-release.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
@@ -388,6 +389,65 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     }
     await phone.close();
     expect(overflowing).toEqual([]);
+  });
+
+  it("shows a refused move on the license's page once, and asks before a yank", async () => {
+    const database = await openDatabase(testDatabase.url);
+    try {
+      await createProduct(database.db, { slug: "other-app", name: "Other App" });
+      for (const [productSlug, licenseKey] of [
+        ["other-app", "BROWSER-OTHER-LICENSE-1"],
+        ["desktop-app", "BROWSER-MOVE-LICENSE-1"],
+      ] as const) {
+        await createLicense(database.db, {
+          productSlug,
+          licenseKey,
+          maxMachines: 1,
+          externalId: "order-7",
+        });
+      }
+    } finally {
+      await database.close();
+    }
+    const licensePath = "/admin/licenses/BROWSER-MOVE-LICENSE-1";
+    await page.goto(`${base}${licensePath}`);
+    await page.getByLabel("Move to product").selectOption("other-app");
+    await page.getByRole("button", { name: "Move", exact: true }).click();
+    expect(await textOf(page.locator(".notice"))).toBe(
+      "externalId is already used by another license of this product",
+    );
+    expect(new URL(page.url()).pathname).toBe(licensePath);
+    await shot("refused-action");
+    await page.reload();
+    await page.getByRole("heading", { level: 1 }).waitFor();
+    expect(await page.locator(".notice").count()).toBe(0);
+
+    await page.goto(`${base}/admin/releases?product=desktop-app`);
+    const release = page.locator('[data-version="2.3.0"]');
+    const asked: string[] = [];
+    page.once("dialog", (dialog) => {
+      asked.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await release.getByRole("button", { name: "Yank from feeds" }).click();
+    expect(asked).toEqual(["Yank 2.3.0? The update feeds stop offering it at once."]);
+    expect(await release.locator(".badge-yanked").count()).toBe(0);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await release.getByRole("button", { name: "Yank from feeds" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe(
+      "Version yanked: the update feeds no longer offer it.",
+    );
+    await page
+      .locator('[data-version="2.3.0"]')
+      .getByRole("button", { name: "Restore to feeds" })
+      .click();
+    expect(await textOf(page.getByRole("status"))).toBe("Version restored to the update feeds.");
+
+    const missing = await page.goto(`${base}/admin/no-such-page`);
+    expect(missing?.status()).toBe(404);
+    expect(await textOf(page.getByRole("heading", { level: 1 }))).toBe("Page not found");
+    expect(await page.getByRole("link", { name: "Licenses" }).count()).toBe(1);
+    await shot("not-found");
   });
 
   it("signs out", async () => {

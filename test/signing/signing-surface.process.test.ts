@@ -110,19 +110,20 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     ).toBe(303);
     expect((await jwks()).map((k) => k.kid)).toEqual([keys[0]?.kid]);
     const refused = await form(`/admin/products/${f.product.slug}/keys/offline-period`, {
-      offlinePeriodSeconds: "10",
+      offlinePeriodDays: "0.0001",
     });
     expect(refused.statusCode).toBe(400);
-    expect(refused.body).toContain("offlinePeriodSeconds must be a whole number from 60");
+    expect(refused.body).toContain("The offline period must be a number of days from 0.0007");
     const saved = await form(`/admin/products/${f.product.slug}/keys/offline-period`, {
-      offlinePeriodSeconds: "86400",
+      offlinePeriodDays: "1",
     });
     expect(saved.statusCode).toBe(303);
     const product = await f.app.inject({
       url: `/admin/products/${f.product.slug}/keys`,
       headers: { cookie },
     });
-    expect(product.body).toContain('value="86400"');
+    expect(product.body).toContain('name="offlinePeriodDays"');
+    expect(product.body).toMatch(/name="offlinePeriodDays"[^>]*value="1"/);
     // A form without the CSRF token is refused.
     const forged = await f.app.inject({
       method: "POST",

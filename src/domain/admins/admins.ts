@@ -3,7 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
 import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { ShipkeyError } from "../../errors.js";
+import { errorsOf, ShipkeyError, throwFirst } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 
@@ -34,13 +34,8 @@ export async function prepareAdmin(
   input: { email: string; password: string },
   now = Date.now(),
 ): Promise<DB["admins"]> {
+  throwFirst(newAdminErrors(input));
   const email = normalizeEmail(input.email);
-  // \s covers U+2028/U+2029 and \p{Cc} every other control character.
-  if (!/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u.test(email) || email.length > 255) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "email must be an email address", {
-      field: "email",
-    });
-  }
   return {
     id: newId("adm"),
     email,
@@ -49,10 +44,31 @@ export async function prepareAdmin(
   };
 }
 
+/** The refusals of a new admin's email and password, in the order createAdmin reports them. */
+export function newAdminErrors(input: { email: string; password: string }): ShipkeyError[] {
+  return errorsOf([
+    () => {
+      const email = normalizeEmail(input.email);
+      // \s covers U+2028/U+2029 and \p{Cc} every other control character.
+      if (!/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u.test(email) || email.length > 255) {
+        throw new ShipkeyError("INVALID_FIELD_VALUE", "email must be an email address", {
+          field: "email",
+        });
+      }
+    },
+    () => assertPasswordLength(input.password),
+  ]);
+}
+
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** The argon2id hash of an acceptable password (checked for length first). */
 export async function preparePassword(password: string): Promise<string> {
+  assertPasswordLength(password);
+  return hashPassword(password);
+}
+
+function assertPasswordLength(password: string): void {
   if (password.length < minPasswordLength) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
@@ -65,7 +81,6 @@ export async function preparePassword(password: string): Promise<string> {
       field: "password",
     });
   }
-  return hashPassword(password);
 }
 
 /** Inserts a prepared admin; an email already taken is a 400. */

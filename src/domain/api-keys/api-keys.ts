@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { ShipkeyError } from "../../errors.js";
+import { errorsOf, ShipkeyError, throwFirst } from "../../errors.js";
 import { type ApiKeyScope, apiKeyScopes } from "../../contracts/vocabulary.js";
 import { newId } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
@@ -48,6 +48,35 @@ export async function resolveKeyProducts(db: Kysely<DB>, slugs: string[]): Promi
   });
 }
 
+/** The refusals of a new key's name and scopes, in the order createApiKey reports them. */
+export function newApiKeyErrors(input: { name: string; scopes: string[] }): ShipkeyError[] {
+  return errorsOf([
+    () => assertMaxLength("name", input.name, limits.name),
+    () => assertSingleLine("name", input.name),
+    () => {
+      if (input.name.trim() === "") {
+        throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required", { field: "name" });
+      }
+    },
+    () => {
+      if (input.scopes.length === 0) {
+        throw new ShipkeyError("INVALID_FIELD_VALUE", "at least one scope is required", {
+          field: "scopes",
+        });
+      }
+      for (const [i, scope] of input.scopes.entries()) {
+        if (!(apiKeyScopes as readonly string[]).includes(scope)) {
+          throw new ShipkeyError(
+            "INVALID_FIELD_VALUE",
+            `unknown scope "${scope}"; known scopes: ${apiKeyScopes.join(", ")}`,
+            { field: `scopes[${i}]` },
+          );
+        }
+      }
+    },
+  ]);
+}
+
 export async function createApiKey(
   db: Kysely<DB>,
   input: {
@@ -59,25 +88,7 @@ export async function createApiKey(
   },
   now = Date.now(),
 ): Promise<ApiKeyView & { key: string }> {
-  assertMaxLength("name", input.name, limits.name);
-  assertSingleLine("name", input.name);
-  if (input.name.trim() === "") {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required", { field: "name" });
-  }
-  if (input.scopes.length === 0) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "at least one scope is required", {
-      field: "scopes",
-    });
-  }
-  for (const [i, scope] of input.scopes.entries()) {
-    if (!(apiKeyScopes as readonly string[]).includes(scope)) {
-      throw new ShipkeyError(
-        "INVALID_FIELD_VALUE",
-        `unknown scope "${scope}"; known scopes: ${apiKeyScopes.join(", ")}`,
-        { field: `scopes[${i}]` },
-      );
-    }
-  }
+  throwFirst(newApiKeyErrors(input));
   // 32 random bytes, base64url: 256 bits, URL- and header-safe.
   const key = `${apiKeyPrefix}${randomBytes(32).toString("base64url")}`;
   const row = {

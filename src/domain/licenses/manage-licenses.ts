@@ -1,7 +1,7 @@
 import { type Insertable, type Kysely, sql } from "kysely";
 import { type DB, type LicensesTable } from "../../db/schema.js";
 import { isUniqueViolation } from "../../db/faults.js";
-import { ShipkeyError } from "../../errors.js";
+import { errorsOf, ShipkeyError, throwFirst } from "../../errors.js";
 import { newId, newLicenseKey } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { assertMaxLength, assertMultiLine, assertSingleLine } from "../limits.js";
@@ -61,22 +61,7 @@ export async function createLicense(
   // A given key of the generated form is stored as generated keys are (license-key.ts).
   const licenseKey =
     input.licenseKey === undefined ? newLicenseKey() : normalizeLicenseKey(input.licenseKey);
-  assertMaxLength("licenseKey", licenseKey, limits.identifier);
-  if (!licenseKeyPattern.test(licenseKey)) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      "licenseKey may contain only letters, digits, '.', '_', '~' and '-'",
-      { field: "licenseKey" },
-    );
-  }
-  if (licenseKey.length < minGivenLicenseKeyLength) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      `licenseKey must be at least ${minGivenLicenseKeyLength} characters`,
-      { field: "licenseKey" },
-    );
-  }
-  assertSettings(input);
+  throwFirst([...licenseKeyErrors(licenseKey), ...licenseSettingsErrors(input)]);
   const inserted = await insertLicenseRow(db, {
     id: newId("lic"),
     license_key: licenseKey,
@@ -98,6 +83,31 @@ export async function createLicense(
   });
   if (!inserted) throw new ShipkeyError("LICENSE_KEY_TAKEN", "A license with this key exists");
   return requireLicenseView(db, licenseKey);
+}
+
+/** The refusals of a given license key (normalized), in the order createLicense reports them. */
+export function licenseKeyErrors(licenseKey: string): ShipkeyError[] {
+  return errorsOf([
+    () => assertMaxLength("licenseKey", licenseKey, limits.identifier),
+    () => {
+      if (!licenseKeyPattern.test(licenseKey)) {
+        throw new ShipkeyError(
+          "INVALID_FIELD_VALUE",
+          "licenseKey may contain only letters, digits, '.', '_', '~' and '-'",
+          { field: "licenseKey" },
+        );
+      }
+    },
+    () => {
+      if (licenseKey.length < minGivenLicenseKeyLength) {
+        throw new ShipkeyError(
+          "INVALID_FIELD_VALUE",
+          `licenseKey must be at least ${minGivenLicenseKeyLength} characters`,
+          { field: "licenseKey" },
+        );
+      }
+    },
+  ]);
 }
 
 /** Inserts the license unless its key is taken (false then). */
@@ -134,7 +144,7 @@ export async function updateLicense(
   changes: LicenseSettings,
   now = Date.now(),
 ): Promise<LicenseView> {
-  assertSettings(changes);
+  throwFirst(licenseSettingsErrors(changes));
   const features = changes.features === undefined ? undefined : JSON.stringify(changes.features);
   const query = db
     .updateTable("licenses")
@@ -466,19 +476,42 @@ function emptyToNull(value: string | null | undefined): string | null | undefine
   return value === "" ? null : value;
 }
 
-function assertSettings(settings: LicenseSettings): void {
-  if (settings.status !== undefined && !licenseStatuses.includes(settings.status)) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      `status must be one of ${licenseStatuses.join(", ")}`,
-      { field: "status" },
-    );
-  }
+/** Every refusal of license settings, in the order create and update report them (the first). */
+export function licenseSettingsErrors(settings: LicenseSettings): ShipkeyError[] {
+  return errorsOf([
+    () => {
+      if (settings.status !== undefined && !licenseStatuses.includes(settings.status)) {
+        throw new ShipkeyError(
+          "INVALID_FIELD_VALUE",
+          `status must be one of ${licenseStatuses.join(", ")}`,
+          { field: "status" },
+        );
+      }
+    },
+    () => assertMaxMachines(settings.maxMachines),
+    () => assertDeactivationLimit("maxDeactivationsPer30Days", settings.maxDeactivationsPer30Days),
+    () => assertMaxLength("edition", settings.edition, limits.edition),
+    () => assertMaxLength("customerName", settings.customerName, limits.name),
+    () => assertMaxLength("customerEmail", settings.customerEmail, limits.name),
+    () => assertMaxLength("note", settings.note, limits.note),
+    () => {
+      if (settings.customerEmail && !/^[^\s@]+@[^\s@]+$/.test(settings.customerEmail)) {
+        throw new ShipkeyError("INVALID_FIELD_VALUE", "customerEmail must be an email address", {
+          field: "customerEmail",
+        });
+      }
+    },
+    () => assertMaxLength("editionName", settings.editionName, limits.edition),
+    () => assertMaxLength("externalId", settings.externalId, limits.identifier),
+    () => assertFeatures(settings.features),
+    ...settingsTextChecks(settings),
+  ]);
+}
+
+function assertMaxMachines(maxMachines: number | undefined): void {
   if (
-    settings.maxMachines !== undefined &&
-    (!Number.isSafeInteger(settings.maxMachines) ||
-      settings.maxMachines < 0 ||
-      settings.maxMachines > maxMachinesLimit)
+    maxMachines !== undefined &&
+    (!Number.isSafeInteger(maxMachines) || maxMachines < 0 || maxMachines > maxMachinesLimit)
   ) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
@@ -486,44 +519,37 @@ function assertSettings(settings: LicenseSettings): void {
       { field: "maxMachines" },
     );
   }
-  assertDeactivationLimit("maxDeactivationsPer30Days", settings.maxDeactivationsPer30Days);
-  assertMaxLength("edition", settings.edition, limits.edition);
-  assertMaxLength("customerName", settings.customerName, limits.name);
-  assertMaxLength("customerEmail", settings.customerEmail, limits.name);
-  assertMaxLength("note", settings.note, limits.note);
-  if (settings.customerEmail && !/^[^\s@]+@[^\s@]+$/.test(settings.customerEmail)) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "customerEmail must be an email address", {
-      field: "customerEmail",
+}
+
+function assertFeatures(features: string[] | undefined): void {
+  if (features === undefined) return;
+  if (features.length > limits.features) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", `at most ${limits.features} features`, {
+      field: "features",
     });
   }
-  assertMaxLength("editionName", settings.editionName, limits.edition);
-  assertMaxLength("externalId", settings.externalId, limits.identifier);
-  if (settings.features !== undefined) {
-    if (settings.features.length > limits.features) {
-      throw new ShipkeyError("INVALID_FIELD_VALUE", `at most ${limits.features} features`, {
-        field: "features",
+  for (const [i, feature] of features.entries()) {
+    assertMaxLength("feature", feature, limits.feature, `features[${i}]`);
+    if (feature === "")
+      throw new ShipkeyError("INVALID_FIELD_VALUE", "features must not be empty", {
+        field: `features[${i}]`,
       });
-    }
-    for (const [i, feature] of settings.features.entries()) {
-      assertMaxLength("feature", feature, limits.feature, `features[${i}]`);
-      if (feature === "")
-        throw new ShipkeyError("INVALID_FIELD_VALUE", "features must not be empty", {
-          field: `features[${i}]`,
-        });
-    }
   }
-  assertSettingsText(settings);
 }
 
 /** Names and labels are one line; the note may span lines (docs/reference/security.md). */
-function assertSettingsText(settings: LicenseSettings): void {
-  assertSingleLine("edition", settings.edition);
-  assertSingleLine("editionName", settings.editionName);
-  assertSingleLine("customerName", settings.customerName);
-  assertSingleLine("customerEmail", settings.customerEmail);
-  assertSingleLine("externalId", settings.externalId);
-  for (const [i, feature] of (settings.features ?? []).entries()) {
-    assertSingleLine("features", feature, `features[${i}]`);
-  }
-  assertMultiLine("note", settings.note);
+function settingsTextChecks(settings: LicenseSettings): Array<() => void> {
+  return [
+    () => assertSingleLine("edition", settings.edition),
+    () => assertSingleLine("editionName", settings.editionName),
+    () => assertSingleLine("customerName", settings.customerName),
+    () => assertSingleLine("customerEmail", settings.customerEmail),
+    () => assertSingleLine("externalId", settings.externalId),
+    () => {
+      for (const [i, feature] of (settings.features ?? []).entries()) {
+        assertSingleLine("features", feature, `features[${i}]`);
+      }
+    },
+    () => assertMultiLine("note", settings.note),
+  ];
 }

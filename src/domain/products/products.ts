@@ -2,7 +2,7 @@ import { inTransaction } from "../../db/transaction.js";
 import { compileOnce } from "../../db/compiled-query.js";
 import type { Kysely, Selectable, Updateable } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { ShipkeyError } from "../../errors.js";
+import { errorsOf, ShipkeyError, throwFirst } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 import { assertMaxLength, assertSingleLine } from "../limits.js";
@@ -39,24 +39,35 @@ export function assertDeactivationLimit(field: string, value: number | null | un
 // Slugs appear in URLs and CI configs: lowercase letters, digits and inner dashes.
 const slugPattern = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 
+/** Every refusal of a new product's slug and name, in the order createProduct reports them. */
+export function newProductErrors(input: { slug: string; name: string }): ShipkeyError[] {
+  return errorsOf([
+    () => assertMaxLength("slug", input.slug, limits.identifier),
+    () => assertMaxLength("name", input.name, limits.name),
+    () => assertSingleLine("name", input.name),
+    () => {
+      if (!slugPattern.test(input.slug)) {
+        throw new ShipkeyError(
+          "INVALID_FIELD_VALUE",
+          "slug must be lowercase letters, digits and dashes, starting and ending with a letter or digit",
+          { field: "slug" },
+        );
+      }
+    },
+    () => {
+      if (input.name.trim() === "") {
+        throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required", { field: "name" });
+      }
+    },
+  ]);
+}
+
 export async function createProduct(
   db: Kysely<DB>,
   input: { slug: string; name: string },
   now = Date.now(),
 ): Promise<Product> {
-  assertMaxLength("slug", input.slug, limits.identifier);
-  assertMaxLength("name", input.name, limits.name);
-  assertSingleLine("name", input.name);
-  if (!slugPattern.test(input.slug)) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      "slug must be lowercase letters, digits and dashes, starting and ending with a letter or digit",
-      { field: "slug" },
-    );
-  }
-  if (input.name.trim() === "") {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "name is required", { field: "name" });
-  }
+  throwFirst(newProductErrors(input));
   const row: ProductRow = {
     id: newId("prod"),
     slug: input.slug,

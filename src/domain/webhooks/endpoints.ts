@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from "kysely";
 import type { DB, WebhookEndpointsTable } from "../../db/schema.js";
-import { ShipkeyError } from "../../errors.js";
+import { errorsOf, ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { assertMaxLength, assertSingleLine } from "../limits.js";
@@ -62,6 +62,29 @@ export async function createWebhookEndpoint(
   };
   await db.insertInto("webhook_endpoints").values(row).execute();
   return { ...toEndpointView(row, now), secret: secret.text };
+}
+
+/**
+ * Every refusal of a new endpoint's fields, in the order createWebhookEndpoint reports them (the
+ * first): a form shows them all at once.
+ */
+export async function newEndpointErrors(
+  db: Kysely<DB>,
+  input: EndpointSettings & { url: string; events: string[] },
+  policy: UrlPolicy,
+): Promise<ShipkeyError[]> {
+  const errors = errorsOf([
+    () => checkEndpointUrl(input.url, policy.allowPrivate),
+    () => checkedDescription(input.description ?? null),
+    () => checkedEvents(input.events),
+  ]);
+  try {
+    await checkedProducts(db, input.products ?? null);
+  } catch (err) {
+    if (!(err instanceof ShipkeyError)) throw err;
+    errors.push(err);
+  }
+  return errors;
 }
 
 export async function listWebhookEndpoints(

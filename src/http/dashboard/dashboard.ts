@@ -5,12 +5,13 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Kysely } from "kysely";
 import { secureCookie } from "../cookie-security.js";
 import type { DB } from "../../db/schema.js";
-import { ShipkeyError } from "../../errors.js";
+import { type ErrorCode, ShipkeyError } from "../../errors.js";
 import type { DatabaseFaults } from "../database-faults.js";
 import { databaseRetryAfterSeconds, routeOf } from "../error-handler.js";
 import { chartScript, chartStylesheet, favicon, script, stylesheet } from "./assets.js";
 import { overviewPages } from "./pages/overview.js";
-import { document, type Html, html } from "./html.js";
+import { noticeCookie, setNotice, takeNotice } from "./flash.js";
+import { document, type Html, html, layout } from "./html.js";
 import { sendPage } from "./page-kit.js";
 import { adminPages } from "./pages/admins.js";
 import { apiKeyPages } from "./pages/api-keys.js";
@@ -58,7 +59,13 @@ export async function dashboard(
   loginRoutes(app, db, new SignInThrottle());
 
   await app.register(async (pages) => {
+    pages.decorateRequest("dashboardNotice", undefined);
     pages.addHook("preHandler", signedIn);
+    pages.addHook("preHandler", async (request, reply) => {
+      if (request.method === "GET" && request.cookies[noticeCookie] !== undefined) {
+        request.dashboardNotice = takeNotice(request, reply);
+      }
+    });
     overviewPages(pages, db);
     licensePages(pages, db);
     productPages(pages, db, signing);
@@ -68,10 +75,21 @@ export async function dashboard(
     webhookPages(pages, db, signing.masterKey, webhooks);
     auditPages(pages, db);
     adminPages(pages, db);
+    // Any other path under /admin, only once signed in: a signed-out visitor learns nothing.
+    pages.all("/admin/*", async (request, reply) => {
+      if (request.method === "GET" && request.url.split("?")[0] === "/admin/") {
+        return reply.redirect("/admin", 302);
+      }
+      throw new ShipkeyError("ROUTE_NOT_FOUND", "There is no such page in the dashboard.");
+    });
   });
 }
 
-/** Every failure in the dashboard is a page: its status, and a message fit to show. */
+/**
+ * Every failure in the dashboard is a page: its status, and a message fit to show; signed in,
+ * inside the layout with the navigation. A refused action (a POST the domain turns down) goes
+ * back to the page its form was on, which shows the refusal once (a notice).
+ */
 function errorHandler(faults: DatabaseFaults) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const unavailable = faults.reportIfUnavailable(error, routeOf(request));
@@ -89,22 +107,76 @@ function errorHandler(faults: DatabaseFaults) {
       request.log.error({ err: error }, "dashboard error");
     }
     const message = known
-      ? error.message
+      ? (friendlierMessages[error.code] ?? error.message)
       : unavailable
         ? "The database is unavailable. Try again in a few seconds."
         : status < 500
           ? "The request could not be understood."
           : "Something went wrong on our side.";
-    return sendPage(reply, errorView(status, message), status);
+    const back = known ? refusedActionPage(request, error) : undefined;
+    if (back !== undefined) {
+      setNotice(request, reply, back.split("?")[0] ?? back, message);
+      return reply.redirect(back, 303);
+    }
+    return sendPage(reply, errorView(request, status, message), status);
   };
 }
 
-function errorView(status: number, message: string): Html {
+/** Messages meant for the public endpoints, said for the dashboard. */
+const friendlierMessages: Partial<Record<ErrorCode, string>> = {
+  LICENSE_NOT_FOUND: "No license has this key.",
+};
+
+/**
+ * The page to take a refused action back to: a signed-in POST with a valid CSRF token refused as
+ * a bad or conflicting request, sent from a dashboard page (the Referer, same-origin only under
+ * the dashboard's referrer policy) other than the sign-in page. Only its path is kept.
+ */
+function refusedActionPage(request: FastifyRequest, error: ShipkeyError): string | undefined {
+  const session = request.adminSession;
+  if (request.method !== "POST" || !session) return undefined;
+  if (![400, 403, 409, 422].includes(error.statusCode) || error.code === "MISSING_SCOPE") {
+    return undefined;
+  }
+  if (!csrfMatches(session, (request.body as Record<string, unknown> | undefined)?._csrf)) {
+    return undefined;
+  }
+  const referer = request.headers.referer;
+  if (referer === undefined) return undefined;
+  let from: URL;
+  try {
+    from = new URL(referer);
+  } catch {
+    return undefined;
+  }
+  const { pathname } = from;
+  const underDashboard = pathname === "/admin" || pathname.startsWith("/admin/");
+  // A cookie's Path may not hold ';' or control characters.
+  if (!underDashboard || pathname === "/admin/login" || !/^[\x20-\x3a\x3d-\x7e]+$/.test(pathname)) {
+    return undefined;
+  }
+  // The page's last success message (`done`) would contradict the refusal.
+  from.searchParams.delete("done");
+  return pathname + from.search;
+}
+
+function errorView(request: FastifyRequest, status: number, message: string): Html {
+  const title = status === 404 ? "Not found" : "Something is wrong";
+  const content = html`<section class="panel error-page" data-status="${status}">
+    ${status === 404 ? "" : html`<h2>${title}</h2>`}
+    <p>${message}</p>
+    <p><a href="/admin">Back to the dashboard</a></p>
+  </section>`;
+  const session = request.adminSession;
+  if (session) {
+    const context = { email: session.admin.email, csrfToken: session.csrfToken };
+    return layout(status === 404 ? "Page not found" : "Error", null, context, content);
+  }
   return document(
     "Error",
     html`<main class="login">
       <section class="panel">
-        <h1>${status === 404 ? "Not found" : "Something is wrong"}</h1>
+        <h1>${title}</h1>
         <p>${message}</p>
         <p><a href="/admin">Back to the dashboard</a></p>
       </section>
@@ -176,6 +248,10 @@ async function signedIn(request: FastifyRequest, reply: FastifyReply): Promise<u
 }
 
 declare module "fastify" {
+  interface FastifyRequest {
+    /** The notice this page shows once (a refused action's message), if any. */
+    dashboardNotice: string | undefined;
+  }
   interface FastifyReply {
     /** The login form's CSRF token for this response. */
     loginCsrf: string;

@@ -11,6 +11,8 @@ import { sessionCookie } from "./session.js";
  * server-side, nothing is in a URL, and another session cannot open it.
  */
 export const flashCookie = "shipkey_flash";
+/** The same, for a refused action's message shown on the page it was sent from (notices). */
+export const noticeCookie = "shipkey_notice";
 const lifetimeMs = 60_000;
 
 type FlashValue = Record<string, string>;
@@ -34,6 +36,7 @@ export function setFlash(
   path: string,
   value: FlashValue,
   now = Date.now(),
+  cookieName = flashCookie,
 ): void {
   const token = request.cookies[sessionCookie];
   if (!token) return;
@@ -43,7 +46,7 @@ export function setFlash(
   const plain = JSON.stringify({ expiresAt: now + lifetimeMs, value });
   const sealed = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
   reply.setCookie(
-    flashCookie,
+    cookieName,
     Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64url"),
     { ...cookieOptions(request, path), maxAge: lifetimeMs / 1000 },
   );
@@ -55,10 +58,11 @@ export function takeFlash(
   reply: FastifyReply,
   path: string,
   now = Date.now(),
+  cookieName = flashCookie,
 ): FlashValue | null {
-  const sealed = request.cookies[flashCookie];
+  const sealed = request.cookies[cookieName];
   if (sealed === undefined) return null;
-  reply.clearCookie(flashCookie, cookieOptions(request, path));
+  reply.clearCookie(cookieName, cookieOptions(request, path));
   const token = request.cookies[sessionCookie];
   return token ? open(sealed, token, path, now) : null;
 }
@@ -77,4 +81,20 @@ function open(sealed: string, token: string, path: string, now: number): FlashVa
     // Sealed under another session, tampered with or truncated: nothing to show.
     return null;
   }
+}
+
+/** A refused action's message, for the page at `path` (the form's page) to show once. */
+export function setNotice(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  path: string,
+  message: string,
+): void {
+  setFlash(request, reply, path, { message }, Date.now(), noticeCookie);
+}
+
+/** The notice for this page, if any; clears it either way. */
+export function takeNotice(request: FastifyRequest, reply: FastifyReply): string | undefined {
+  const path = request.url.split("?")[0] ?? "";
+  return takeFlash(request, reply, path, Date.now(), noticeCookie)?.message;
 }

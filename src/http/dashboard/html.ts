@@ -57,12 +57,14 @@ export type Section = (typeof sections)[number][0];
 export interface PageContext {
   email: string;
   csrfToken: string;
+  /** A refused action's message, shown once on the page its form was on (flash.ts). */
+  notice?: string;
 }
 
 /** The signed-in layout: navigation, the page's content, the sign-out form. */
 export function layout(
   title: string,
-  section: Section,
+  section: Section | null,
   context: PageContext,
   content: Html,
   flash?: string,
@@ -90,6 +92,7 @@ export function layout(
       </header>
       <main id="main">
         <h1>${title}</h1>
+        ${context.notice ? html`<p class="alert notice" role="alert">${context.notice}</p>` : ""}
         ${flash ? html`<p class="flash" role="status">${flash}</p>` : ""} ${content}
       </main>
     </div>`,

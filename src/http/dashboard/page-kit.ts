@@ -18,7 +18,12 @@ export function sessionOf(request: FastifyRequest): Session {
 
 export function contextOf(request: FastifyRequest): PageContext {
   const session = sessionOf(request);
-  return { email: session.admin.email, csrfToken: session.csrfToken };
+  const notice = request.dashboardNotice;
+  return {
+    email: session.admin.email,
+    csrfToken: session.csrfToken,
+    ...(notice === undefined ? {} : { notice }),
+  };
 }
 
 export function adminActor(request: FastifyRequest): Actor {
@@ -66,15 +71,63 @@ export function integerFrom(form: Form, name: string): number {
 }
 
 /**
- * A refusal shown next to the form field it concerns: the field the error carries (the root of
- * its path, so `features[2]` is the `features` input) when the form has it among `fields`;
- * otherwise above the form, as `_form`. Anything that is not a ShipkeyError is rethrown.
+ * A form's refusals found together: each field's parse and the domain's checks of each field,
+ * so that one round trip shows every invalid field with its message (errorsFor).
+ */
+export class FormRefused extends ShipkeyError {
+  constructor(readonly all: readonly [ShipkeyError, ...ShipkeyError[]]) {
+    super(all[0].code, all[0].message, all[0].details);
+  }
+}
+
+/** Gathers a form's refusals field by field; `done` throws them all at once, if any. */
+export class FormCheck {
+  private readonly errors: ShipkeyError[] = [];
+
+  /** A field's parse: its value, or `fallback` once its refusal is noted. */
+  field<T>(parse: () => T, fallback: T): T {
+    try {
+      return parse();
+    } catch (err) {
+      if (!(err instanceof ShipkeyError)) throw err;
+      this.errors.push(err);
+      return fallback;
+    }
+  }
+
+  /** The domain's refusals of the fields (its *Errors functions). */
+  add(errors: readonly ShipkeyError[]): void {
+    this.errors.push(...errors);
+  }
+
+  /** Throws the domain's refusals of the fields, all at once, if any. */
+  static refuse(errors: readonly ShipkeyError[]): void {
+    const check = new FormCheck();
+    check.add(errors);
+    check.done();
+  }
+
+  done(): void {
+    const [first, ...rest] = this.errors;
+    if (first) throw new FormRefused([first, ...rest]);
+  }
+}
+
+/**
+ * Refusals shown next to the form fields they concern: the field each error carries (the root
+ * of its path, so `features[2]` is the `features` input) when the form has it among `fields`;
+ * otherwise above the form, as `_form`. The first message of a field wins. Anything that is not
+ * a ShipkeyError is rethrown.
  */
 export function errorsFor(error: unknown, fields: readonly string[]): Record<string, string> {
   if (!(error instanceof ShipkeyError)) throw error;
-  const root = error.details.field?.split(/[.[]/)[0];
-  const field = root !== undefined && fields.includes(root) ? root : "_form";
-  return { [field]: error.message };
+  const errors: Record<string, string> = {};
+  for (const one of error instanceof FormRefused ? error.all : [error]) {
+    const root = one.details.field?.split(/[.[]/)[0];
+    const field = root !== undefined && fields.includes(root) ? root : "_form";
+    errors[field] ??= one.message;
+  }
+  return errors;
 }
 
 /** "2026-11-21T15:12:50.056Z" → "2026-11-21T15:12" for a datetime-local input. */

@@ -1,7 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { type AdminView, listAdmins, minPasswordLength } from "../../../domain/admins/admins.js";
+import {
+  type AdminView,
+  listAdmins,
+  minPasswordLength,
+  newAdminErrors,
+} from "../../../domain/admins/admins.js";
 import {
   createAdminAudited,
   removeAdminAudited,
@@ -24,6 +29,7 @@ import {
   contextOf,
   errorsFor,
   type Form,
+  FormCheck,
   sendPage,
   sessionOf,
   text,
@@ -126,10 +132,9 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>(path, async (request, reply) => {
     const email = text(request.body, "email");
     try {
-      await createAdminAudited(db, adminActor(request), {
-        email,
-        password: password(request.body),
-      });
+      const input = { email, password: password(request.body) };
+      FormCheck.refuse(newAdminErrors(input));
+      await createAdminAudited(db, adminActor(request), input);
       return reply.redirect(`${path}?done=created`, 303);
     } catch (err) {
       return refused(request, reply, err, { email }, ["email", "password"]);

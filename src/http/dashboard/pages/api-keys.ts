@@ -1,7 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { type ApiKeyView, listApiKeys } from "../../../domain/api-keys/api-keys.js";
+import {
+  type ApiKeyView,
+  listApiKeys,
+  newApiKeyErrors,
+} from "../../../domain/api-keys/api-keys.js";
 import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import {
@@ -22,6 +26,7 @@ import {
   errorsFor,
   expiryFrom,
   type Form,
+  FormCheck,
   list,
   sendPage,
   text,
@@ -101,14 +106,19 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
   });
 }
 
+/** The new key as the form gives it; every invalid field refused at once. */
 function newKeyFrom(form: Form) {
-  return {
+  const check = new FormCheck();
+  const key = {
     name: text(form, "name"),
     scopes: list(form, "scopes"),
-    expiresAt: expiryFrom(form, "expiresAt"),
+    expiresAt: check.field(() => expiryFrom(form, "expiresAt"), null),
     // No product ticked: a key for every product.
     products: list(form, "products").length === 0 ? null : list(form, "products"),
   };
+  check.add(newApiKeyErrors(key));
+  check.done();
+  return key;
 }
 
 function apiKeysView(page: ApiKeysPage): Html {

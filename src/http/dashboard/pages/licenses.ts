@@ -9,12 +9,15 @@ import {
 } from "../../../domain/audit/audited-actions.js";
 import {
   browseLicenses,
+  licenseKeyErrors,
+  licenseSettingsErrors,
   type LicenseFilter,
   type LicenseSort,
   licenseSorts,
   type LicenseView,
   showLicense,
 } from "../../../domain/licenses/manage-licenses.js";
+import { normalizeLicenseKey } from "../../../domain/licenses/license-key.js";
 import { licensesCsv } from "./licenses-csv.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
@@ -36,6 +39,7 @@ import {
   errorsFor,
   expiryFrom,
   type Form,
+  FormCheck,
   integerFrom,
   localValue,
   sendPage,
@@ -74,11 +78,16 @@ function isExpired(license: LicenseView): boolean {
   return license.expiresAt !== null && Date.parse(license.expiresAt) <= Date.now();
 }
 
-function settingsFrom(form: Form) {
+/**
+ * The license settings the form gives, every invalid field refused at once (with `more`, the
+ * refusals of fields beyond the settings).
+ */
+function settingsFrom(form: Form, more: readonly ShipkeyError[] = []) {
+  const check = new FormCheck();
   const features = text(form, "features");
-  return {
-    maxMachines: integerFrom(form, "maxMachines"),
-    expiresAt: expiryFrom(form, "expiresAt"),
+  const settings = {
+    maxMachines: check.field(() => integerFrom(form, "maxMachines"), 0),
+    expiresAt: check.field(() => expiryFrom(form, "expiresAt"), null),
     edition: text(form, "edition") || null,
     editionName: text(form, "editionName") || null,
     features:
@@ -92,11 +101,24 @@ function settingsFrom(form: Form) {
     customerEmail: text(form, "customerEmail") || null,
     note: text(form, "note") || null,
     externalId: text(form, "externalId") || null,
-    maxDeactivationsPer30Days:
-      text(form, "maxDeactivationsPer30Days") === ""
-        ? null
-        : integerFrom(form, "maxDeactivationsPer30Days"),
+    maxDeactivationsPer30Days: check.field(
+      () =>
+        text(form, "maxDeactivationsPer30Days") === ""
+          ? null
+          : integerFrom(form, "maxDeactivationsPer30Days"),
+      null,
+    ),
   };
+  check.add(licenseSettingsErrors(settings));
+  check.add(more);
+  check.done();
+  return settings;
+}
+
+/** The refusals of a license key typed in the new-license form ("" is a generated key). */
+function givenKeyErrors(form: Form): ShipkeyError[] {
+  const given = text(form, "licenseKey");
+  return given === "" ? [] : licenseKeyErrors(normalizeLicenseKey(given));
 }
 
 /** A license as its page shows it, with its machines. */
@@ -181,7 +203,7 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     const form = request.body;
     try {
       const license = await createLicenseAudited(db, adminActor(request), {
-        ...settingsFrom(form),
+        ...settingsFrom(form, givenKeyErrors(form)),
         productSlug: text(form, "productSlug"),
         licenseKey: text(form, "licenseKey") || undefined,
       });

@@ -10,7 +10,9 @@ import {
   setOfflineAllowanceAudited,
   setOfflinePeriodAudited,
 } from "../../../domain/audit/audited-actions.js";
+import { offlinePeriod } from "../../../contracts/vocabulary.js";
 import { type Product, requireProduct } from "../../../domain/products/products.js";
+import { ShipkeyError } from "../../../errors.js";
 import { listProductKeys, type SigningKeyView } from "../../../domain/signing/signing-keys.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
 import {
@@ -127,8 +129,8 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
     await removeSigningKeyAudited(db, adminActor(request), slug, kid);
     return "removed";
   });
-  setting("/offline-period", "offlinePeriodSeconds", async (request) => {
-    const seconds = integerFrom(request.body, "offlinePeriodSeconds");
+  setting("/offline-period", "offlinePeriodDays", async (request) => {
+    const seconds = offlinePeriodFrom(request.body);
     await setOfflinePeriodAudited(db, adminActor(request), request.params.slug, seconds);
     return "period";
   });
@@ -147,6 +149,28 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
     await setMachineLeaseAudited(db, adminActor(request), request.params.slug, days);
     return "machine-lease";
   });
+}
+
+/**
+ * The offline period as typed, in days (fractions allowed: 0.5 is 12 hours), as the seconds it
+ * is stored in, rounded to the second. The admin API and the CLI take seconds.
+ */
+export function offlinePeriodFrom(form: Form): number {
+  const typed = text(form, "offlinePeriodDays");
+  const seconds = /^\d{1,3}(\.\d{1,6})?$/.test(typed) ? Math.round(Number(typed) * 86_400) : NaN;
+  if (!(seconds >= offlinePeriod.minSeconds && seconds <= offlinePeriod.maxSeconds)) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      "The offline period must be a number of days from 0.0007 (one minute) to 90",
+      { field: "offlinePeriodDays" },
+    );
+  }
+  return seconds;
+}
+
+/** Seconds as days for the form: at most six decimals, enough to give back the same second. */
+export function daysOf(seconds: number): string {
+  return String(Number((seconds / 86_400).toFixed(6)));
 }
 
 /** The machine lease as typed: "" is none. */
@@ -327,14 +351,19 @@ function offlinePeriodForm(
     <form method="post" action="${keysPath(product.slug)}/offline-period" class="stack panel">
       ${csrfField(csrfToken)}
       <label
-        >License certificates last (seconds; at most 7776000, 90 days)
+        >License certificates last (days; at most 90, fractions allowed: 0.5 is 12 hours)
         <input
-          name="offlinePeriodSeconds"
-          inputmode="numeric"
+          name="offlinePeriodDays"
+          inputmode="decimal"
           required
-          value="${String(product.offlinePeriodSeconds)}"
-        />${fieldError(errors, "offlinePeriodSeconds")}</label
+          value="${daysOf(product.offlinePeriodSeconds)}"
+          ${errors.offlinePeriodDays ? html`aria-invalid="true"` : ""}
+        />${fieldError(errors, "offlinePeriodDays")}</label
       >
+      <p class="hint offline-seconds">
+        Now ${daysOf(product.offlinePeriodSeconds)} days: ${product.offlinePeriodSeconds} seconds,
+        the unit of the admin API's <code>offlinePeriodSeconds</code> and the CLI.
+      </p>
       <p class="hint">
         A certificate already issued cannot be recalled: suspending or revoking a license takes
         effect offline only when its certificate expires.

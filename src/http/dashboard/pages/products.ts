@@ -8,7 +8,7 @@ import {
   setTauriPublicKeyAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { listLicenses } from "../../../domain/licenses/manage-licenses.js";
-import { listProducts, type Product } from "../../../domain/products/products.js";
+import { listProducts, newProductErrors, type Product } from "../../../domain/products/products.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
 import {
   actionForm,
@@ -21,7 +21,15 @@ import {
   type PageContext,
   when,
 } from "../html.js";
-import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
+import {
+  adminActor,
+  contextOf,
+  errorsFor,
+  type Form,
+  FormCheck,
+  sendPage,
+  text,
+} from "../page-kit.js";
 
 const done: Record<string, string> = {
   created: "Product created.",
@@ -77,6 +85,7 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Sign
     400,
     async (request) => {
       const input = { slug: text(request.body, "slug"), name: text(request.body, "name") };
+      FormCheck.refuse(newProductErrors(input));
       await createProductAudited(db, adminActor(request), input, signing.masterKey);
       return "created";
     },

@@ -369,7 +369,13 @@ function versionPanel(
       >
       ${actionForm(
         csrfToken,
-        { action: `${versionPath}/${v.yankedAt ? "unyank" : "yank"}`, class: "inline" },
+        {
+          action: `${versionPath}/${v.yankedAt ? "unyank" : "yank"}`,
+          class: "inline",
+          ...(v.yankedAt
+            ? {}
+            : { confirm: `Yank ${v.version}? The update feeds stop offering it at once.` }),
+        },
         { label: v.yankedAt ? "Restore to feeds" : "Yank from feeds", class: "secondary" },
       )}
       ${actionForm(

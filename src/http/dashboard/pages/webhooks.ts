@@ -9,7 +9,11 @@ import {
   updateWebhookEndpointAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webhooks/deliveries.js";
-import { getWebhookEndpoint, listWebhookEndpoints } from "../../../domain/webhooks/endpoints.js";
+import {
+  getWebhookEndpoint,
+  listWebhookEndpoints,
+  newEndpointErrors,
+} from "../../../domain/webhooks/endpoints.js";
 import type { MasterKey } from "../../../domain/signing/key-material.js";
 import type { WebhookWorker } from "../../webhook-delivery.js";
 import type {
@@ -30,7 +34,16 @@ import {
   type PageContext,
   when,
 } from "../html.js";
-import { adminActor, contextOf, errorsFor, type Form, list, sendPage, text } from "../page-kit.js";
+import {
+  adminActor,
+  contextOf,
+  errorsFor,
+  type Form,
+  FormCheck,
+  list,
+  sendPage,
+  text,
+} from "../page-kit.js";
 import { setFlash, takeFlash } from "../flash.js";
 
 const path = "/admin/webhooks";
@@ -90,17 +103,20 @@ export function webhookPages(
         .split(",")
         .map((slug) => slug.trim())
         .filter((slug) => slug !== "");
+      const input = {
+        url: text(form, "url"),
+        events: list(form, "events"),
+        products: products.length === 0 ? null : products,
+        description: text(form, "description"),
+      };
+      const policy = { allowPrivate: worker.allowPrivate };
+      FormCheck.refuse(await newEndpointErrors(db, input, policy));
       const endpoint = await createWebhookEndpointAudited(
         db,
         adminActor(request),
         masterKey,
-        {
-          url: text(form, "url"),
-          events: list(form, "events"),
-          products: products.length === 0 ? null : products,
-          description: text(form, "description"),
-        },
-        { allowPrivate: worker.allowPrivate },
+        input,
+        policy,
       );
       // Shown once, on the next page, from a sealed cookie.
       setFlash(request, reply, path, { url: endpoint.url, secret: endpoint.secret });
@@ -243,6 +259,7 @@ function newEndpointForm({ context, form, errors }: EndpointsPage): Html {
           required
           value="${text(form, "url")}"
           placeholder="https://crm.example.com/hooks"
+          ${errors.url ? html`aria-invalid="true"` : ""}
         />
         ${fieldError(errors, "url")}</label
       >
@@ -256,6 +273,7 @@ function newEndpointForm({ context, form, errors }: EndpointsPage): Html {
         <input
           name="products"
           value="${text(form, "products")}"
+          ${errors.products ? html`aria-invalid="true"` : ""}
         />${fieldError(errors, "products")}</label
       >
       <label
