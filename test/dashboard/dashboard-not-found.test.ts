@@ -73,6 +73,7 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
   it("answers an unknown license, product, release, machine, webhook or admin with a 404 page", async () => {
     expectNotFoundPage(await get("/admin/licenses/NO-SUCH-KEY-AT-ALL"), "No license has this key.");
     expectNotFoundPage(await get("/admin/products/no-such-product/keys"), "Product not found");
+    expectNotFoundPage(await get("/admin/releases?product=no-such-product"), "Product not found");
     expectNotFoundPage(await get("/admin/webhooks/whe_unknown"), "Webhook endpoint whe_unknown");
     const base = "/admin/releases/desktop-app/9.9.9";
     const referer = "http://localhost/admin/releases?product=desktop-app";

@@ -94,6 +94,7 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
     const products = await listProducts(db);
     const slug = text(request.query, "product") || products[0]?.slug || "";
     const product = products.find((p) => p.slug === slug);
+    if (product === undefined && slug !== "") throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
     const page = Number(text(request.query, "page"));
     return sendPage(
       reply,
