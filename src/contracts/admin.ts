@@ -397,6 +397,9 @@ export const Machine = Type.Object(
     platform: NullableString(),
     activatedAt: DateTime(),
     lastSeenAt: DateTime(),
+    appVersion: NullableString({
+      description: "The app's version the machine last reported (SDK appVersion); null: none",
+    }),
   },
   { title: "Machine" },
 );

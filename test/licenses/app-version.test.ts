@@ -13,9 +13,10 @@ import { createFixture, type Fixture } from "../helpers/fixture.js";
 describe.each(dialects)("app versions per machine (%s)", (dialect) => {
   let f: Fixture;
   let cookie: string;
+  let apiKey: string;
   beforeAll(async () => {
     f = await createFixture(dialect);
-    ({ cookie } = await adminAccess(f, "versions@example.com"));
+    ({ cookie, apiKey } = await adminAccess(f, "versions@example.com"));
   });
   afterAll(async () => {
     await f?.close();
@@ -217,5 +218,20 @@ describe.each(dialects)("app versions per machine (%s)", (dialect) => {
     await f.post("/api/license/validate", base);
     await flush();
     expect(await versionOf(licenseKey, "m-2")).toBe("3.1.0");
+
+    // The license's machines show it: the admin API and the dashboard's license page.
+    const path = `/api/admin/licenses/${encodeURIComponent(licenseKey)}/machines`;
+    const listed = await callWithApiKey(f, apiKey, "GET", path);
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json<{ items: unknown[] }>().items).toEqual([
+      expect.objectContaining({ machineId: "m-2", appVersion: "3.1.0" }),
+    ]);
+    const page = await f.app.inject({
+      method: "GET",
+      url: `/admin/licenses/${encodeURIComponent(licenseKey)}`,
+      headers: { cookie },
+    });
+    expect(page.statusCode).toBe(200);
+    expect(page.body.replace(/\s+/g, " ")).toMatch(/<td>3\.1\.0<\/td> <td>/);
   });
 });
