@@ -686,8 +686,8 @@ export const usage = contract({
   tag: "Admin: releases",
   summary: "Machines per version, downloads and update checks",
   description:
-    "The product's active machines per app version, as the SDK reports it with validate " +
-    "(appVersion; null: machines whose app reported none). Downloads (through /api/downloads) " +
+    "The product's active machines per app version, as the SDK reports it (appVersion with " +
+    "activate, validate and checkout; null: machines whose app reported none). Downloads (through /api/downloads) " +
     "per version and platform, and update checks per client version, platform and channel, " +
     `summed over the last \`days\` UTC days (1 to ${usageReportDays.max}, ` +
     `default ${usageReportDays.default}). Counts and versions are written once a second.`,
