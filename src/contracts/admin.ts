@@ -397,6 +397,9 @@ export const Machine = Type.Object(
     platform: NullableString(),
     activatedAt: DateTime(),
     lastSeenAt: DateTime(),
+    appVersion: NullableString({
+      description: "The app's version the machine last reported (SDK appVersion); null: none",
+    }),
   },
   { title: "Machine" },
 );
@@ -642,6 +645,15 @@ export const UsageReport = Type.Object(
         count: Type.Integer(),
       }),
     ),
+    machinesByVersion: Type.Array(
+      Type.Object({
+        version: NullableString({
+          description: "The app's version the machine reported; null: none reported",
+        }),
+        machines: Type.Integer(),
+      }),
+      { description: "Active machines now, per app version, most machines first" },
+    ),
   },
   { title: "UsageReport" },
 );
@@ -672,11 +684,13 @@ export const usage = contract({
   url: "/api/admin/products/:slug/usage",
   operationId: "getUsageReport",
   tag: "Admin: releases",
-  summary: "Downloads and update checks over the last days",
+  summary: "Machines per version, downloads and update checks",
   description:
-    "Downloads (through /api/downloads) per version and platform, and update checks per client " +
-    `version, platform and channel, summed over the last \`days\` UTC days (1 to ${usageReportDays.max}, ` +
-    `default ${usageReportDays.default}). Counts are written once a second.`,
+    "The product's active machines per app version, as the SDK reports it (appVersion with " +
+    "activate, validate and checkout; null: machines whose app reported none). Downloads (through /api/downloads) " +
+    "per version and platform, and update checks per client version, platform and channel, " +
+    `summed over the last \`days\` UTC days (1 to ${usageReportDays.max}, ` +
+    `default ${usageReportDays.default}). Counts and versions are written once a second.`,
   auth: "releases:read",
   errors: ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY"],
   schema: {

@@ -22,6 +22,19 @@ const licenseRequest = {
   productSlug: Type.String({ maxLength: limits.identifier }),
 };
 
+/**
+ * The app's version, which the SDK reports (docs/reference/license-endpoints.md). Never refused:
+ * a value that is not a string, longer than the limit or not semver is ignored.
+ */
+const appVersion = Type.Optional(
+  NullableString({
+    maxLength: limits.appVersion,
+    description:
+      "The app's version (semver, a leading v stripped), stored on the machine's activation. " +
+      "Never refused: a value that is not semver or longer than the limit is ignored.",
+  }),
+);
+
 /** What activate, validate and checkout refuse alike: the product, then the license's state. */
 const licenseUseErrors = [
   "PRODUCT_NOT_FOUND",
@@ -42,6 +55,7 @@ export const ActivateRequest = Type.Object({
   ...licenseRequest,
   machineName: Type.Optional(NullableString({ maxLength: limits.machineName })),
   platform: Type.Optional(NullableString({ maxLength: limits.platform })),
+  appVersion,
 });
 
 export const ActivateAnswer = Type.Object(
@@ -71,7 +85,7 @@ export const activate = contract({
   failure: SuccessFailure,
 });
 
-export const ValidateRequest = Type.Object(licenseRequest);
+export const ValidateRequest = Type.Object({ ...licenseRequest, appVersion });
 
 export const ValidateAnswer = Type.Object(
   {
@@ -143,6 +157,7 @@ export const CheckoutRequest = Type.Object({
       description: "Shortens the product's offline period; a larger value is capped to it",
     }),
   ),
+  appVersion,
 });
 
 export const CheckoutAnswer = Type.Object(

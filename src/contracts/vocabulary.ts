@@ -35,6 +35,8 @@ export const limits = {
   identifier: 255,
   machineName: 255,
   platform: 255,
+  /** The app's version an SDK reports (appVersion): semver, at most this long. */
+  appVersion: 128,
   name: 255,
   edition: 255,
   feature: 255,

@@ -94,6 +94,11 @@ export interface ActivationsTable {
    * domain/licenses/machine-leases.ts); null while active.
    */
   deactivated_by: "client" | "admin" | "lease" | null;
+  /**
+   * The app's version the machine last reported (the SDK's appVersion, semver); null: never
+   * reported. Validate's goes through the last-seen flush.
+   */
+  app_version: string | null;
 }
 
 /** The latest certificate issued to a machine of a license: it counts until expires_at. */

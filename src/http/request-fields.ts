@@ -1,5 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { ShipkeyError } from "../errors.js";
+import { limits } from "../contracts/vocabulary.js";
+import { normalizeVersion } from "../domain/releases/version.js";
 
 /**
  * Small readers for JSON request bodies that apply the documented input rules: a field that is
@@ -69,6 +71,18 @@ export function assertNoNul(name: string, value: string, path = name): string {
     });
   }
   return value;
+}
+
+/**
+ * appVersion, the app's version an SDK reports with activate, validate and checkout: the version
+ * (semver, a leading "v" stripped) or null. It never refuses: a value that is not a string, is
+ * longer than limits.appVersion or is not semver reads as not reported, so the answer is the one
+ * the request gets without it (docs/reference/license-endpoints.md).
+ */
+export function reportedAppVersion(body: JsonObject): string | null {
+  const value = body.appVersion;
+  if (typeof value !== "string" || value.length > limits.appVersion) return null;
+  return normalizeVersion(value);
 }
 
 export function wrongType(name: string, expected: string): ShipkeyError {

@@ -117,6 +117,50 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
     expect(await lastSeenOf(machines)).toEqual([t0 + 4242]);
   });
 
+  const appVersionOf = async (machine: Machine | undefined) =>
+    (
+      await f.db
+        .selectFrom("activations")
+        .select("app_version")
+        .where("id", "=", machine?.id ?? "")
+        .executeTakeFirstOrThrow()
+    ).app_version;
+
+  it(`writes the app version with the time: the latest reported wins, none keeps the stored one`, async () => {
+    const machines = await activateMachines(3);
+    const buffer = new LastSeenBuffer();
+    buffer.record(machines[0]?.licenseId ?? "", machines[0]?.machineId ?? "", t0, "1.0.0");
+    buffer.record(machines[0]?.licenseId ?? "", machines[0]?.machineId ?? "", t0 + 1, "1.1.0");
+    buffer.record(machines[0]?.licenseId ?? "", machines[0]?.machineId ?? "", t0 + 2);
+    buffer.record(machines[1]?.licenseId ?? "", machines[1]?.machineId ?? "", t0, "2.0.0-beta.1");
+    record(buffer, machines[2], t0);
+    await buffer.flush(f.db);
+    expect(await appVersionOf(machines[0])).toBe("1.1.0");
+    expect(await appVersionOf(machines[1])).toBe("2.0.0-beta.1");
+    expect(await appVersionOf(machines[2])).toBeNull();
+    // Seen again without a version (an app that no longer reports it): the version stays.
+    record(buffer, machines[1], t0 + 10);
+    await buffer.flush(f.db);
+    expect(await appVersionOf(machines[1])).toBe("2.0.0-beta.1");
+    expect(await lastSeenOf([machines[1]].filter((m) => m !== undefined))).toEqual([t0 + 10]);
+  });
+
+  it(`keeps a version it could not write, and one reported meanwhile wins`, async () => {
+    const machines = await activateMachines(2);
+    const buffer = new LastSeenBuffer();
+    buffer.record(machines[0]?.licenseId ?? "", machines[0]?.machineId ?? "", t0 + 20, "3.0.0");
+    buffer.record(machines[1]?.licenseId ?? "", machines[1]?.machineId ?? "", t0 + 20, "3.0.0");
+    const closed = await import("../helpers/database.js").then((m) => m.openTestDatabase(dialect));
+    await closed.database.close();
+    const failed = buffer.flush(closed.database.db);
+    buffer.record(machines[1]?.licenseId ?? "", machines[1]?.machineId ?? "", t0 + 21, "3.0.1");
+    await expect(failed).rejects.toThrow();
+    await closed.testDatabase.drop();
+    await buffer.flush(f.db);
+    expect(await appVersionOf(machines[0])).toBe("3.0.0");
+    expect(await appVersionOf(machines[1])).toBe("3.0.1");
+  });
+
   /** A database whose writes fail: like a full disk or a lost server, for as long as needed. */
   const withFailingDatabase = async (work: (failing: Fixture["db"]) => Promise<void>) => {
     const { openTestDatabase } = await import("../helpers/database.js");

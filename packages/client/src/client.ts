@@ -44,6 +44,12 @@ export interface ShipkeyClientOptions {
    * seat may be taken back without asking the user.
    */
   reactivate?: boolean;
+  /**
+   * The app's version (semver, e.g. `app.getVersion()`), sent with activate, validate and
+   * checkout so that the dashboard counts machines per version. Checked at once: the constructor
+   * throws a TypeError for a value that is not semver or is longer than 128 characters.
+   */
+  appVersion?: string;
 }
 
 export type { Activation };
@@ -148,6 +154,8 @@ export class ShipkeyClient {
   readonly #keys: KeySource;
   readonly #machineIdOption: ShipkeyClientOptions["machineId"];
   readonly #reactivate: boolean;
+  /** The appVersion field of license requests, or nothing when the app gave none. */
+  readonly #appVersion: { appVersion?: string };
   #machineId: Promise<string> | undefined;
 
   constructor(options: ShipkeyClientOptions) {
@@ -167,6 +175,8 @@ export class ShipkeyClient {
     this.#retry = { ...defaultRetry, ...options.retry };
     this.#machineIdOption = options.machineId;
     this.#reactivate = options.reactivate === true;
+    this.#appVersion =
+      options.appVersion === undefined ? {} : { appVersion: appVersion(options.appVersion) };
     this.#keys = options.publicKeys
       ? new PinnedKeys(this.productSlug, this.#storage, options.publicKeys)
       : new RemoteKeys({
@@ -203,6 +213,7 @@ export class ShipkeyClient {
       productSlug: this.productSlug,
       machineName: options.machineName,
       platform: options.platform ?? process.platform,
+      ...this.#appVersion,
     });
     const activation = json.activation;
     if (
@@ -248,6 +259,7 @@ export class ShipkeyClient {
         licenseKey: state.licenseKey,
         machineId: state.machineId,
         productSlug: this.productSlug,
+        ...this.#appVersion,
       });
     } catch (error) {
       if (isUnreachable(error) || isUnverified(error)) {
@@ -326,6 +338,7 @@ export class ShipkeyClient {
         machineId: state.machineId,
         productSlug: this.productSlug,
         ...(options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds }),
+        ...this.#appVersion,
       });
     } catch (error) {
       await this.#afterRefusal(error);
@@ -729,4 +742,16 @@ function isFreedSeat(error: unknown): boolean {
     error.code === "MACHINE_NOT_ACTIVATED" &&
     error.canActivate === true
   );
+}
+
+// Semantic Versioning 2.0.0's published regular expression; a leading "v" is allowed.
+const semver =
+  /^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+
+/** The appVersion option, checked: the server ignores a version that is not semver. */
+function appVersion(value: unknown): string {
+  if (typeof value !== "string" || value.length > 128 || !semver.test(value)) {
+    throw new TypeError("appVersion must be a semver version (e.g. 1.4.2), at most 128 characters");
+  }
+  return value;
 }

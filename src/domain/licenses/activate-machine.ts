@@ -17,6 +17,8 @@ export interface ActivateInput {
   productSlug: string;
   machineName: string | null;
   platform: string | null;
+  /** The app's version the SDK reported (parsed: semver), or null (the stored one stays). */
+  appVersion?: string | null;
 }
 
 export type ActivationView = Activation;
@@ -56,7 +58,7 @@ export async function activateMachine(
   // Already activated: only last-seen changes (written now, not buffered: activate is rare). If
   // the activation ended in between, this finds nothing and the machine is activated anew.
   if (machineActive) {
-    const existing = await touchActiveActivation(db, license.id, input.machineId, now);
+    const existing = await touchActiveActivation(db, license.id, input, now);
     if (existing) return { outcome: "already-activated", activation: existing };
   }
 
@@ -70,6 +72,7 @@ export async function activateMachine(
       activated_at: now,
       last_seen_at: now,
       deactivated_at: null,
+      app_version: input.appVersion ?? null,
     };
     // The partial unique index arbitrates concurrent activations of this machine. A conflict
     // whose winner is already gone again (deactivated in between) is retried: the next attempt
@@ -77,7 +80,7 @@ export async function activateMachine(
     for (let attempt = 1; ; attempt++) {
       const { rows: inserted } = await insertActivation(trx, activation);
       if (inserted.length > 0) break;
-      const winner = await touchActiveActivation(trx, license.id, input.machineId, now);
+      const winner = await touchActiveActivation(trx, license.id, input, now);
       if (winner) return { outcome: "already-activated" as const, activation: winner };
       if (attempt === 5) throw new Error("activation kept conflicting with vanishing activations");
     }
@@ -155,7 +158,16 @@ async function emitRefusal(
 type NewActivation = Omit<ActivationsTable, "deactivated_at" | "deactivated_by">;
 
 const insertActivation = compileOnce<NewActivation, { id: string }>(
-  ["id", "license_id", "machine_id", "machine_name", "platform", "activated_at", "last_seen_at"],
+  [
+    "id",
+    "license_id",
+    "machine_id",
+    "machine_name",
+    "platform",
+    "activated_at",
+    "last_seen_at",
+    "app_version",
+  ],
   (db, p) =>
     db
       .insertInto("activations")
@@ -179,13 +191,17 @@ const takeSlot = compileOnce<
     .returning(["active_machines", "max_machines"]),
 );
 
+// A reported app version replaces the stored one; none (null) keeps it.
 const touchActivation = compileOnce<
-  { licenseId: string; machineId: string; now: number },
+  { licenseId: string; machineId: string; now: number; appVersion: string | null },
   Pick<ActivationsTable, "machine_id" | "machine_name" | "activated_at">
->(["licenseId", "machineId", "now"], (db, p) =>
+>(["licenseId", "machineId", "now", "appVersion"], (db, p) =>
   db
     .updateTable("activations")
-    .set({ last_seen_at: p.now })
+    .set((eb) => ({
+      last_seen_at: p.now,
+      app_version: eb.fn.coalesce(eb.val(p.appVersion), "app_version"),
+    }))
     .where("license_id", "=", p.licenseId)
     .where("machine_id", "=", p.machineId)
     .where("deactivated_at", "is", null)
@@ -196,10 +212,12 @@ const touchActivation = compileOnce<
 async function touchActiveActivation(
   db: Kysely<DB>,
   licenseId: string,
-  machineId: string,
+  input: Pick<ActivateInput, "machineId" | "appVersion">,
   now: number,
 ): Promise<ActivationView | null> {
-  const [row] = (await touchActivation(db, { licenseId, machineId, now })).rows;
+  const { machineId } = input;
+  const appVersion = input.appVersion ?? null;
+  const [row] = (await touchActivation(db, { licenseId, machineId, now, appVersion })).rows;
   return row ? toActivationView(row) : null;
 }
 

@@ -1,8 +1,16 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
 
-/** A machine seen on a license at a time (epoch ms). */
-export type Sighting = [licenseId: string, machineId: string, seenAt: number];
+/**
+ * A machine seen on a license at a time (epoch ms), with the app's version it reported (semver, at
+ * most limits.appVersion long) or null.
+ */
+export type Sighting = [
+  licenseId: string,
+  machineId: string,
+  seenAt: number,
+  appVersion?: string | null,
+];
 
 /**
  * While writes keep failing (a full disk, an unreachable database), sightings would pile up here
@@ -32,16 +40,21 @@ export class LastSeenBuffer {
     } = {},
   ) {}
 
-  /** The machine was seen at `at` on the license: its active activation's last-seen moves there. */
-  record(licenseId: string, machineId: string, at: number): void {
+  /**
+   * The machine was seen at `at` on the license: its active activation's last-seen moves there,
+   * and its app version to `appVersion` when one is given (the latest reported wins; none keeps
+   * the stored one).
+   */
+  record(licenseId: string, machineId: string, at: number, appVersion: string | null = null): void {
     // NUL cannot occur in a machine id (refused at parsing) nor in a record id.
     const key = `${licenseId}\u0000${machineId}`;
     const previous = this.#pending.get(key);
     if (previous !== undefined) {
       if (at > previous[2]) previous[2] = at;
+      if (appVersion !== null) previous[3] = appVersion;
       return;
     }
-    this.#pending.set(key, [licenseId, machineId, at]);
+    this.#pending.set(key, [licenseId, machineId, at, appVersion]);
     if (this.#pending.size > (this.options.maxPending ?? maxPendingMachines)) this.#shed();
   }
 
@@ -83,10 +96,16 @@ export class LastSeenBuffer {
       }
     } catch (err) {
       // Put everything back for the next flush, ahead of what came meanwhile, newer times
-      // winning. Rewriting a time that did get written is harmless: a time only moves forward.
+      // winning, and a version reported meanwhile. Rewriting a time that did get written is
+      // harmless: a time only moves forward.
       for (const [key, sighting] of this.#pending) {
         const older = entries.get(key);
-        if (older === undefined || older[2] < sighting[2]) entries.set(key, sighting);
+        if (older === undefined) {
+          entries.set(key, sighting);
+          continue;
+        }
+        if (older[2] < sighting[2]) older[2] = sighting[2];
+        if (sighting[3] != null) older[3] = sighting[3];
       }
       this.#pending = entries;
       if (entries.size > (this.options.maxPending ?? maxPendingMachines)) this.#shed();
@@ -107,7 +126,10 @@ function bySightingKey(a: Sighting, b: Sighting): number {
  * the partial unique index, one search per machine: with the machine ids as plain parameters
  * SQLite loops over the list (test/licenses/last-seen.test.ts checks the plan); casting them, too, made
  * it scan the whole index instead. A time only moves forward, so a flush racing another
- * process's never sets an older one. The time's cast keeps PostgreSQL from typing it as text.
+ * process's never sets an older one; the app version moves with it (also at an equal time: a
+ * checkout right after activate in the same millisecond), and a sighting without one keeps the
+ * stored one. The time's cast keeps PostgreSQL from typing it as text, the version's
+ * from leaving a column of nulls untyped.
  */
 export function lastSeenUpdate(batch: Sighting[]) {
   // Padded to a power of two with the last sighting again (an update it repeats changes nothing),
@@ -117,11 +139,15 @@ export function lastSeenUpdate(batch: Sighting[]) {
   while (last && (padded.length & (padded.length - 1)) !== 0) padded.push(last);
   const rows = sql.join(
     padded.map(
-      ([licenseId, machineId, at]) => sql`(${licenseId}, ${machineId}, cast(${at} as bigint))`,
+      ([licenseId, machineId, at, appVersion]) =>
+        sql`(${licenseId}, ${machineId}, cast(${at} as bigint), cast(${appVersion ?? null} as text))`,
     ),
   );
-  return sql`update activations set last_seen_at = seen.column3
+  return sql`update activations set last_seen_at = seen.column3,
+      app_version = coalesce(seen.column4, activations.app_version)
     from (values ${rows}) as seen
     where activations.license_id = seen.column1 and activations.machine_id = seen.column2
-      and activations.deactivated_at is null and activations.last_seen_at < seen.column3`;
+      and activations.deactivated_at is null
+      and (activations.last_seen_at < seen.column3
+        or activations.last_seen_at = seen.column3 and seen.column4 is not null)`;
 }

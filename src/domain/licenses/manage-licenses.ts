@@ -190,6 +190,7 @@ export async function showLicense(
         "activations.last_seen_at",
         "activations.deactivated_at",
         "activations.deactivated_by",
+        "activations.app_version",
       ])
       .where("licenses.license_key", "=", licenseKey);
   const machines = await activationsOf()
@@ -222,6 +223,7 @@ export async function showLicense(
         platform: m.platform,
         activatedAt: toIso(m.activated_at),
         lastSeenAt: toIso(m.last_seen_at),
+        appVersion: m.app_version,
         certificateExpiresAt: certificate === null ? null : toIso(certificate),
         leaseExpiresAt: lease === null ? null : toIso(lease),
       };
@@ -233,6 +235,7 @@ export async function showLicense(
       platform: m.platform,
       activatedAt: toIso(m.activated_at),
       lastSeenAt: toIso(m.last_seen_at),
+      appVersion: m.app_version,
       deactivatedAt: toIso(m.deactivated_at ?? m.last_seen_at),
       deactivatedBy: m.deactivated_by,
     })),

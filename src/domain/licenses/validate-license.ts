@@ -11,17 +11,19 @@ export interface ValidateInput {
   licenseKey: string;
   machineId: string;
   productSlug: string;
+  /** The app's version the SDK reported (parsed: semver), or null; stored with last-seen. */
+  appVersion?: string | null;
 }
 
 /** Validate's answer, but for its `valid: true`. */
 export type ValidateResult = Omit<ValidateAnswer, "valid">;
 
 /**
- * Where validate records that a machine was seen (see LastSeenBuffer): the time goes to the
- * machine's active activation on the license.
+ * Where validate records that a machine was seen (see LastSeenBuffer): the time, and the app's
+ * version when reported, go to the machine's active activation on the license.
  */
 export interface LastSeenRecorder {
-  record(licenseId: string, machineId: string, at: number): void;
+  record(licenseId: string, machineId: string, at: number, appVersion?: string | null): void;
 }
 
 /** Checks the license and the machine's activation, and records that the machine was seen. */
@@ -56,7 +58,7 @@ export async function validateLicenseOf(
   if (license.activeMachines > license.maxMachines) {
     throw ShipkeyError.spec("MAX_MACHINES_REACHED");
   }
-  lastSeen.record(license.id, input.machineId, now);
+  lastSeen.record(license.id, input.machineId, now, input.appVersion ?? null);
   return {
     licenseId: license.id,
     result: {

@@ -26,7 +26,7 @@ export interface Overview {
   /** Active machines whose lease ends within 7 days (products with machineLeaseDays). */
   leasesEndingSoon: number;
   atLimit: { items: LicenseView[]; total: number };
-  /** The product's versions in use (update checks); null for all products. */
+  /** The product's usage: machines per app version, update checks; null for all products. */
   usage: UsageReport | null;
 }
 

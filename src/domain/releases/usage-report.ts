@@ -59,7 +59,30 @@ export async function usageReport(
         count: Number(row.count),
       }))
       .sort((a, b) => b.count - a.count || byVersion(a.currentVersion, b.currentVersion)),
+    machinesByVersion: await machinesByVersion(db, product.id),
   };
+}
+
+/**
+ * The product's active machines (activations holding a slot) per the app version they last
+ * reported, most machines first; version null: none reported (an app without the SDK, or an
+ * older SDK). One grouped read of the product's licenses' activations.
+ */
+export async function machinesByVersion(
+  db: Kysely<DB>,
+  productId: string,
+): Promise<UsageReport["machinesByVersion"]> {
+  const rows = await db
+    .selectFrom("activations as a")
+    .innerJoin("licenses as l", "l.id", "a.license_id")
+    .select(["a.app_version", (eb) => eb.fn.countAll<number | string>().as("machines")])
+    .where("l.product_id", "=", productId)
+    .where("a.deactivated_at", "is", null)
+    .groupBy("a.app_version")
+    .execute();
+  return rows
+    .map((row) => ({ version: row.app_version, machines: Number(row.machines) }))
+    .sort((a, b) => b.machines - a.machines || byVersion(a.version, b.version));
 }
 
 function byVersion(a: string | null, b: string | null): number {

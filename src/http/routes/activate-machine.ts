@@ -8,6 +8,7 @@ import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import {
   assertPresent,
   optionalString,
+  reportedAppVersion,
   requiredString,
   requireJsonObject,
 } from "../request-fields.js";
@@ -27,6 +28,7 @@ export function activateMachineRoute(app: App, db: Kysely<DB>): void {
         productSlug: requiredString(body, "productSlug"),
         machineName: optionalString(body, "machineName"),
         platform: optionalString(body, "platform"),
+        appVersion: reportedAppVersion(body),
       });
       if (result.outcome === "already-activated") {
         return {

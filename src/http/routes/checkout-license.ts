@@ -10,6 +10,7 @@ import {
   assertPresent,
   isMissing,
   type JsonObject,
+  reportedAppVersion,
   requiredString,
   requireJsonObject,
   wrongType,
@@ -35,6 +36,7 @@ export function checkoutLicenseRoute(
         machineId: requiredString(body, "machineId"),
         productSlug: requiredString(body, "productSlug"),
         ttlSeconds: optionalTtl(body),
+        appVersion: reportedAppVersion(body),
       };
       const result = await checkoutLicense(db, input, lastSeen, signingKeyOf);
       return { success: true, ...result } as const;

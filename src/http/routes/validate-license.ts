@@ -4,7 +4,12 @@ import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
 import { type LastSeenRecorder, validateLicense } from "../../domain/licenses/validate-license.js";
 import { type App, documentationOnly, routeSchema } from "../contract-route.js";
-import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
+import {
+  assertPresent,
+  reportedAppVersion,
+  requiredString,
+  requireJsonObject,
+} from "../request-fields.js";
 import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
 
 export function validateLicenseRoute(app: App, db: Kysely<DB>, lastSeen: LastSeenRecorder): void {
@@ -20,6 +25,7 @@ export function validateLicenseRoute(app: App, db: Kysely<DB>, lastSeen: LastSee
         licenseKey: normalizeLicenseKey(requiredString(body, "licenseKey")),
         machineId: requiredString(body, "machineId"),
         productSlug: requiredString(body, "productSlug"),
+        appVersion: reportedAppVersion(body),
       };
       const result = await validateLicense(db, input, lastSeen);
       return { valid: true, ...result } as const;

@@ -675,6 +675,7 @@ function activeMachines(license: LicenseDetail, base: string, csrfToken: string)
           <th>Machine</th>
           <th>Name</th>
           <th>Platform</th>
+          <th>App version</th>
           <th>Activated</th>
           <th>Last seen</th>
           <th>Lease expires</th>
@@ -689,6 +690,7 @@ function activeMachines(license: LicenseDetail, base: string, csrfToken: string)
               <td class="mono">${m.machineId}</td>
               <td>${m.machineName ?? ""}</td>
               <td>${m.platform ?? ""}</td>
+              <td>${m.appVersion ?? html`<span class="muted">unknown</span>`}</td>
               <td>${when(m.activatedAt)}</td>
               ${machineSeatCells(m, now)}
               <td>

@@ -6,6 +6,7 @@ import { listProducts, type Product } from "../../../domain/products/products.js
 import type { LicenseEvent } from "../../../domain/releases/usage-counts.js";
 import { badge, type Html, html, layout, type PageContext, raw } from "../html.js";
 import { contextOf, type Form, sendPage, text } from "../page-kit.js";
+import { machinesPerVersion } from "./versions-in-use.js";
 
 /** What the overview page shows: the products to pick from, and the numbers of the picked one. */
 interface OverviewPage {
@@ -169,29 +170,17 @@ function atLimit(shown: Overview): Html {
 
 function versionsInUse(shown: Overview): Html | string {
   if (shown.usage === null) return "";
-  const byVersion = new Map<string, number>();
-  for (const row of shown.usage.updateChecks) {
-    const version = row.currentVersion ?? "unknown";
-    byVersion.set(version, (byVersion.get(version) ?? 0) + row.count);
-  }
-  const rows = [...byVersion].sort((a, b) => b[1] - a[1]).slice(0, 10);
+  const { machinesByVersion, updateChecks } = shown.usage;
+  const checks = updateChecks.reduce((sum, row) => sum + row.count, 0);
+  const releases = `/admin/releases?product=${encodeURIComponent(shown.usage.product)}`;
   return html`<section class="panel" id="versions-in-use">
-    <h2>Versions in use <span class="muted">update checks, last ${overviewDays} days</span></h2>
-    ${
-      rows.length === 0
-        ? html`<p class="muted">No update checks yet.</p>`
-        : html`<table>
-              <tbody>
-                ${rows.map(
-                  ([version, count]) =>
-                    html`<tr>
-                      <td>${version}</td>
-                      <td>${count}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-            <p class="hint">“unknown”: the client sent no version, or one never published.</p>`
-    }
+    <h2>Versions in use <span class="muted">active machines</span></h2>
+    ${machinesPerVersion(machinesByVersion, 10)}
+    <p class="muted">
+      ${checks} update checks in the last ${overviewDays} days (<a
+        href="${releases}#versions-in-use"
+        >by version, platform and channel</a
+      >).
+    </p>
   </section>`;
 }

@@ -30,6 +30,7 @@ import {
 import { renderNotes } from "../markdown.js";
 import { adminActor, contextOf, type Form, sendPage, text } from "../page-kit.js";
 import { feedsSection } from "./feeds.js";
+import { machinesPerVersion } from "./versions-in-use.js";
 import { type Arch, arches, type Platform, platforms } from "../../../contracts/vocabulary.js";
 
 const done: Record<string, string> = {
@@ -316,31 +317,37 @@ function deliveryPanel(product: Product, csrfToken: string): Html {
 function versionsInUse(usage: UsageReport): Html {
   const rows = usage.updateChecks.slice(0, 20);
   return html`<section class="panel" id="versions-in-use">
-    <h2>Versions in use <span class="muted">update checks since ${usage.since}</span></h2>
+    <h2>Versions in use <span class="muted">active machines</span></h2>
+    ${machinesPerVersion(usage.machinesByVersion, 20)}
+    <h3>Update checks <span class="muted">since ${usage.since}</span></h3>
     ${
       rows.length === 0
         ? html`<p class="muted">No update checks yet.</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th>Version</th>
-                <th>Platform</th>
-                <th>Channel</th>
-                <th>Checks</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows.map(
-                (row) =>
-                  html`<tr>
-                    <td>${row.currentVersion ?? html`<span class="muted">unknown</span>`}</td>
-                    <td>${row.platform}</td>
-                    <td>${row.channel}</td>
-                    <td>${row.count}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+        : html`<table class="update-checks">
+              <thead>
+                <tr>
+                  <th>Version</th>
+                  <th>Platform</th>
+                  <th>Channel</th>
+                  <th>Checks</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows.map(
+                  (row) =>
+                    html`<tr>
+                      <td>${row.currentVersion ?? html`<span class="muted">unknown</span>`}</td>
+                      <td>${row.platform}</td>
+                      <td>${row.channel}</td>
+                      <td>${row.count}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+            <p class="hint">
+              Requests to the update feeds. “unknown”: the feed client sent no version
+              (electron-updater never does), or one never published.
+            </p>`
     }
   </section>`;
 }
