@@ -981,7 +981,11 @@ export const AuditEntry = Type.Object(
     target: Type.Object({ type: Type.String(), id: Type.String() }),
     ip: NullableString(),
     details: Type.Record(Type.String(), Type.Unknown(), {
-      description: "What changed; never a secret nor a license key",
+      description:
+        "What changed; never a secret nor a license key. license.update, license.suspend, " +
+        "license.revoke, license.reinstate and license.move: `changes`, each setting that changed " +
+        '(status, maxMachines, expiresAt, product, ...) with its old and new value: {"maxMachines": ' +
+        '{"from": 1, "to": 3}}',
     }),
   },
   { title: "AuditEntry" },
