@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditEntry, LicenseDetail } from "../../src/contracts/admin.js";
+import { commands } from "../../src/cli/commands.js";
 import { activateMachine } from "../../src/domain/licenses/activate-machine.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
+import { commandContext } from "../helpers/cli.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 
@@ -268,6 +270,12 @@ describe.each(dialects)(
         Array.from({ length: 30 }, (_, i) => `machine-${String(200 + i)}`),
       );
       expect(answer.nextCursor).toBeNull();
+      // The CLI's licenses show lists them all, without the paging fields.
+      const shown = await commands["licenses show"]?.run(f.db, [manyKey], {}, commandContext());
+      const data = shown?.data as LicenseDetail;
+      expect(data.machines).toHaveLength(230);
+      expect(data.machines[229]?.machineId).toBe("machine-229");
+      expect(data).not.toHaveProperty("machinesNextCursor");
     });
   },
 );
