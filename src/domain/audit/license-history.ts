@@ -12,7 +12,10 @@ import { licenseIdOfKey } from "../licenses/license-machines.js";
  * app's event names only the machine.
  */
 export interface LicenseHistoryEntry {
-  /** The audit entry's id, or `on_`/`off_` and the activation's id. */
+  /**
+   * The audit entry's id, or `a_` (activated) / `d_` (deactivated) and the activation's id: in the
+   * same millisecond, a machine's deactivation sorts as the newer.
+   */
   id: string;
   at: string;
   /** `app`: the licensed app, through the public endpoints. */
@@ -42,7 +45,7 @@ function historyOf(db: Kysely<DB>, licenseId: string) {
     ])
     .where("target_type", "=", "license")
     .where("target_id", "=", licenseId);
-  const byApp = (prefix: "on_" | "off_", at: "activated_at" | "deactivated_at", action: string) =>
+  const byApp = (prefix: "a_" | "d_", at: "activated_at" | "deactivated_at", action: string) =>
     db
       .selectFrom("activations")
       .select([
@@ -60,9 +63,9 @@ function historyOf(db: Kysely<DB>, licenseId: string) {
       .where("license_id", "=", licenseId);
   // An admin's deactivation, a reset and an expired lease are audited: only the app's are added.
   return audited
-    .unionAll(byApp("on_", "activated_at", "machine.activate"))
+    .unionAll(byApp("a_", "activated_at", "machine.activate"))
     .unionAll(
-      byApp("off_", "deactivated_at", "machine.deactivate").where("deactivated_by", "=", "client"),
+      byApp("d_", "deactivated_at", "machine.deactivate").where("deactivated_by", "=", "client"),
     );
 }
 
