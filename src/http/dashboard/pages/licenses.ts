@@ -210,7 +210,8 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.get<{ Params: { key: string }; Querystring: Form }>(
     "/admin/licenses/:key",
     async (request, reply) => {
-      const flash = done[text(request.query, "done")];
+      const doneKey = text(request.query, "done");
+      const flash = Object.hasOwn(done, doneKey) ? done[doneKey] : undefined;
       const machinesPage = pageNumber(text(request.query, "machines"));
       const page = await detailPage(db, request, request.params.key, null, {}, flash, machinesPage);
       return sendPage(reply, page);
