@@ -439,7 +439,15 @@ export type ActiveMachine = Static<typeof ActiveMachine>;
 export const LicenseDetail = Type.Object(
   {
     ...License.properties,
-    machines: Type.Array(ActiveMachine),
+    machines: Type.Array(ActiveMachine, {
+      description:
+        "Active machines in activation order: the first 200 (activeMachines counts them all)",
+    }),
+    machinesNextCursor: NullableString({
+      description:
+        "Set when the license has more than 200 active machines: pass as `cursor` to " +
+        "GET /api/admin/licenses/{licenseKey}/machines for the next page; null otherwise",
+    }),
     deactivationsLast30Days: Type.Integer({
       description: "The app's deactivations in the trailing 30 days: what the churn limit counts",
     }),
@@ -536,13 +544,29 @@ export const listMachines = contract({
   url: "/api/admin/licenses/:licenseKey/machines",
   operationId: "listMachines",
   tag: "Admin: licenses",
-  summary: "A license's active machines and past activations",
+  summary: "A license's active machines, a page at a time, and its past activations",
+  description:
+    "Active machines in activation order (oldest first), cursor-paginated; `total` counts them " +
+    "all. `past`: the ended activations, newest first (at most 100), on every page.",
   auth: "licenses:read",
   errors: licenseErrors,
   schema: {
     params: LicenseKeyParams,
+    querystring: Type.Object(
+      {
+        limit: Type.Optional(
+          Type.String({ pattern: "^[1-9][0-9]{0,2}$", description: "1 to 200, default 200" }),
+        ),
+        cursor: PageQuery.cursor,
+      },
+      strict,
+    ),
     response: {
-      200: Type.Object({ items: Type.Array(Machine), past: Type.Array(PastActivation) }),
+      200: Type.Object({
+        ...Page(ActiveMachine).properties,
+        total: Type.Integer({ description: "Every active machine of the license" }),
+        past: Type.Array(PastActivation),
+      }),
     },
   },
 });
@@ -971,7 +995,11 @@ export const AuditEntry = Type.Object(
     target: Type.Object({ type: Type.String(), id: Type.String() }),
     ip: NullableString(),
     details: Type.Record(Type.String(), Type.Unknown(), {
-      description: "What changed; never a secret nor a license key",
+      description:
+        "What changed; never a secret nor a license key. license.update, license.suspend, " +
+        "license.revoke, license.reinstate and license.move: `changes`, each setting that changed " +
+        '(status, maxMachines, expiresAt, product, ...) with its old and new value: {"maxMachines": ' +
+        '{"from": 1, "to": 3}}',
     }),
   },
   { title: "AuditEntry" },

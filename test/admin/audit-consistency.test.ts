@@ -101,9 +101,15 @@ describe.each(dialects)("audit entries from the admin API and the dashboard (%s)
     });
     const [updatedFromDashboard, updatedFromApi] = await latestEntries(2);
     expect(updatedFromApi?.action).toBe("license.update");
-    expect(updatedFromApi?.details).toEqual({ licenseKey: "…SE-1", changed: ["note"] });
+    // With the old and new value of each changed setting.
+    const noteChange = {
+      licenseKey: "…SE-1",
+      changed: ["note"],
+      changes: { note: { from: null, to: "renewed" } },
+    };
+    expect(updatedFromApi?.details).toEqual(noteChange);
     expect(updatedFromDashboard?.action).toBe("license.update");
-    expect(updatedFromDashboard?.details).toEqual({ licenseKey: "…SE-1", changed: ["note"] });
+    expect(updatedFromDashboard?.details).toEqual(noteChange);
 
     await viaApi("POST", "/api/admin/licenses/AUDIT-API-LICENSE-1/suspend", {});
     await viaDashboard("/admin/licenses/AUDIT-DASH-LICENSE-1/status", { status: "SUSPENDED" });

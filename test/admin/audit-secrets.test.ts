@@ -92,5 +92,17 @@ describe.each(dialects)("the audit log holds no secret (%s)", (dialect) => {
     });
     expect(followed.statusCode).toBe(302);
     expect(followed.headers.location).toBe(`/admin/licenses/${key}`);
+
+    // The license's History tab shows the old and new values, and its entries hold no secret
+    // either (the page names its own license, outside the entries).
+    const history = await f.app.inject({
+      url: `/admin/licenses/${key}/history`,
+      headers: { cookie },
+    });
+    expect(history.statusCode).toBe(200);
+    const historyEntries = /<table class="history">[\s\S]*<\/table>/.exec(history.body)?.[0] ?? "";
+    expect(historyEntries).toMatch(/Machine slots: <del>2<\/del> →\s*<ins>3<\/ins>/);
+    expect(historyEntries).toContain('data-action="machine.activate"');
+    for (const secret of secrets) expect(historyEntries).not.toContain(secret);
   });
 });

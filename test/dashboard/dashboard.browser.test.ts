@@ -367,6 +367,7 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
       ["licenses-sorted", "/admin/licenses?sort=customer&dir=asc"],
       ["license-new", "/admin/licenses/new"],
       ["license-detail", "/admin/licenses/BROWSER-TEST-LICENSE-1"],
+      ["license-history", "/admin/licenses/BROWSER-TEST-LICENSE-1/history"],
       ["products", "/admin/products"],
       ["releases", "/admin/releases?product=desktop-app"],
       ["api-keys", "/admin/api-keys"],

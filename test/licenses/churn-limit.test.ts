@@ -257,7 +257,11 @@ describe.each(dialects)("churn limit: public deactivations per 30 days (%s)", (d
       ],
       [
         "license.update",
-        { licenseKey: `…${licenseKey.slice(-4)}`, changed: ["maxDeactivationsPer30Days"] },
+        {
+          licenseKey: `…${licenseKey.slice(-4)}`,
+          changed: ["maxDeactivationsPer30Days"],
+          changes: { maxDeactivationsPer30Days: { from: 7, to: null } },
+        },
       ],
     ]);
 

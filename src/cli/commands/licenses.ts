@@ -184,7 +184,17 @@ export const licenseCommands: Record<string, Command> = {
       example: "shipkey licenses show 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E",
     },
     run: async (db, args) => {
-      const license = await showLicense(db, oneArgument(args, "license key"));
+      const key = oneArgument(args, "license key");
+      // Every active machine: the embedded first page, then the rest a page at a time.
+      const { machinesNextCursor, machinesTotal, ...license } = await showLicense(db, key);
+      for (
+        let cursor = machinesNextCursor;
+        cursor !== null && license.machines.length < machinesTotal;
+      ) {
+        const next = await showLicense(db, key, Date.now(), { cursor });
+        license.machines.push(...next.machines);
+        cursor = next.machinesNextCursor;
+      }
       const { machines, pastActivations, ...rest } = license;
       const machineText = table(
         machines.map((m) => ({ ...m })),

@@ -27,6 +27,7 @@ import {
   createLicense,
   findLicenseView,
   type LicenseSettings,
+  settingChanges,
   updateLicense,
 } from "../licenses/manage-licenses.js";
 import { inTransaction } from "../../db/transaction.js";
@@ -406,12 +407,14 @@ export const updateLicenseAudited = (
       if (before && before.status !== license.status) {
         await emitLicenseEvent(trx, `license.${statusEvents[license.status]}`, license);
       }
-      return { license, named, changed };
+      const values = before ? settingChanges(before, license) : {};
+      return { license, named, changed, values };
     },
-    // What actually changed, not what was sent: the dashboard's form sends every field.
-    ({ named, changed }) => ({
+    // What actually changed, not what was sent: the dashboard's form sends every field. Each
+    // changed setting with its old and new value (`changes`), read in the write's transaction.
+    ({ named, changed, values }) => ({
       target: named.target,
-      details: { licenseKey: named.licenseKey, changed },
+      details: { licenseKey: named.licenseKey, changed, changes: values },
     }),
   ).then(({ license }) => license);
 
@@ -443,9 +446,14 @@ export const setLicenseStatusAudited = (
       if (before?.status !== license.status) {
         await emitLicenseEvent(trx, `license.${statusEvents[status]}`, license);
       }
-      return { license, named: await licenseTarget(trx, license.licenseKey) };
+      const changes = before ? settingChanges(before, license) : {};
+      return { license, changes, named: await licenseTarget(trx, license.licenseKey) };
     },
-    ({ named }) => ({ target: named.target, details: { licenseKey: named.licenseKey } }),
+    // The status's old and new value when it changed (a suspend of a suspended license: none).
+    ({ named, changes }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, changes },
+    }),
   ).then(({ license }) => license);
 
 export const deactivateMachineAudited = (
@@ -505,7 +513,13 @@ export const moveLicenseAudited = (
     },
     ({ before, license, named }) => ({
       target: named.target,
-      details: { licenseKey: named.licenseKey, from: before, to: license.product },
+      details: {
+        licenseKey: named.licenseKey,
+        from: before,
+        to: license.product,
+        changes:
+          before === license.product ? {} : { product: { from: before, to: license.product } },
+      },
     }),
   ).then(({ license }) => license);
 

@@ -9,7 +9,7 @@ import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
 import { assertDeactivationLimit, findProductBySlug } from "../products/products.js";
 import { parseFeatures } from "./license-record.js";
 import { deactivationWindowMs } from "./deactivate-machine.js";
-import { leaseExpiresAt } from "./machine-leases.js";
+import { licenseIdOfKey, listActiveMachines, type MachinesFrom } from "./license-machines.js";
 import { normalizeLicenseKey } from "./license-key.js";
 import { type LicenseStatus, licenseStatuses, limits } from "../../contracts/vocabulary.js";
 import type { License, LicenseDetail, Machine, PastActivation } from "../../contracts/admin.js";
@@ -170,64 +170,55 @@ export async function updateLicense(
 
 export type PastActivationView = PastActivation;
 
-/** A license with its active machines and, newest first, its ended activations. */
+/** Active machines a license's answer embeds: the first page; the rest are a cursor away. */
+export const embeddedMachines = 200;
+
+/**
+ * A license with a page of its active machines (by default the first `embeddedMachines`, in
+ * activation order) and, newest first, its ended activations (at most 100). `machinesTotal` is
+ * every active machine; `machinesNextCursor` continues the machines at the machines route.
+ */
 export async function showLicense(
   db: Kysely<DB>,
   licenseKey: string,
   now = Date.now(),
-): Promise<LicenseDetail> {
+  machinesPage: MachinesFrom & { limit?: number } = {},
+): Promise<LicenseDetail & { machinesTotal: number }> {
   const license = await requireLicenseView(db, licenseKey);
-  // Active machines in activation order; at most the 100 most recent ended activations.
-  const activationsOf = () =>
-    db
-      .selectFrom("activations")
-      .innerJoin("licenses", "licenses.id", "activations.license_id")
-      .select([
-        "activations.machine_id",
-        "activations.machine_name",
-        "activations.platform",
-        "activations.activated_at",
-        "activations.last_seen_at",
-        "activations.deactivated_at",
-        "activations.deactivated_by",
-        "activations.app_version",
-      ])
-      .where("licenses.license_key", "=", licenseKey);
-  const machines = await activationsOf()
-    .leftJoin("license_certificates", (join) =>
-      join
-        .onRef("license_certificates.license_id", "=", "activations.license_id")
-        .onRef("license_certificates.machine_id", "=", "activations.machine_id"),
-    )
-    .select("license_certificates.expires_at as certificate_expires_at")
-    .where("activations.deactivated_at", "is", null)
-    .orderBy("activations.activated_at")
-    .execute();
+  const licenseId = await licenseIdOfKey(db, licenseKey);
   const seats = await seatFacts(db, licenseKey, now);
-  const past = await activationsOf()
-    .where("activations.deactivated_at", "is not", null)
-    .orderBy("activations.deactivated_at", "desc")
+  const machines = await listActiveMachines(
+    db,
+    licenseId,
+    {
+      ...machinesPage,
+      limit: machinesPage.limit ?? embeddedMachines,
+      leaseDays: seats.machineLeaseDays,
+    },
+    now,
+  );
+  const past = await db
+    .selectFrom("activations")
+    .select([
+      "machine_id",
+      "machine_name",
+      "platform",
+      "activated_at",
+      "last_seen_at",
+      "deactivated_at",
+      "deactivated_by",
+      "app_version",
+    ])
+    .where("license_id", "=", licenseId)
+    .where("deactivated_at", "is not", null)
+    .orderBy("deactivated_at", "desc")
     .limit(100)
     .execute();
   return {
     ...license,
-    machines: machines.map((m) => {
-      const certificate =
-        m.certificate_expires_at !== null && m.certificate_expires_at > now
-          ? m.certificate_expires_at
-          : null;
-      const lease = leaseExpiresAt(m.last_seen_at, certificate, seats.machineLeaseDays);
-      return {
-        machineId: m.machine_id,
-        machineName: m.machine_name,
-        platform: m.platform,
-        activatedAt: toIso(m.activated_at),
-        lastSeenAt: toIso(m.last_seen_at),
-        appVersion: m.app_version,
-        certificateExpiresAt: certificate === null ? null : toIso(certificate),
-        leaseExpiresAt: lease === null ? null : toIso(lease),
-      };
-    }),
+    machines: machines.items,
+    machinesNextCursor: machines.nextCursor,
+    machinesTotal: machines.total,
     ...seats,
     pastActivations: past.map((m) => ({
       machineId: m.machine_id,
@@ -447,9 +438,31 @@ const settingNames = [
 ] as const satisfies ReadonlyArray<keyof LicenseSettings & keyof LicenseView>;
 
 /** The settings whose value differs between two views of one license, in a fixed order. */
-export function changedSettings(before: LicenseView, after: LicenseView): string[] {
+export function changedSettings(
+  before: LicenseView,
+  after: LicenseView,
+): (typeof settingNames)[number][] {
   return settingNames.filter(
     (name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]),
+  );
+}
+
+/** A setting's value before and after a change, as the audit log records it. */
+export interface SettingChange {
+  from: unknown;
+  to: unknown;
+}
+
+/**
+ * The old and new value of each setting that differs between two views of one license, in the
+ * fixed order of changedSettings. No setting is a secret (the license key is none of them).
+ */
+export function settingChanges(
+  before: LicenseView,
+  after: LicenseView,
+): Record<string, SettingChange> {
+  return Object.fromEntries(
+    changedSettings(before, after).map((name) => [name, { from: before[name], to: after[name] }]),
   );
 }
 

@@ -82,6 +82,12 @@ dd.note { white-space:pre-wrap; overflow-wrap:anywhere; }
 .overview-grid h2 { margin-top:0; }
 ul.totals { display:flex; gap:16px; flex-wrap:wrap; padding:0; margin:8px 0 0; list-style:none; color:var(--muted); }
 .pager { display:flex; gap:14px; align-items:center; flex-wrap:wrap; margin:14px 0; }
+.tabs { display:flex; gap:4px; border-bottom:1px solid var(--line); margin:0 0 14px; }
+.tabs a { padding:8px 14px; text-decoration:none; border-bottom:2px solid transparent; }
+.tabs a[aria-current="page"] { border-bottom-color:currentColor; font-weight:600; }
+ul.diff { margin:0; padding-left:1.2em; overflow-wrap:anywhere; }
+ul.diff del { color:var(--muted); }
+ul.diff ins { text-decoration:none; }
 .list-summary { justify-content:space-between; margin-bottom:8px; }
 .list-summary p { margin:0; }
 th a { color:inherit; text-decoration:none; }

@@ -135,3 +135,37 @@ export function seatsPanel(
       }
     </section>`;
 }
+
+/** Active machines the license page shows at a time. */
+export const machinesPageSize = 50;
+
+const machinesHref = (base: string, page: number) =>
+  page === 1 ? `${base}#machines` : `${base}?machines=${page}#machines`;
+
+/** How many machines the license has, and which of them the page shows. */
+export function machinesSummary(page: number, total: number): Html | string {
+  if (total === 0) return "";
+  const first = (page - 1) * machinesPageSize + 1;
+  const last = Math.min(total, page * machinesPageSize);
+  return html`<p class="total machines-total">
+    <strong>${total}</strong> ${total === 1 ? "machine" : "machines"}${
+      total > machinesPageSize && first <= total
+        ? html` <span class="muted">(showing ${first}–${last})</span>`
+        : ""
+    }
+  </p>`;
+}
+
+/** First, previous and next pages of the license's machines, as the licenses list's pager. */
+export function machinesPager(base: string, page: number, total: number): Html | string {
+  const pages = Math.max(1, Math.ceil(total / machinesPageSize));
+  if (pages === 1 && page === 1) return "";
+  const link = (to: number, label: string, rel: string) =>
+    html`<a href="${machinesHref(base, to)}" rel="${rel}">${label}</a>`;
+  return html`<nav class="pager machines-pager" aria-label="Pages of machines">
+    ${page > 1 ? link(1, "« First", "first") : ""}
+    ${page > 1 ? link(Math.min(page - 1, pages), "‹ Previous", "prev") : ""}
+    <span class="muted">Page ${page} of ${pages}</span>
+    ${page < pages ? link(page + 1, "Next ›", "next") : ""}
+  </nav>`;
+}

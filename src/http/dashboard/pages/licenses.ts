@@ -46,7 +46,16 @@ import {
   text,
 } from "../page-kit.js";
 import { type LicenseStatus, licenseStatuses } from "../../../contracts/vocabulary.js";
-import { licenseSeatPages, machineSeatCells, seatsDone, seatsPanel } from "./license-seats.js";
+import {
+  licenseSeatPages,
+  machineSeatCells,
+  machinesPager,
+  machinesPageSize,
+  machinesSummary,
+  seatsDone,
+  seatsPanel,
+} from "./license-seats.js";
+import { licenseHistoryPages, licenseTabs } from "./license-history.js";
 
 const licenseFields = [
   "productSlug",
@@ -220,11 +229,14 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}`, 302);
   });
 
-  app.get<{ Params: { key: string }; Querystring: { done?: string } }>(
+  app.get<{ Params: { key: string }; Querystring: Form }>(
     "/admin/licenses/:key",
     async (request, reply) => {
-      const flash = done[request.query.done ?? ""];
-      return sendPage(reply, await detailPage(db, request, request.params.key, null, {}, flash));
+      const doneKey = text(request.query, "done");
+      const flash = Object.hasOwn(done, doneKey) ? done[doneKey] : undefined;
+      const machinesPage = pageNumber(text(request.query, "machines"));
+      const page = await detailPage(db, request, request.params.key, null, {}, flash, machinesPage);
+      return sendPage(reply, page);
     },
   );
 
@@ -264,6 +276,7 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     },
   );
   licenseSeatPages(app, db);
+  licenseHistoryPages(app, db);
 }
 
 function toLicense(reply: FastifyReply, key: string, to: string): FastifyReply {
@@ -297,7 +310,10 @@ async function newLicensePage(
   return newLicenseView(contextOf(request), await listProducts(db), form, errors);
 }
 
-/** A license's page: its settings form (as stored, or as last sent when refused). */
+/**
+ * A license's page: its settings form (as stored, or as last sent when refused) and one numbered
+ * page of its active machines.
+ */
 async function detailPage(
   db: Kysely<DB>,
   request: FastifyRequest,
@@ -305,11 +321,16 @@ async function detailPage(
   form: Form | null,
   errors: Record<string, string>,
   flash?: string,
+  machinesPage = 1,
 ): Promise<Html> {
-  const license = await showLicense(db, key);
+  const license = await showLicense(db, key, Date.now(), {
+    limit: machinesPageSize,
+    offset: (machinesPage - 1) * machinesPageSize,
+  });
   return licenseDetailView(contextOf(request), license, form ?? formOf(license), errors, {
     flash,
     products: await listProducts(db),
+    machinesPage,
   });
 }
 
@@ -336,9 +357,14 @@ async function listPage(
   return layout("Licenses", "licenses", contextOf(request), content);
 }
 
+/** A page number from the query: a whole number from 1, else the first page. */
+function pageNumber(value: string): number {
+  const page = Number(value);
+  return Number.isSafeInteger(page) && page >= 1 ? page : 1;
+}
+
 function filtersFrom(query: Form): ListFilters {
   const sort = licenseSorts.find((s) => s === text(query, "sort")) ?? "created";
-  const page = Number(text(query, "page"));
   return {
     q: text(query, "q"),
     product: text(query, "product"),
@@ -348,7 +374,7 @@ function filtersFrom(query: Form): ListFilters {
     machine: text(query, "machine"),
     sort,
     dir: text(query, "dir") === "asc" ? "asc" : "desc",
-    page: Number.isSafeInteger(page) && page >= 1 ? page : 1,
+    page: pageNumber(text(query, "page")),
   };
 }
 
@@ -595,19 +621,23 @@ function licenseDetailView(
   license: LicenseDetail,
   values: Form,
   errors: Record<string, string>,
-  { flash, products }: { flash: string | undefined; products: Product[] },
+  view: { flash: string | undefined; products: Product[]; machinesPage: number },
 ): Html {
+  const { flash, products, machinesPage } = view;
   const base = `/admin/licenses/${encodeURIComponent(license.licenseKey)}`;
   return layout(
     `License ${license.licenseKey}`,
     "licenses",
     context,
-    html`<section class="panel">
+    html`${licenseTabs(license.licenseKey, "overview")}
+      <section class="panel">
         ${licenseFacts(license)}
         <div class="actions spaced">${statusButtons(license, base, context.csrfToken)}</div>
       </section>
-      <h2>Active machines</h2>
+      <h2 id="machines">Active machines</h2>
+      ${machinesSummary(machinesPage, license.machinesTotal)}
       ${activeMachines(license, base, context.csrfToken)}
+      ${machinesPager(base, machinesPage, license.machinesTotal)}
       ${seatsPanel(license, products, base, context.csrfToken)} ${pastActivations(license)}
       <h2>Edit</h2>
       <form method="post" action="${base}/edit" class="stack panel">
@@ -666,7 +696,9 @@ function statusButtons(license: LicenseView, base: string, csrfToken: string): H
 function activeMachines(license: LicenseDetail, base: string, csrfToken: string): Html {
   const now = Date.now();
   if (license.machines.length === 0) {
-    return html`<div class="empty">No machine is activated on this license.</div>`;
+    return license.machinesTotal === 0
+      ? html`<div class="empty">No machine is activated on this license.</div>`
+      : html`<div class="empty">No machines on this page.</div>`;
   }
   return html`<div class="table-wrap">
     <table>

@@ -25,6 +25,7 @@ import {
   updateLicenseAudited,
 } from "../../../domain/audit/audited-actions.js";
 import {
+  embeddedMachines,
   type LicenseSettings,
   listLicenses as listLicenseViews,
   showLicense,
@@ -87,6 +88,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     },
   );
 
+  // The answer's schema leaves out machinesTotal (activeMachines is the count).
   app.get(getLicense.url, { ...adminRoute(db, getLicense), preHandler: inKey }, async (request) =>
     showLicense(db, request.params.licenseKey),
   );
@@ -118,8 +120,17 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     listMachines.url,
     { ...adminRoute(db, listMachines), preHandler: inKey },
     async (request) => {
-      const { machines, pastActivations } = await showLicense(db, request.params.licenseKey);
-      return { items: machines, past: pastActivations };
+      const { limit, cursor } = request.query;
+      const license = await showLicense(db, request.params.licenseKey, Date.now(), {
+        cursor,
+        limit: Math.min(limit === undefined ? embeddedMachines : Number(limit), pageLimits.max),
+      });
+      return {
+        items: license.machines,
+        nextCursor: license.machinesNextCursor,
+        total: license.machinesTotal,
+        past: license.pastActivations,
+      };
     },
   );
 
