@@ -19,8 +19,8 @@ export const seatsDone: Record<string, string> = {
 
 /**
  * The license page's seat actions: reset its machines, move it to another product, delete it
- * (once no machine holds a slot). A refusal (LICENSE_IN_USE, EXTERNAL_ID_TAKEN) is the dashboard's
- * error page, with its message.
+ * (once no machine holds a slot). A refusal (LICENSE_IN_USE, EXTERNAL_ID_TAKEN) goes back to the
+ * license page with its message as a notice (dashboard.ts).
  */
 export function licenseSeatPages(app: FastifyInstance, db: Kysely<DB>): void {
   const back = (reply: FastifyReply, key: string, done: string) =>
