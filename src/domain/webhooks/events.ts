@@ -20,24 +20,62 @@ export function eventPayload(type: string, data: Record<string, unknown>, now: n
 /**
  * Records an event in the outbox: one pending delivery per enabled endpoint that subscribes to
  * its type (and, if limited to products, to its product). Call it with the cause's transaction,
- * so the event exists exactly when its cause committed. With no subscriber it writes nothing
- * (one statement either way).
+ * so the event exists exactly when its cause committed. With no subscriber it writes nothing.
+ *
+ * Most events have no subscriber. On SQLite the INSERT … SELECT costs about 20 µs even when it
+ * selects nothing (it opens the outbox and its indexes for writing), a read that finds nothing
+ * about 1 µs; so a read of the same subscribers goes first, with the same handle, unless the
+ * database's previous event had subscribers. That is the only state kept between events, and it
+ * decides whether to read first, never whether to insert: a read that finds none sees what the
+ * INSERT would have seen (in a transaction on SQLite no other writer can commit in between; on
+ * PostgreSQL an endpoint committed in between misses the event as one committed just after the
+ * INSERT would).
  */
 export async function emitWebhookEvent(
   db: Kysely<DB>,
   event: WebhookEvent,
   now = Date.now(),
 ): Promise<void> {
-  await insertDeliveries(db, {
-    eventId: newId("msg", now),
-    eventType: event.type,
+  const patterns = {
     // Event types and slugs hold no LIKE wildcard ("_" and "%" appear in neither).
     eventPattern: `%"${event.type}"%`,
     productPattern: event.product === null ? "%" : `%"${event.product}"%`,
+  };
+  const database = db.getExecutor().adapter; // shared by a handle and its transactions
+  if (!previousEventHadSubscribers.has(database)) {
+    const { rows } = await findSubscriber(db, patterns);
+    if (rows.length === 0) return;
+  }
+  const inserted = await insertDeliveries(db, {
+    ...patterns,
+    eventId: newId("msg", now),
+    eventType: event.type,
     payload: eventPayload(event.type, event.data, now),
     now,
   });
+  if (Number(inserted.numAffectedRows ?? 0) > 0) previousEventHadSubscribers.add(database);
+  else previousEventHadSubscribers.delete(database);
 }
+
+/**
+ * The databases (by their handles' adapter) whose previous event had subscribers. It only decides
+ * whether the next event reads before it inserts; either way is correct.
+ */
+const previousEventHadSubscribers = new WeakSet<object>();
+
+/** The enabled endpoints an event reaches, as insertDeliveries selects them. */
+function subscribers(db: Kysely<DB>, p: { eventPattern: string; productPattern: string }) {
+  return db
+    .selectFrom("webhook_endpoints")
+    .where("enabled", "=", 1)
+    .where("events", "like", p.eventPattern)
+    .where((w) => w.or([w("products", "is", null), w("products", "like", p.productPattern)]));
+}
+
+const findSubscriber = compileOnce<
+  { eventPattern: string; productPattern: string },
+  { id: string }
+>(["eventPattern", "productPattern"], (db, p) => subscribers(db, p).select("id").limit(sql.lit(1)));
 
 const insertDeliveries = compileOnce<
   {
@@ -62,21 +100,16 @@ const insertDeliveries = compileOnce<
       "next_attempt_at",
       "created_at",
     ])
-    .expression((eb) =>
-      eb
-        .selectFrom("webhook_endpoints")
-        .select([
-          sql<string>`cast(${p.eventId} as varchar(64))`.as("event_id"),
-          "id",
-          sql<string>`cast(${p.eventType} as varchar(64))`.as("event_type"),
-          sql<string>`cast(${p.payload} as text)`.as("payload"),
-          sql<"pending">`'pending'`.as("status"),
-          sql<number>`0`.as("attempts"),
-          sql<number>`cast(${p.now} as bigint)`.as("next_attempt_at"),
-          sql<number>`cast(${p.now} as bigint)`.as("created_at"),
-        ])
-        .where("enabled", "=", 1)
-        .where("events", "like", p.eventPattern)
-        .where((w) => w.or([w("products", "is", null), w("products", "like", p.productPattern)])),
+    .expression(
+      subscribers(db, p).select([
+        sql<string>`cast(${p.eventId} as varchar(64))`.as("event_id"),
+        "id",
+        sql<string>`cast(${p.eventType} as varchar(64))`.as("event_type"),
+        sql<string>`cast(${p.payload} as text)`.as("payload"),
+        sql<"pending">`'pending'`.as("status"),
+        sql<number>`0`.as("attempts"),
+        sql<number>`cast(${p.now} as bigint)`.as("next_attempt_at"),
+        sql<number>`cast(${p.now} as bigint)`.as("created_at"),
+      ]),
     ),
 );
