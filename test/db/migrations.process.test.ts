@@ -209,6 +209,7 @@ const allMigrations = [
   "0020_rollouts",
   "0021_machine_leases",
   "0022_daily_counts",
+  "0025_license_overview_indexes",
 ];
 
 /**

@@ -21,6 +21,7 @@ import * as webhooks from "./0019_webhooks.js";
 import * as rollouts from "./0020_rollouts.js";
 import * as machineLeases from "./0021_machine_leases.js";
 import * as dailyCounts from "./0022_daily_counts.js";
+import * as licenseOverviewIndexes from "./0025_license_overview_indexes.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   "0020_rollouts": rollouts,
   "0021_machine_leases": machineLeases,
   "0022_daily_counts": dailyCounts,
+  "0025_license_overview_indexes": licenseOverviewIndexes,
 };

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { type LicenseStatus } from "../../contracts/vocabulary.js";
+import { type LicenseStatus, licenseStatuses } from "../../contracts/vocabulary.js";
 import { leasesEndingWithin } from "../licenses/machine-leases.js";
 import { browseLicenses, type LicenseView } from "../licenses/manage-licenses.js";
 import { findProductBySlug } from "../products/products.js";
@@ -89,12 +89,30 @@ async function dailyCounts(db: Kysely<DB>, productId: string | null, since: stri
   return rows.map((row) => ({ ...row, count: Number(row.count) }));
 }
 
+/**
+ * The product's licenses (or all) by status, the statuses with any. A GROUP BY would walk all of
+ * them; instead the total is counted (on SQLite from the pages of an index, for all products)
+ * and the rarer statuses from their index, and ACTIVE is the rest (no license has another status).
+ */
 async function licensesByStatus(db: Kysely<DB>, productId: string | null) {
-  let query = db
+  const rarer = licenseStatuses.filter((status) => status !== "ACTIVE");
+  let total = db
+    .selectFrom("licenses")
+    .select((eb) => eb.fn.countAll<number | string>().as("count"));
+  let others = db
     .selectFrom("licenses")
     .select(["status", (eb) => eb.fn.countAll<number | string>().as("count")])
+    .where("status", "in", rarer)
     .groupBy("status");
-  if (productId !== null) query = query.where("product_id", "=", productId);
-  const rows = await query.execute();
-  return rows.map((row) => ({ status: row.status, count: Number(row.count) }));
+  if (productId !== null) {
+    total = total.where("product_id", "=", productId);
+    others = others.where("product_id", "=", productId);
+  }
+  const [all, rows] = await Promise.all([total.executeTakeFirst(), others.execute()]);
+  const counts = new Map(rows.map((row) => [row.status, Number(row.count)]));
+  const active = Number(all?.count ?? 0) - rarer.reduce((sum, s) => sum + (counts.get(s) ?? 0), 0);
+  counts.set("ACTIVE", active);
+  return licenseStatuses
+    .map((status) => ({ status, count: counts.get(status) ?? 0 }))
+    .filter((s) => s.count > 0);
 }
