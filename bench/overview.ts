@@ -81,6 +81,15 @@ async function main(): Promise<void> {
       log(`${database.dialect}: seeding ${licenses} licenses into ${adminUrl ? dropAtEnd : url}`);
       await seed(database.db, database.dialect, shapeFor(licenses), log);
     } else {
+      const row = await database.db
+        .selectFrom("licenses")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirst();
+      if (Number(row?.n ?? 0) < licenses) {
+        throw new Error(
+          `${url} holds fewer than ${licenses} licenses (a seed cut short?): delete it`,
+        );
+      }
       log(`reusing ${url}`);
     }
     if (database.dialect === "postgres") await analyzeHotTables(database.db, true);
