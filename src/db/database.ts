@@ -80,15 +80,34 @@ export async function waitForDatabase(
   }
 }
 
+/**
+ * Switches the file to WAL (kept in the file: later opens find it so). While another process
+ * opens the same fresh file, SQLite may answer SQLITE_BUSY at once, without the busy timeout:
+ * this retries for as long as that timeout. It runs once per open, before anything else can
+ * run, so the few milliseconds of a synchronous wait block nothing.
+ */
+function useWal(sqlite: BetterSqlite3.Database): void {
+  const deadline = Date.now() + sqliteBusyTimeoutMs;
+  for (;;) {
+    try {
+      sqlite.pragma("journal_mode = WAL");
+      return;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
 function openSqlite(path: string, checkpoints: OpenOptions["backgroundCheckpoints"]): Database {
   if (path !== ":memory:") makePrivate(path);
   const sqlite = new BetterSqlite3(path);
   // WAL: readers never block the writer. synchronous=NORMAL in WAL mode keeps every committed
   // transaction across a crash of the process (kill -9); only an OS crash or power loss can
   // roll back the most recent commits. busy_timeout lets the CLI write while the server runs.
-  sqlite.pragma("journal_mode = WAL");
-  sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
+  useWal(sqlite);
+  sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   let checkpointer: Checkpointer | null = null;
   if (checkpoints && path !== ":memory:") {

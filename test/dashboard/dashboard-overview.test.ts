@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { overview } from "../../src/domain/overview/overview.js";
 import { dayOf } from "../../src/domain/releases/usage-counts.js";
-import { adminAccess } from "../helpers/admin-access.js";
+import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 
@@ -44,6 +44,47 @@ describe.each(dialects)("dashboard overview (%s)", (dialect) => {
     expect(shown.atLimit.total).toBe(1);
     const rows = await f.db.selectFrom("daily_counts").selectAll().execute();
     expect(rows.every((row) => row.product_id === f.product.id)).toBe(true);
+  });
+
+  it("counts licenses by status and those expiring within 30 days, for a product and for all", async () => {
+    const { apiKey } = await adminAccess(f, "statuses@example.com");
+    const productSlug = f.otherProduct.slug;
+    const keys: string[] = [];
+    for (const days of [10, 20, 60, 90]) {
+      keys.push(await f.createLicense({ productSlug, expiresAt: Date.now() + days * 86_400_000 }));
+    }
+    for (const [key, action] of [
+      [keys[0], "suspend"],
+      [keys[1], "revoke"],
+      [keys[2], "revoke"],
+    ] as const) {
+      const response = await callWithApiKey(
+        f,
+        apiKey,
+        "POST",
+        `/api/admin/licenses/${key}/${action}`,
+      );
+      expect(response.statusCode).toBe(200);
+    }
+    const one = await overview(f.db, productSlug);
+    expect(one.byStatus).toEqual([
+      { status: "ACTIVE", count: 1 },
+      { status: "SUSPENDED", count: 1 },
+      { status: "REVOKED", count: 2 },
+    ]);
+    expect(one.expiringSoon).toBe(2);
+    expect(one.atLimit.total).toBe(0);
+    const all = await overview(f.db, null);
+    expect(all.byStatus).toEqual([
+      { status: "ACTIVE", count: 2 },
+      { status: "SUSPENDED", count: 1 },
+      { status: "REVOKED", count: 2 },
+    ]);
+    expect(all.expiringSoon).toBe(2);
+    expect(all.atLimit.total).toBe(1);
+    expect((await overview(f.db, f.product.slug)).byStatus).toEqual([
+      { status: "ACTIVE", count: 1 },
+    ]);
   });
 
   it("is the landing page: counts, charts from our own assets, the licenses at their limit", async () => {

@@ -210,6 +210,7 @@ const allMigrations = [
   "0021_machine_leases",
   "0022_daily_counts",
   "0023_machine_app_versions",
+  "0024_license_overview_indexes",
 ];
 
 /**

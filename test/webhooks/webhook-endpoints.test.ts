@@ -454,6 +454,47 @@ describe.each(dialects)("webhook endpoints and events (%s)", (dialect) => {
     }
   });
 
+  it("an event reaches the endpoints subscribed when it happens: none, one, one disabled, one again", async () => {
+    const licenseKey = await f.createLicense({ maxMachines: 10 });
+    const recorded = async () =>
+      (
+        await f.db
+          .selectFrom("webhook_deliveries")
+          .select("payload")
+          .where("event_type", "=", "machine.activated")
+          .execute()
+      ).map(
+        (row) =>
+          (JSON.parse(row.payload) as { data: { machine: { machineId: string } } }).data.machine
+            .machineId,
+      );
+    const activate = async (machineId: string) => {
+      const response = await f.post("/api/license/activate", {
+        licenseKey,
+        machineId,
+        productSlug: f.product.slug,
+      });
+      expect(response.statusCode).toBe(200);
+    };
+    await activate("m-1");
+    expect(await recorded()).toEqual([]);
+    const { id } = await endpoint({ events: ["machine.activated"] });
+    await activate("m-2");
+    await activate("m-3");
+    expect((await recorded()).sort()).toEqual(["m-2", "m-3"]);
+    expect(
+      (await admin("PATCH", `/api/admin/webhook-endpoints/${id}`, { enabled: false })).statusCode,
+    ).toBe(200);
+    await activate("m-4");
+    await activate("m-5");
+    expect((await recorded()).sort()).toEqual(["m-2", "m-3"]);
+    expect(
+      (await admin("PATCH", `/api/admin/webhook-endpoints/${id}`, { enabled: true })).statusCode,
+    ).toBe(200);
+    await activate("m-6");
+    expect((await recorded()).sort()).toEqual(["m-2", "m-3", "m-6"]);
+  });
+
   it("prune deletes finished deliveries past their retention, never pending ones", async () => {
     const { id } = await endpoint({ events: ["license.created"] });
     for (let i = 0; i < 3; i++) {

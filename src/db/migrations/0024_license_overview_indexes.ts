@@ -1,0 +1,43 @@
+import { type Kysely, sql } from "kysely";
+
+/**
+ * Indexes for the overview's license counts (domain/overview/overview.ts), so that with a million
+ * licenses none of them walks a product's licenses row by row:
+ * - licenses_product_expires_idx (product_id, expires_at) replaces licenses_product_idx: the same
+ *   lookups by product, and a product's licenses expiring soon; licenses_expires_idx for those of
+ *   all products;
+ * - licenses_not_active_idx (product_id, status): only the licenses that are not ACTIVE, few;
+ * - licenses_at_limit_idx: only the licenses at their machine limit. Activations and
+ *   deactivations change it only for a license that reaches or leaves its limit.
+ */
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createIndex("licenses_product_expires_idx")
+    .on("licenses")
+    .columns(["product_id", "expires_at"])
+    .execute();
+  await db.schema.dropIndex("licenses_product_idx").execute();
+  await db.schema.createIndex("licenses_expires_idx").on("licenses").column("expires_at").execute();
+  // Partial, so that a list of ACTIVE licenses (nearly all of them) still reads them in the
+  // order it shows instead of sorting every one.
+  await db.schema
+    .createIndex("licenses_not_active_idx")
+    .on("licenses")
+    .columns(["product_id", "status"])
+    .where(sql.ref("status"), "<>", "ACTIVE")
+    .execute();
+  await db.schema
+    .createIndex("licenses_at_limit_idx")
+    .on("licenses")
+    .columns(["product_id", "active_machines"])
+    .where(sql.ref("active_machines"), ">=", sql.ref("max_machines"))
+    .execute();
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropIndex("licenses_at_limit_idx").execute();
+  await db.schema.dropIndex("licenses_not_active_idx").execute();
+  await db.schema.dropIndex("licenses_expires_idx").execute();
+  await db.schema.createIndex("licenses_product_idx").on("licenses").column("product_id").execute();
+  await db.schema.dropIndex("licenses_product_expires_idx").execute();
+}
