@@ -48,6 +48,7 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
     }
     expectNotFoundPage(await post("/admin/nope", {}));
     expectNotFoundPage(await get("/admin/products/desktop-app/delete")); // a POST-only path
+    expectNotFoundPage(await post("/admin", {})); // a GET-only path
     const slash = await get("/admin/");
     expect(slash.statusCode).toBe(302);
     expect(slash.headers.location).toBe("/admin");
@@ -63,6 +64,12 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
     const known = await f.app.inject({ method: "POST", url: "/admin/products", payload: {} });
     expect(unknown.statusCode).toBe(403);
     expect(unknown.body).toBe(known.body);
+    // The dashboard's root too, with a method it does not take.
+    for (const method of ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"] as const) {
+      const root = await f.app.inject({ method, url: "/admin", payload: {} });
+      expect(root.statusCode, method).toBe(403);
+      expect(root.body).toBe(known.body);
+    }
     // The assets stay public, the JSON APIs keep their JSON 404.
     expect((await get("/admin/assets/app.js", {})).statusCode).toBe(200);
     const api = await get("/api/nope", {});

@@ -75,14 +75,24 @@ export async function dashboard(
     webhookPages(pages, db, signing.masterKey, webhooks);
     auditPages(pages, db);
     adminPages(pages, db);
-    // Any other path under /admin, only once signed in: a signed-out visitor learns nothing.
-    pages.all("/admin/*", async (request, reply) => {
-      if (request.method === "GET" && request.url.split("?")[0] === "/admin/") {
-        return reply.redirect("/admin", 302);
-      }
-      throw new ShipkeyError("ROUTE_NOT_FOUND", "There is no such page in the dashboard.");
-    });
+    notFoundPages(pages);
   });
+}
+
+/**
+ * Any other path under /admin, and /admin itself with a method other than GET, only once signed
+ * in: a signed-out visitor learns nothing.
+ */
+function notFoundPages(pages: FastifyInstance): void {
+  const notFound = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method === "GET" && request.url.split("?")[0] === "/admin/") {
+      return reply.redirect("/admin", 302);
+    }
+    throw new ShipkeyError("ROUTE_NOT_FOUND", "There is no such page in the dashboard.");
+  };
+  pages.all("/admin/*", notFound);
+  const method = pages.supportedMethods.filter((m) => m !== "GET" && m !== "HEAD");
+  pages.route({ method, url: "/admin", handler: notFound });
 }
 
 /**
