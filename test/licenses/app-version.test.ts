@@ -102,6 +102,7 @@ describe.each(dialects)("app versions per machine (%s)", (dialect) => {
       expect(section).toContain("<td>2.5.0-beta.1</td> <td>1</td>");
       expect(section).toMatch(/<span class="muted">unknown<\/span><\/td> <td>\d+<\/td>/);
       expect(section).toContain("machines whose app has not reported a version");
+      expect(section).toContain("last reported with activate, validate or checkout");
     }
     expect(() => sdk("2.5")).toThrow(TypeError);
     expect(() => sdk(`1.0.0-${"a".repeat(130)}`)).toThrow(TypeError);

@@ -3,9 +3,9 @@ import { type Html, html } from "../html.js";
 
 /** What "unknown" means in a count of machines per version. */
 const unknownHint = html`<p class="hint">
-  Active machines, by the app version each last reported with validate (the Shipkey SDK's
-  <code>appVersion</code>). “unknown”: machines whose app has not reported a version: an app that
-  does not use the Shipkey SDK, or an older SDK.
+  Active machines, by the app version each last reported with activate, validate or checkout (the
+  Shipkey SDK's <code>appVersion</code>). “unknown”: machines whose app has not reported a version:
+  an app that does not use the Shipkey SDK, or an older SDK.
 </p>`;
 
 /**
