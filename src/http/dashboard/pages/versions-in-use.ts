@@ -39,7 +39,7 @@ export function machinesPerVersion(rows: UsageReport["machinesByVersion"], limit
           rest.length === 0
             ? ""
             : html`<tr>
-                <td class="muted">${rest.length} other versions</td>
+                <td class="muted">${rest.length} other version${rest.length === 1 ? "" : "s"}</td>
                 <td>${restMachines}</td>
               </tr>`
         }
