@@ -49,6 +49,8 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
     expectNotFoundPage(await post("/admin/nope", {}));
     expectNotFoundPage(await get("/admin/products/desktop-app/delete")); // a POST-only path
     expectNotFoundPage(await post("/admin", {})); // a GET-only path
+    // A webhook endpoint's button that does not exist.
+    expectNotFoundPage(await post("/admin/webhooks/whe_unknown/nope", {}));
     const slash = await get("/admin/");
     expect(slash.statusCode).toBe(302);
     expect(slash.headers.location).toBe("/admin");
