@@ -151,4 +151,25 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
     );
     expect(moved.statusCode).toBe(404);
   });
+
+  it("a refusal sent from a page only a POST renders (a form's refusal) is a page of its own", async () => {
+    const key = await f.createLicense();
+    const activated = await f.post("/api/license/activate", {
+      licenseKey: key,
+      machineId: "machine-1",
+      productSlug: f.product.slug,
+    });
+    expect(activated.statusCode).toBe(200);
+    const page = `/admin/licenses/${key}`;
+    // A refused edit shows the license's page at the form's address, which has no GET.
+    const edit = await post(`${page}/edit`, { maxMachines: "two" });
+    expect(edit.statusCode).toBe(400);
+    expectNotFoundPage(await get(`${page}/edit`));
+    // Going back there would lose the message behind a 404: the refusal is shown at once.
+    const refused = await post(`${page}/delete`, {}, { referer: `http://localhost${page}/edit` });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.body).toMatch(/<p>[^<]*machine/);
+    expect(refused.body).toContain('<nav aria-label="Sections">');
+    expect(refused.headers["set-cookie"]).toBeUndefined();
+  });
 });

@@ -165,6 +165,10 @@ function refusedActionPage(request: FastifyRequest, error: ShipkeyError): string
   if (!underDashboard || pathname === "/admin/login" || !/^[\x20-\x3a\x3d-\x7e]+$/.test(pathname)) {
     return undefined;
   }
+  // A page only a POST renders (a form's refusal, at the form's address) has no GET to go back to.
+  // Only the not-found pages' route, `/admin/*`, has a wildcard.
+  const page = request.server.findRoute({ method: "GET", url: pathname });
+  if (page === null || "*" in page.params) return undefined;
   // The page's last success message (`done`) would contradict the refusal.
   from.searchParams.delete("done");
   return pathname + from.search;
