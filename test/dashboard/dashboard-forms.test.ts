@@ -112,6 +112,8 @@ describe.each(dialects)("dashboard forms (%s)", (dialect) => {
     it("takes whole or fractional days, stored as seconds", async () => {
       for (const [typed, seconds, shown] of [
         ["0.5", 43_200, "0.5"],
+        // A decimal comma, as the decimal keypad of a phone in many locales types it.
+        ["1,25", 108_000, "1.25"],
         ["30", 2_592_000, "30"],
         ["0.041667", 3_600, "0.041667"],
         ["90", 7_776_000, "90"],
@@ -124,7 +126,18 @@ describe.each(dialects)("dashboard forms (%s)", (dialect) => {
     });
 
     it("refuses anything else beside the field, keeping the stored period", async () => {
-      for (const typed of ["", "abc", "-1", "0", "0.0001", "90.5", "1e3", "7 days"]) {
+      for (const typed of [
+        "",
+        "abc",
+        "-1",
+        "0",
+        "0.0001",
+        "90.5",
+        "1e3",
+        "7 days",
+        "1,000.5",
+        "1.5,5",
+      ]) {
         const refused = await post(`${keys()}/offline-period`, [["offlinePeriodDays", typed]]);
         expect(refused.statusCode).toBe(400);
         expect(fieldMessage(refused.body, "offlinePeriodDays")).toBe(

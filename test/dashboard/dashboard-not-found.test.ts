@@ -48,6 +48,9 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
     }
     expectNotFoundPage(await post("/admin/nope", {}));
     expectNotFoundPage(await get("/admin/products/desktop-app/delete")); // a POST-only path
+    expectNotFoundPage(await post("/admin", {})); // a GET-only path
+    // A webhook endpoint's button that does not exist.
+    expectNotFoundPage(await post("/admin/webhooks/whe_unknown/nope", {}));
     const slash = await get("/admin/");
     expect(slash.statusCode).toBe(302);
     expect(slash.headers.location).toBe("/admin");
@@ -63,6 +66,12 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
     const known = await f.app.inject({ method: "POST", url: "/admin/products", payload: {} });
     expect(unknown.statusCode).toBe(403);
     expect(unknown.body).toBe(known.body);
+    // The dashboard's root too, with a method it does not take.
+    for (const method of ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"] as const) {
+      const root = await f.app.inject({ method, url: "/admin", payload: {} });
+      expect(root.statusCode, method).toBe(403);
+      expect(root.body).toBe(known.body);
+    }
     // The assets stay public, the JSON APIs keep their JSON 404.
     expect((await get("/admin/assets/app.js", {})).statusCode).toBe(200);
     const api = await get("/api/nope", {});
@@ -141,5 +150,26 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
       },
     );
     expect(moved.statusCode).toBe(404);
+  });
+
+  it("a refusal sent from a page only a POST renders (a form's refusal) is a page of its own", async () => {
+    const key = await f.createLicense();
+    const activated = await f.post("/api/license/activate", {
+      licenseKey: key,
+      machineId: "machine-1",
+      productSlug: f.product.slug,
+    });
+    expect(activated.statusCode).toBe(200);
+    const page = `/admin/licenses/${key}`;
+    // A refused edit shows the license's page at the form's address, which has no GET.
+    const edit = await post(`${page}/edit`, { maxMachines: "two" });
+    expect(edit.statusCode).toBe(400);
+    expectNotFoundPage(await get(`${page}/edit`));
+    // Going back there would lose the message behind a 404: the refusal is shown at once.
+    const refused = await post(`${page}/delete`, {}, { referer: `http://localhost${page}/edit` });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.body).toMatch(/<p>[^<]*machine/);
+    expect(refused.body).toContain('<nav aria-label="Sections">');
+    expect(refused.headers["set-cookie"]).toBeUndefined();
   });
 });

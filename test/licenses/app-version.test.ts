@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryStorage, ShipkeyClient } from "../../packages/client/src/index.js";
+import { createLicense } from "../../src/domain/licenses/manage-licenses.js";
 import { usageReport } from "../../src/domain/releases/usage-report.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
@@ -102,6 +103,7 @@ describe.each(dialects)("app versions per machine (%s)", (dialect) => {
       expect(section).toContain("<td>2.5.0-beta.1</td> <td>1</td>");
       expect(section).toMatch(/<span class="muted">unknown<\/span><\/td> <td>\d+<\/td>/);
       expect(section).toContain("machines whose app has not reported a version");
+      expect(section).toContain("last reported with activate, validate or checkout");
     }
     expect(() => sdk("2.5")).toThrow(TypeError);
     expect(() => sdk(`1.0.0-${"a".repeat(130)}`)).toThrow(TypeError);
@@ -233,5 +235,30 @@ describe.each(dialects)("app versions per machine (%s)", (dialect) => {
     });
     expect(page.statusCode).toBe(200);
     expect(page.body.replace(/\s+/g, " ")).toMatch(/<td>3\.1\.0<\/td> <td>/);
+  });
+
+  it("the overview shows its ten versions with the most machines, then the rest summed up", async () => {
+    const { licenseKey } = await createLicense(f.db, {
+      productSlug: f.otherProduct.slug,
+      maxMachines: 20,
+    });
+    for (let i = 0; i < 11; i++) {
+      const activated = await f.post("/api/license/activate", {
+        licenseKey,
+        machineId: `versioned-${i}`,
+        productSlug: f.otherProduct.slug,
+        appVersion: `1.0.${i}`,
+      });
+      expect(activated.statusCode).toBe(200);
+    }
+    const page = await f.app.inject({
+      method: "GET",
+      url: `/admin?product=${f.otherProduct.slug}`,
+      headers: { cookie },
+    });
+    expect(page.statusCode).toBe(200);
+    const body = page.body.replace(/\s+/g, " ");
+    expect(body).toContain("<td>1.0.10</td> <td>1</td>");
+    expect(body).toContain('<td class="muted">1 other version</td> <td>1</td>');
   });
 });

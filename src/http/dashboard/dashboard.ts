@@ -75,14 +75,24 @@ export async function dashboard(
     webhookPages(pages, db, signing.masterKey, webhooks);
     auditPages(pages, db);
     adminPages(pages, db);
-    // Any other path under /admin, only once signed in: a signed-out visitor learns nothing.
-    pages.all("/admin/*", async (request, reply) => {
-      if (request.method === "GET" && request.url.split("?")[0] === "/admin/") {
-        return reply.redirect("/admin", 302);
-      }
-      throw new ShipkeyError("ROUTE_NOT_FOUND", "There is no such page in the dashboard.");
-    });
+    notFoundPages(pages);
   });
+}
+
+/**
+ * Any other path under /admin, and /admin itself with a method other than GET, only once signed
+ * in: a signed-out visitor learns nothing.
+ */
+function notFoundPages(pages: FastifyInstance): void {
+  const notFound = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method === "GET" && request.url.split("?")[0] === "/admin/") {
+      return reply.redirect("/admin", 302);
+    }
+    throw new ShipkeyError("ROUTE_NOT_FOUND", "There is no such page in the dashboard.");
+  };
+  pages.all("/admin/*", notFound);
+  const method = pages.supportedMethods.filter((m) => m !== "GET" && m !== "HEAD");
+  pages.route({ method, url: "/admin", handler: notFound });
 }
 
 /**
@@ -155,6 +165,10 @@ function refusedActionPage(request: FastifyRequest, error: ShipkeyError): string
   if (!underDashboard || pathname === "/admin/login" || !/^[\x20-\x3a\x3d-\x7e]+$/.test(pathname)) {
     return undefined;
   }
+  // A page only a POST renders (a form's refusal, at the form's address) has no GET to go back to.
+  // Only the not-found pages' route, `/admin/*`, has a wildcard.
+  const page = request.server.findRoute({ method: "GET", url: pathname });
+  if (page === null || "*" in page.params) return undefined;
   // The page's last success message (`done`) would contradict the refusal.
   from.searchParams.delete("done");
   return pathname + from.search;

@@ -152,11 +152,12 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
 }
 
 /**
- * The offline period as typed, in days (fractions allowed: 0.5 is 12 hours), as the seconds it
- * is stored in, rounded to the second. The admin API and the CLI take seconds.
+ * The offline period as typed, in days (fractions allowed: 0.5 is 12 hours; a decimal comma too,
+ * which a phone's decimal keypad types in many locales), as the seconds it is stored in, rounded
+ * to the second. The admin API and the CLI take seconds.
  */
 export function offlinePeriodFrom(form: Form): number {
-  const typed = text(form, "offlinePeriodDays");
+  const typed = text(form, "offlinePeriodDays").replace(",", ".");
   const seconds = /^\d{1,3}(\.\d{1,6})?$/.test(typed) ? Math.round(Number(typed) * 86_400) : NaN;
   if (!(seconds >= offlinePeriod.minSeconds && seconds <= offlinePeriod.maxSeconds)) {
     throw new ShipkeyError(

@@ -3,9 +3,9 @@ import { type Html, html } from "../html.js";
 
 /** What "unknown" means in a count of machines per version. */
 const unknownHint = html`<p class="hint">
-  Active machines, by the app version each last reported with validate (the Shipkey SDK's
-  <code>appVersion</code>). “unknown”: machines whose app has not reported a version: an app that
-  does not use the Shipkey SDK, or an older SDK.
+  Active machines, by the app version each last reported with activate, validate or checkout (the
+  Shipkey SDK's <code>appVersion</code>). “unknown”: machines whose app has not reported a version:
+  an app that does not use the Shipkey SDK, or an older SDK.
 </p>`;
 
 /**
@@ -39,7 +39,7 @@ export function machinesPerVersion(rows: UsageReport["machinesByVersion"], limit
           rest.length === 0
             ? ""
             : html`<tr>
-                <td class="muted">${rest.length} other versions</td>
+                <td class="muted">${rest.length} other version${rest.length === 1 ? "" : "s"}</td>
                 <td>${restMachines}</td>
               </tr>`
         }

@@ -45,6 +45,7 @@ import {
   text,
 } from "../page-kit.js";
 import { setFlash, takeFlash } from "../flash.js";
+import { ShipkeyError } from "../../../errors.js";
 
 const path = "/admin/webhooks";
 const endpointFields = ["url", "events", "products", "description"];
@@ -148,7 +149,7 @@ export function webhookPages(
     async (request, reply) => {
       const target = await endpointAction(db, worker, request);
       if (target === null) {
-        return reply.status(404).send({ error: "Not found", code: "ROUTE_NOT_FOUND" });
+        throw new ShipkeyError("ROUTE_NOT_FOUND", "There is no such page in the dashboard.");
       }
       worker.wake();
       return reply.redirect(target, 303);
