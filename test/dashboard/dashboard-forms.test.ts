@@ -141,7 +141,7 @@ describe.each(dialects)("dashboard forms (%s)", (dialect) => {
         const refused = await post(`${keys()}/offline-period`, [["offlinePeriodDays", typed]]);
         expect(refused.statusCode).toBe(400);
         expect(fieldMessage(refused.body, "offlinePeriodDays")).toBe(
-          "The offline period must be a number of days from 0.0007 (one minute) to 90",
+          "The offline period must be a number of days from 0.000694 (one minute) to 90",
         );
         expect(refused.body).toMatch(/name="offlinePeriodDays"[^>]*aria-invalid="true"/);
       }

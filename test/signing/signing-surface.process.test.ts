@@ -113,7 +113,7 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
       offlinePeriodDays: "0.0001",
     });
     expect(refused.statusCode).toBe(400);
-    expect(refused.body).toContain("The offline period must be a number of days from 0.0007");
+    expect(refused.body).toContain("The offline period must be a number of days from 0.000694");
     const saved = await form(`/admin/products/${f.product.slug}/keys/offline-period`, {
       offlinePeriodDays: "1",
     });

@@ -14,8 +14,9 @@ export type Sighting = [
 
 /**
  * While writes keep failing (a full disk, an unreachable database), sightings would pile up here
- * without end: one per validate. Past this many machines waiting (~20 MB), the machines seen
- * longest ago are dropped, and keep an older last-seen until they validate again.
+ * without end: one per validate. Past this many machines waiting (50–70 MB with the longest
+ * machine ids and app versions), the machines seen longest ago are dropped, and keep an older
+ * last-seen until they validate again.
  */
 export const maxPendingMachines = 100_000;
 

@@ -162,7 +162,7 @@ export function offlinePeriodFrom(form: Form): number {
   if (!(seconds >= offlinePeriod.minSeconds && seconds <= offlinePeriod.maxSeconds)) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
-      "The offline period must be a number of days from 0.0007 (one minute) to 90",
+      "The offline period must be a number of days from 0.000694 (one minute) to 90",
       { field: "offlinePeriodDays" },
     );
   }
