@@ -25,7 +25,10 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   });
   let output = "";
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 120_000);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL"); // not left running when the test gives up on it
+      reject(new Error(`server did not start:\n${output}`));
+    }, 120_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
