@@ -68,6 +68,17 @@ export const lockLicense = compileOnce<{ licenseId: string }, Pick<LicensesTable
       .returning("max_machines"),
 );
 
+/** The key of the license with this id (the audit log names licenses by id), or 404. */
+export async function licenseKeyById(db: Kysely<DB>, id: string): Promise<string> {
+  const row = await db
+    .selectFrom("licenses")
+    .select("license_key")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+  return row.license_key;
+}
+
 /** Reads the license by key or throws 404 "Invalid license key". */
 export async function requireLicenseByKey(
   db: Kysely<DB>,

@@ -18,6 +18,7 @@ import {
   showLicense,
 } from "../../../domain/licenses/manage-licenses.js";
 import { normalizeLicenseKey } from "../../../domain/licenses/license-key.js";
+import { licenseKeyById } from "../../../domain/licenses/license-record.js";
 import { licensesCsv } from "./licenses-csv.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
@@ -225,7 +226,7 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
 
   // The audit log names licenses by id (it holds no license key): its links land here.
   app.get<{ Params: { id: string } }>("/admin/licenses/by-id/:id", async (request, reply) => {
-    const key = await licenseKeyOf(db, request.params.id);
+    const key = await licenseKeyById(db, request.params.id);
     return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}`, 302);
   });
 
@@ -289,16 +290,6 @@ function statusFrom(form: Form): LicenseStatus {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown status", { field: "status" });
   }
   return status;
-}
-
-async function licenseKeyOf(db: Kysely<DB>, id: string): Promise<string> {
-  const row = await db
-    .selectFrom("licenses")
-    .select("license_key")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
-  return row.license_key;
 }
 
 async function newLicensePage(
