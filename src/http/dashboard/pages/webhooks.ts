@@ -58,7 +58,7 @@ const endpointPath = (id: string) => `${path}/${encodeURIComponent(id)}`;
 
 /** How long the rotated-out secret keeps signing beside the new one: the rotate form's choices. */
 const graceChoices: ReadonlyArray<{ seconds: number; label: string }> = [
-  { seconds: 0, label: "none: the current secret stops signing at once" },
+  { seconds: 0, label: "none" },
   { seconds: 3_600, label: "1 hour" },
   { seconds: webhookLimits.defaultGraceSeconds, label: "1 day" },
   { seconds: webhookLimits.maxGraceSeconds, label: "7 days" },
@@ -496,6 +496,7 @@ function rotateForm(endpoint: WebhookEndpoint, csrfToken: string): Html {
       ${previous ? html`<p>The previous secret signs too until ${when(previous)}.</p>` : ""}
       <label
         >The current secret keeps signing beside the new one for
+        <span class="hint">(none: it stops at once)</span>
         <select name="graceSeconds">
           ${graceChoices.map(
             (choice) =>
