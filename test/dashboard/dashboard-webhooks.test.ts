@@ -1,22 +1,45 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminAccess } from "../helpers/admin-access.js";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
-import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
+import {
+  manualClock,
+  type ReceivedWebhook,
+  startReceiver,
+  type WebhookReceiver,
+} from "../helpers/webhook-receiver.js";
 
 describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
   let f: Fixture;
   let cookie: string;
   let csrf: string;
+  let apiKey: string;
   let receiver: WebhookReceiver;
+  const clock = manualClock();
   beforeAll(async () => {
-    f = await createFixture(dialect, { webhooks: { allowPrivate: true, timeoutMs: 2_000 } });
-    ({ cookie, csrf } = await adminAccess(f, "hooks-page@example.com"));
+    f = await createFixture(dialect, {
+      webhooks: {
+        allowPrivate: true,
+        timeoutMs: 2_000,
+        now: clock.now,
+        random: () => 0.5,
+        disableAfterFailures: 3,
+      },
+    });
+    ({ cookie, csrf, apiKey } = await adminAccess(f, "hooks-page@example.com"));
     receiver = await startReceiver();
   });
   afterAll(async () => {
     await receiver.close();
     await f.close();
+  });
+  beforeEach(async () => {
+    clock.reset();
+    receiver.received.length = 0;
+    receiver.answer = () => 204;
+    await f.db.deleteFrom("webhook_deliveries").execute();
+    await f.db.deleteFrom("webhook_endpoints").execute();
   });
 
   const form = (url: string, fields: URLSearchParams) => {
@@ -72,5 +95,277 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
       303,
     );
     expect(await f.db.selectFrom("webhook_endpoints").select("id").execute()).toEqual([]);
+  });
+
+  const admin = (method: "GET" | "POST", url: string, body?: unknown) =>
+    callWithApiKey(f, apiKey, method, url, body);
+
+  async function endpoint(events: string[]) {
+    const created = await admin("POST", "/api/admin/webhook-endpoints", {
+      url: receiver.url,
+      events,
+    });
+    expect(created.statusCode).toBe(201);
+    return created.json<{ id: string; secret: string }>();
+  }
+
+  const apiView = async (id: string) =>
+    (await admin("GET", `/api/admin/webhook-endpoints/${id}`)).json<Record<string, unknown>>();
+
+  const updates = async (id: string) =>
+    (
+      await f.db
+        .selectFrom("audit_log")
+        .select("details")
+        .where("action", "=", "webhook_endpoint.update")
+        .where("target_id", "=", id)
+        .orderBy("at")
+        .orderBy("id")
+        .execute()
+    ).map((row) => JSON.parse(row.details) as unknown);
+
+  /** The settings form as the page fills it in, with `change` applied. */
+  const settings = (
+    fields: { url: string; events: string[]; products?: string; description?: string },
+    enabled = true,
+  ) => {
+    const body = new URLSearchParams({
+      url: fields.url,
+      products: fields.products ?? "",
+      description: fields.description ?? "",
+    });
+    for (const type of fields.events) body.append("events", type);
+    if (enabled) body.set("enabled", "on");
+    return body;
+  };
+
+  const flashOf = (response: { headers: Record<string, unknown> }) =>
+    /shipkey_flash=([^;]+)/.exec(String(response.headers["set-cookie"]))?.[1] ?? "";
+
+  const signed = (hit: ReceivedWebhook) => ({
+    "webhook-id": String(hit.headers["webhook-id"]),
+    "webhook-timestamp": String(hit.headers["webhook-timestamp"]),
+    "webhook-signature": String(hit.headers["webhook-signature"]),
+  });
+
+  it("edits each setting: the API's GET and the audit log show each change", async () => {
+    const { id } = await endpoint(["license.created"]);
+    const before = await page(`/admin/webhooks/${id}`);
+    expect(before.body).toContain(`action="/admin/webhooks/${id}/edit"`);
+    expect(before.body).toContain(`value="${receiver.url}"`);
+    const edit = (body: URLSearchParams) => form(`/admin/webhooks/${id}/edit`, body);
+    const other = `${receiver.url}/other`;
+    const steps: Array<[URLSearchParams, Record<string, unknown>, string[]]> = [
+      [settings({ url: other, events: ["license.created"] }), { url: other }, ["url"]],
+      [
+        settings({ url: other, events: ["license.created", "machine.activated"] }),
+        { events: ["license.created", "machine.activated"] },
+        ["events"],
+      ],
+      [
+        settings({
+          url: other,
+          events: ["license.created", "machine.activated"],
+          products: "desktop-app, other-app",
+        }),
+        { products: ["desktop-app", "other-app"] },
+        ["products"],
+      ],
+      [
+        settings({
+          url: other,
+          events: ["license.created", "machine.activated"],
+          products: "desktop-app, other-app",
+          description: "CRM",
+        }),
+        { description: "CRM" },
+        ["description"],
+      ],
+      [
+        settings(
+          {
+            url: other,
+            events: ["license.created", "machine.activated"],
+            products: "desktop-app, other-app",
+            description: "CRM",
+          },
+          false,
+        ),
+        { enabled: false },
+        ["enabled"],
+      ],
+      [
+        settings({ url: other, events: ["machine.activated"], description: "CRM" }),
+        { enabled: true, products: null, events: ["machine.activated"] },
+        ["events", "products", "enabled"],
+      ],
+    ];
+    for (const [i, [body, expected, changed]] of steps.entries()) {
+      const saved = await edit(body);
+      expect(saved.statusCode).toBe(303);
+      expect(saved.headers.location).toBe(`/admin/webhooks/${id}?done=edit`);
+      expect(await apiView(id)).toMatchObject(expected);
+      const entries = await updates(id);
+      expect(entries).toHaveLength(i + 1);
+      expect(entries.at(-1)).toEqual({ changed });
+    }
+    const after = await page(`/admin/webhooks/${id}?done=edit`);
+    expect(after.body).toContain("Endpoint saved.");
+    expect(after.body).toContain(`value="${other}"`);
+    expect(after.body).toMatch(/value="machine\.activated"\s+checked/);
+    expect(after.body).not.toMatch(/value="license\.created"\s+checked/);
+
+    // Saved as it is: nothing changes, nothing is audited.
+    const same = await edit(
+      settings({ url: other, events: ["machine.activated"], description: "CRM" }),
+    );
+    expect(same.headers.location).toBe(`/admin/webhooks/${id}?done=unchanged`);
+    expect(await updates(id)).toHaveLength(steps.length);
+  });
+
+  it("shows every invalid setting's message beside it at once, and changes nothing", async () => {
+    const { id } = await endpoint(["license.created"]);
+    const body = settings({
+      url: "ftp://example.com/",
+      events: [],
+      products: "desktop-app, no-such-app",
+      description: "x".repeat(300),
+    });
+    const refused = await form(`/admin/webhooks/${id}/edit`, body);
+    expect(refused.statusCode).toBe(400);
+    const messages: Record<string, string> = {
+      url: "url must be an http or https URL",
+      events: "events must name at least one event type",
+      products: "products: no product &quot;no-such-app&quot;",
+      description: "description",
+    };
+    for (const [field, message] of Object.entries(messages)) {
+      const shown = new RegExp(`id="${field}-error">([^<]*)<`).exec(refused.body)?.[1] ?? "";
+      expect(shown, field).toContain(message);
+    }
+    // The values as typed stay in the form.
+    expect(refused.body).toContain('value="ftp://example.com/"');
+    expect(refused.body).toContain('value="desktop-app, no-such-app"');
+    expect(await apiView(id)).toMatchObject({ url: receiver.url, events: ["license.created"] });
+    expect(await updates(id)).toEqual([]);
+
+    // An unknown event type (a tampered form) is refused beside the events too.
+    const tampered = settings({ url: receiver.url, events: ["license.created", "nope"] });
+    const unknown = await form(`/admin/webhooks/${id}/edit`, tampered);
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.body).toMatch(/id="events-error">unknown event type &quot;nope&quot;/);
+  });
+
+  it("rotates the secret after asking, shows it once, and both secrets sign in the grace", async () => {
+    const { id, secret: old } = await endpoint(["license.created"]);
+    const before = await page(`/admin/webhooks/${id}`);
+    expect(before.body).toMatch(
+      /action="\/admin\/webhooks\/[^"]+\/rotate-secret"[^>]*data-confirm=/,
+    );
+    expect(before.body).toMatch(/<option\s+value="86400"\s+selected/);
+
+    const rotated = await form(
+      `/admin/webhooks/${id}/rotate-secret`,
+      new URLSearchParams({ graceSeconds: "3600" }),
+    );
+    expect(rotated.statusCode).toBe(303);
+    expect(rotated.headers.location).toBe(`/admin/webhooks/${id}`);
+    expect(rotated.body).not.toContain("whsec_");
+    const shown = await page(`/admin/webhooks/${id}`, `; shipkey_flash=${flashOf(rotated)}`);
+    const fresh = /whsec_[A-Za-z0-9+/=]+/.exec(shown.body)?.[0] ?? "";
+    expect(fresh).toMatch(/^whsec_/);
+    expect(fresh).not.toBe(old);
+    expect(shown.body).toContain("The previous secret signs too until");
+    const again = await page(`/admin/webhooks/${id}`);
+    expect(again.body).not.toContain("whsec_");
+    expect(await apiView(id)).toMatchObject({ previousSecretExpiresAt: expect.any(String) });
+
+    expect((await form(`/admin/webhooks/${id}/test`, new URLSearchParams())).statusCode).toBe(303);
+    await f.app.webhooks.deliverDue();
+    const [hit] = receiver.received;
+    if (!hit) throw new Error("no delivery");
+    expect(signed(hit)["webhook-signature"].split(" ")).toHaveLength(2);
+    expect(() => new Webhook(old).verify(hit.body, signed(hit))).not.toThrow();
+    expect(() => new Webhook(fresh).verify(hit.body, signed(hit))).not.toThrow();
+
+    // No grace: the rotated-out secret stops signing at once.
+    const now = await form(
+      `/admin/webhooks/${id}/rotate-secret`,
+      new URLSearchParams({ graceSeconds: "0" }),
+    );
+    const shownNow = await page(`/admin/webhooks/${id}`, `; shipkey_flash=${flashOf(now)}`);
+    const newest = /whsec_[A-Za-z0-9+/=]+/.exec(shownNow.body)?.[0] ?? "";
+    expect(shownNow.body).toContain("The previous secret no longer signs.");
+    await form(`/admin/webhooks/${id}/test`, new URLSearchParams());
+    await f.app.webhooks.deliverDue();
+    const last = receiver.received.at(-1);
+    if (!last) throw new Error("no delivery");
+    expect(signed(last)["webhook-signature"].split(" ")).toHaveLength(1);
+    expect(() => new Webhook(newest).verify(last.body, signed(last))).not.toThrow();
+    expect(() => new Webhook(fresh).verify(last.body, signed(last))).toThrow();
+
+    // A grace the form does not offer and the API refuses: refused, nothing rotated.
+    const tooLong = await form(
+      `/admin/webhooks/${id}/rotate-secret`,
+      new URLSearchParams({ graceSeconds: String(8 * 86_400) }),
+    );
+    expect(tooLong.statusCode).toBeLessThan(500);
+    expect(tooLong.headers["set-cookie"] ?? "").not.toMatch(/shipkey_flash=[^;]/);
+
+    const audit = await f.db.selectFrom("audit_log").selectAll().execute();
+    const rotations = audit.filter((row) => row.action === "webhook_endpoint.rotate_secret");
+    expect(rotations).toHaveLength(2);
+    const table = JSON.stringify(audit);
+    for (const secret of [old, fresh, newest]) {
+      expect(table).not.toContain(secret);
+      expect(table).not.toContain(secret.slice("whsec_".length));
+    }
+  });
+
+  it("an endpoint disabled after failures, enabled again from its page, delivers again", async () => {
+    const { id } = await endpoint(["license.created"]);
+    receiver.answer = () => 500;
+    for (let i = 0; i < 3; i++) {
+      await admin("POST", "/api/admin/licenses", { productSlug: f.product.slug, maxMachines: 1 });
+    }
+    expect(await f.app.webhooks.deliverDue()).toBe(3);
+    clock.advance(25 * 3_600_000);
+    await form(`/admin/webhooks/${id}/test`, new URLSearchParams());
+    await f.app.webhooks.deliverDue();
+    expect(await apiView(id)).toMatchObject({
+      enabled: false,
+      disabledReason: expect.stringMatching(/consecutive failed attempts$/),
+    });
+    const disabled = await page(`/admin/webhooks/${id}`);
+    expect(disabled.body).toContain("DISABLED");
+    expect(disabled.body).toMatch(/consecutive failed attempts/);
+    expect(disabled.body).not.toMatch(/name="enabled"\s+checked/);
+
+    // Disabled, its deliveries wait past their retry time (a test event excepted).
+    receiver.answer = () => 200;
+    clock.advance(3_600_000);
+    expect(await f.app.webhooks.deliverDue()).toBe(1);
+    receiver.received.length = 0;
+    const enabled = await form(
+      `/admin/webhooks/${id}/edit`,
+      settings({ url: receiver.url, events: ["license.created"] }),
+    );
+    expect(enabled.statusCode).toBe(303);
+    expect(await apiView(id)).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+      consecutiveFailures: 0,
+    });
+    expect((await updates(id)).at(-1)).toEqual({ changed: ["enabled"] });
+    expect(await f.app.webhooks.deliverDue()).toBe(3);
+    const types = receiver.received.map((hit) => (JSON.parse(hit.body) as { type: string }).type);
+    expect(types).toEqual(["license.created", "license.created", "license.created"]);
+    const delivered = await f.db
+      .selectFrom("webhook_deliveries")
+      .select("status")
+      .where("endpoint_id", "=", id)
+      .where("event_type", "=", "license.created")
+      .execute();
+    expect(delivered.map((row) => row.status)).toEqual(["delivered", "delivered", "delivered"]);
   });
 });

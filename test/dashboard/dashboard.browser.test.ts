@@ -451,6 +451,64 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     await shot("not-found");
   });
 
+  it("edits a webhook endpoint, showing each refused field, and rotates its secret after asking", async () => {
+    await page.goto(`${base}/admin/webhooks`);
+    await page.getByLabel("URL").fill("https://crm.example.com/hooks");
+    await page.getByLabel("license.created").check();
+    await page.getByRole("button", { name: "Create endpoint" }).click();
+    await page.locator("#new-secret").waitFor();
+    await page.getByRole("link", { name: "https://crm.example.com/hooks" }).click();
+    await page.getByRole("heading", { name: "Settings" }).waitFor();
+    const endpointPath = new URL(page.url()).pathname;
+
+    const settings = page.locator(`form[action="${endpointPath}/edit"]`);
+    await settings.getByLabel("URL").fill("ftp://crm.example.com/hooks");
+    await settings.getByLabel("license.created").uncheck();
+    await settings.getByRole("button", { name: "Save settings" }).click();
+    expect(await textOf(page.locator("#url-error"))).toBe("url must be an https URL");
+    expect(await textOf(page.locator("#events-error"))).toBe(
+      "events must name at least one event type",
+    );
+    await shot("webhook-refused-settings");
+    await settings.getByLabel("URL").fill("https://crm.example.com/v2/hooks");
+    await settings.getByLabel("machine.activated").check();
+    await settings.getByLabel("Enabled").uncheck();
+    await settings.getByRole("button", { name: "Save settings" }).click();
+    expect(await textOf(page.getByRole("status"))).toBe("Endpoint saved.");
+    expect(await settings.getByLabel("URL").inputValue()).toBe("https://crm.example.com/v2/hooks");
+    expect(await page.locator(".badge-disabled").count()).toBe(1);
+
+    const asked: string[] = [];
+    page.once("dialog", (dialog) => {
+      asked.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await page.getByRole("button", { name: "Rotate secret" }).click();
+    expect(asked).toEqual([
+      "Give https://crm.example.com/v2/hooks a new signing secret? The receiver must be given it.",
+    ]);
+    expect(await page.locator("#new-secret").count()).toBe(0);
+    await page.getByLabel(/keeps signing beside the new one/).selectOption("3600");
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Rotate secret" }).click();
+    expect(await textOf(page.locator("#new-secret"))).toMatch(/^whsec_/);
+    expect(await textOf(page.locator("#rotated-title"))).toBe("New signing secret");
+    await shot("webhook-rotated");
+    await page.reload();
+    await page.getByRole("heading", { name: "Settings" }).waitFor();
+    expect(await page.locator("#new-secret").count()).toBe(0);
+
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await phone.context().addCookies(await page.context().cookies());
+    await phone.goto(`${base}${endpointPath}`);
+    const widths = await phone.evaluate<{ scrollWidth: number; innerWidth: number }>(
+      "({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })",
+    );
+    await phone.screenshot({ path: `${screenshots}/phone-webhook-endpoint.png`, fullPage: true });
+    await phone.close();
+    expect(widths.scrollWidth).toBeLessThanOrEqual(widths.innerWidth);
+  });
+
   it("signs out", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL(`${base}/admin/login`);

@@ -68,18 +68,32 @@ export async function createWebhookEndpoint(
  * Every refusal of a new endpoint's fields, in the order createWebhookEndpoint reports them (the
  * first): a form shows them all at once.
  */
-export async function newEndpointErrors(
+export function newEndpointErrors(
   db: Kysely<DB>,
   input: EndpointSettings & { url: string; events: string[] },
   policy: UrlPolicy,
 ): Promise<ShipkeyError[]> {
+  return endpointSettingsErrors(db, input, policy);
+}
+
+/**
+ * Every refusal of the settings given (those left out are not checked), by the checks
+ * createWebhookEndpoint and updateWebhookEndpoint make: a form shows them all at once.
+ */
+export async function endpointSettingsErrors(
+  db: Kysely<DB>,
+  settings: EndpointSettings,
+  policy: UrlPolicy,
+): Promise<ShipkeyError[]> {
+  const { url, description, events, products } = settings;
   const errors = errorsOf([
-    () => checkEndpointUrl(input.url, policy.allowPrivate),
-    () => checkedDescription(input.description ?? null),
-    () => checkedEvents(input.events),
+    () => (url === undefined ? undefined : checkEndpointUrl(url, policy.allowPrivate)),
+    () => (description === undefined ? undefined : checkedDescription(description)),
+    () => (events === undefined ? undefined : checkedEvents(events)),
   ]);
+  if (products === undefined) return errors;
   try {
-    await checkedProducts(db, input.products ?? null);
+    await checkedProducts(db, products);
   } catch (err) {
     if (!(err instanceof ShipkeyError)) throw err;
     errors.push(err);

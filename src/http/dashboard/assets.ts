@@ -18,7 +18,7 @@ a { color:var(--accent); }
 .sidebar nav a[aria-current="page"] { background:#374151; color:#fff; font-weight:600; }
 .signout { margin-top:auto; display:flex; flex-direction:column; gap:4px; font-size:13px; }
 main { padding:28px 32px; max-width:1200px; width:100%; min-width:0; }
-h1 { margin:0 0 20px; font-size:24px; }
+h1 { margin:0 0 20px; font-size:24px; overflow-wrap:anywhere; }
 h2 { font-size:17px; margin:28px 0 12px; }
 .panel { background:var(--panel); border:1px solid var(--line); border-radius:var(--radius); padding:20px; margin-bottom:20px; }
 table { width:100%; border-collapse:collapse; background:var(--panel); border:1px solid var(--line); border-radius:var(--radius); overflow:hidden; }

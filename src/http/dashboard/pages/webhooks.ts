@@ -5,11 +5,14 @@ import {
   createWebhookEndpointAudited,
   deleteWebhookEndpointAudited,
   redeliverWebhookAudited,
+  rotateWebhookSecretAudited,
   sendWebhookTestAudited,
   updateWebhookEndpointAudited,
 } from "../../../domain/audit/audited-actions.js";
 import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webhooks/deliveries.js";
 import {
+  endpointSettingsErrors,
+  type EndpointSettings,
   getWebhookEndpoint,
   listWebhookEndpoints,
   newEndpointErrors,
@@ -21,7 +24,7 @@ import type {
   WebhookDeliveryDetail,
   WebhookEndpoint,
 } from "../../../contracts/webhooks.js";
-import { webhookEventTypes } from "../../../contracts/vocabulary.js";
+import { webhookEventTypes, webhookLimits } from "../../../contracts/vocabulary.js";
 import {
   actionForm,
   badge,
@@ -40,6 +43,7 @@ import {
   errorsFor,
   type Form,
   FormCheck,
+  integerFrom,
   list,
   sendPage,
   text,
@@ -49,6 +53,16 @@ import { ShipkeyError } from "../../../errors.js";
 
 const path = "/admin/webhooks";
 const endpointFields = ["url", "events", "products", "description"];
+const settingsFields = [...endpointFields, "enabled"];
+const endpointPath = (id: string) => `${path}/${encodeURIComponent(id)}`;
+
+/** How long the rotated-out secret keeps signing beside the new one: the rotate form's choices. */
+const graceChoices: ReadonlyArray<{ seconds: number; label: string }> = [
+  { seconds: 0, label: "none" },
+  { seconds: 3_600, label: "1 hour" },
+  { seconds: webhookLimits.defaultGraceSeconds, label: "1 day" },
+  { seconds: webhookLimits.maxGraceSeconds, label: "7 days" },
+];
 
 /** The endpoints page: the endpoints and the new-endpoint form as last sent. */
 interface EndpointsPage {
@@ -59,12 +73,18 @@ interface EndpointsPage {
   created?: { url: string; secret: string };
 }
 
-/** One endpoint's page: its recent deliveries, and one delivery's payload when asked. */
+/**
+ * One endpoint's page: its settings form (as last sent, or null: the endpoint's settings) with
+ * its refusals, its recent deliveries, one delivery's payload when asked, and a new secret once.
+ */
 interface EndpointPage {
   context: PageContext;
   endpoint: WebhookEndpoint;
   deliveries: WebhookDelivery[];
   shown: WebhookDeliveryDetail | null;
+  form: Form | null;
+  errors: Record<string, string>;
+  rotated?: { secret: string; previousSecretExpiresAt: string };
   flash?: string;
 }
 
@@ -100,14 +120,10 @@ export function webhookPages(
   app.post<{ Body: Form }>(path, async (request, reply) => {
     const form = request.body;
     try {
-      const products = text(form, "products")
-        .split(",")
-        .map((slug) => slug.trim())
-        .filter((slug) => slug !== "");
       const input = {
         url: text(form, "url"),
         events: list(form, "events"),
-        products: products.length === 0 ? null : products,
+        products: productsFrom(form),
         description: text(form, "description"),
       };
       const policy = { allowPrivate: worker.allowPrivate };
@@ -127,20 +143,71 @@ export function webhookPages(
     }
   });
 
+  endpointPages(app, db, worker);
+  rotateSecretPage(app, db, masterKey, worker);
+}
+
+/** One endpoint's page, its settings form and its buttons. */
+function endpointPages(app: FastifyInstance, db: Kysely<DB>, worker: WebhookWorker): void {
+  const renderEndpoint = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: string,
+    view: Omit<EndpointPage, "context" | "endpoint" | "deliveries">,
+    status = 200,
+  ) => {
+    const endpoint = await getWebhookEndpoint(db, id);
+    const { items } = await listWebhookDeliveries(db, id, { limit: 50 });
+    const context = contextOf(request);
+    return sendPage(reply, endpointView({ ...view, context, endpoint, deliveries: items }), status);
+  };
+
   app.get<{ Params: { id: string }; Querystring: { show?: string; done?: string } }>(
     `${path}/:id`,
     async (request, reply) => {
       const { id } = request.params;
+      const { show, done } = request.query;
+      // A rotation's new secret, shown once: it came in a sealed cookie for this page only.
+      const rotated = takeFlash(request, reply, endpointPath(id));
+      const flash = done === undefined ? undefined : doneMessages[done];
+      return renderEndpoint(request, reply, id, {
+        shown: show === undefined ? null : await getWebhookDelivery(db, id, show),
+        form: null,
+        errors: {},
+        ...(rotated?.secret
+          ? {
+              rotated: {
+                secret: rotated.secret,
+                previousSecretExpiresAt: rotated.previousSecretExpiresAt ?? "",
+              },
+            }
+          : {}),
+        ...(flash ? { flash } : {}),
+      });
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: Form | undefined }>(
+    `${path}/:id/edit`,
+    async (request, reply) => {
+      const { id } = request.params;
+      const form = request.body ?? {};
       const endpoint = await getWebhookEndpoint(db, id);
-      const { items } = await listWebhookDeliveries(db, id, { limit: 50 });
-      const show = request.query.show;
-      const shown = show === undefined ? null : await getWebhookDelivery(db, id, show);
-      const flash = request.query.done === undefined ? undefined : doneMessages[request.query.done];
-      const context = contextOf(request);
-      return sendPage(
-        reply,
-        endpointView({ context, endpoint, deliveries: items, shown, ...(flash ? { flash } : {}) }),
-      );
+      const policy = { allowPrivate: worker.allowPrivate };
+      try {
+        const changes = changesFrom(endpoint, form);
+        FormCheck.refuse(await endpointSettingsErrors(db, changes, policy));
+        if (Object.keys(changes).length === 0) {
+          return reply.redirect(`${endpointPath(id)}?done=unchanged`, 303);
+        }
+        const actor = adminActor(request);
+        const updated = await updateWebhookEndpointAudited(db, actor, id, changes, policy);
+        if (updated.enabled) worker.wake();
+        return reply.redirect(`${endpointPath(id)}?done=edit`, 303);
+      } catch (err) {
+        const errors = errorsFor(err, settingsFields);
+        return renderEndpoint(request, reply, id, { shown: null, form, errors }, 400);
+      }
     },
   );
 
@@ -153,6 +220,37 @@ export function webhookPages(
       }
       worker.wake();
       return reply.redirect(target, 303);
+    },
+  );
+}
+
+/** Rotate secret: the new secret shown once on the endpoint's page. */
+function rotateSecretPage(
+  app: FastifyInstance,
+  db: Kysely<DB>,
+  masterKey: MasterKey,
+  worker: WebhookWorker,
+): void {
+  app.post<{ Params: { id: string }; Body: Form | undefined }>(
+    `${path}/:id/rotate-secret`,
+    async (request, reply) => {
+      const { id } = request.params;
+      const graceSeconds = integerFrom(request.body ?? {}, "graceSeconds");
+      const actor = adminActor(request);
+      const rotated = await rotateWebhookSecretAudited(
+        db,
+        actor,
+        masterKey,
+        id,
+        graceSeconds,
+        worker.now(),
+      );
+      // Shown once, on the next page, from a sealed cookie; never in a URL, a log or the audit log.
+      setFlash(request, reply, endpointPath(id), {
+        secret: rotated.secret,
+        previousSecretExpiresAt: rotated.previousSecretExpiresAt ?? "",
+      });
+      return reply.redirect(endpointPath(id), 303);
     },
   );
 }
@@ -179,7 +277,47 @@ async function endpointAction(
   } else {
     return null;
   }
-  return `${path}/${encodeURIComponent(id)}?done=${action}`;
+  return `${endpointPath(id)}?done=${action}`;
+}
+
+/** A form's product slugs, comma-separated; none: every product (null). */
+function productsFrom(form: Form): string[] | null {
+  const products = text(form, "products")
+    .split(",")
+    .map((slug) => slug.trim())
+    .filter((slug) => slug !== "");
+  return products.length === 0 ? null : products;
+}
+
+/**
+ * The settings the edit form changes: only those that differ from the endpoint's, so that saving
+ * an enabled endpoint as it is does not reset its failures, and the audit entry names the changes.
+ */
+function changesFrom(endpoint: WebhookEndpoint, form: Form): EndpointSettings {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const url = text(form, "url");
+  const events = list(form, "events");
+  const products = productsFrom(form);
+  const description = text(form, "description") === "" ? null : text(form, "description");
+  const enabled = text(form, "enabled") !== "";
+  return {
+    ...(url === endpoint.url ? {} : { url }),
+    ...(same([...events].sort(), [...endpoint.events].sort()) ? {} : { events }),
+    ...(same(products, endpoint.products) ? {} : { products }),
+    ...(description === endpoint.description ? {} : { description }),
+    ...(enabled === endpoint.enabled ? {} : { enabled }),
+  };
+}
+
+/** The edit form's values for the endpoint as it is. */
+function settingsOf(endpoint: WebhookEndpoint): Form {
+  return {
+    url: endpoint.url,
+    events: endpoint.events,
+    products: endpoint.products?.join(", ") ?? "",
+    description: endpoint.description ?? "",
+    enabled: endpoint.enabled ? "on" : undefined,
+  };
 }
 
 const doneMessages: Record<string, string> = {
@@ -187,6 +325,8 @@ const doneMessages: Record<string, string> = {
   disable: "Endpoint disabled: deliveries wait until it is enabled.",
   test: "Test event queued.",
   redeliver: "Delivery queued again.",
+  edit: "Endpoint saved.",
+  unchanged: "Nothing to save: the settings are as they were.",
 };
 
 function endpointsView(page: EndpointsPage): Html {
@@ -249,42 +389,48 @@ function endpointTable(endpoints: WebhookEndpoint[]): Html {
 }
 
 function newEndpointForm({ context, form, errors }: EndpointsPage): Html {
-  const chosen = list(form, "events");
   return html`<h2>New endpoint</h2>
     <form method="post" action="${path}" class="stack panel">
-      ${csrfField(context.csrfToken)} ${formError(errors)}
-      <label
-        >URL
-        <input
-          name="url"
-          required
-          value="${text(form, "url")}"
-          placeholder="https://crm.example.com/hooks"
-          ${errors.url ? html`aria-invalid="true"` : ""}
-        />
-        ${fieldError(errors, "url")}</label
-      >
-      <fieldset>
-        <legend>Events</legend>
-        ${webhookEventTypes.map((type) => html`<label class="check"><input type="checkbox" name="events" value="${type}" ${chosen.includes(type) ? html`checked` : ""} /> <code>${type}</code></label>`)}
-        ${fieldError(errors, "events")}
-      </fieldset>
-      <label
-        >Products <span class="hint">(slugs, comma-separated; empty = every product)</span>
-        <input
-          name="products"
-          value="${text(form, "products")}"
-          ${errors.products ? html`aria-invalid="true"` : ""}
-        />${fieldError(errors, "products")}</label
-      >
-      <label
-        >Description <input name="description" value="${text(form, "description")}" />${fieldError(
-          errors,
-          "description",
-        )}</label
-      >
+      ${csrfField(context.csrfToken)} ${formError(errors)} ${settingInputs(form, errors)}
       <div class="actions"><button type="submit">Create endpoint</button></div>
     </form>`;
+}
+
+/** The URL, events, products and description inputs, as the form was last sent. */
+function settingInputs(form: Form, errors: Record<string, string>): Html {
+  const chosen = list(form, "events");
+  return html`<label
+      >URL
+      <input
+        name="url"
+        required
+        value="${text(form, "url")}"
+        placeholder="https://crm.example.com/hooks"
+        ${errors.url ? html`aria-invalid="true"` : ""}
+      />
+      ${fieldError(errors, "url")}</label
+    >
+    <fieldset>
+      <legend>Events</legend>
+      ${webhookEventTypes.map((type) => html`<label class="check"><input type="checkbox" name="events" value="${type}" ${chosen.includes(type) ? html`checked` : ""} /> <code>${type}</code></label>`)}
+      ${fieldError(errors, "events")}
+    </fieldset>
+    <label
+      >Products <span class="hint">(slugs, comma-separated; empty = every product)</span>
+      <input
+        name="products"
+        value="${text(form, "products")}"
+        ${errors.products ? html`aria-invalid="true"` : ""}
+      />${fieldError(errors, "products")}</label
+    >
+    <label
+      >Description
+      <input
+        name="description"
+        value="${text(form, "description")}"
+        ${errors.description ? html`aria-invalid="true"` : ""}
+      />${fieldError(errors, "description")}</label
+    >`;
 }
 
 function endpointView(page: EndpointPage): Html {
@@ -292,16 +438,18 @@ function endpointView(page: EndpointPage): Html {
   const act = (action: string, label: string, confirm?: string) =>
     actionForm(
       context.csrfToken,
-      { action: `${path}/${endpoint.id}/${action}`, ...(confirm ? { confirm } : {}) },
+      { action: `${endpointPath(endpoint.id)}/${action}`, ...(confirm ? { confirm } : {}) },
       { label, class: action === "delete" ? "danger" : "secondary" },
     );
   return layout(
     `Webhook ${endpoint.url}`,
     "webhooks",
     context,
-    html`<p>
+    html`${page.rotated ? rotatedPanel(page.rotated) : ""}
+      <p>
         ${endpoint.enabled ? badge("ACTIVE") : badge("DISABLED")} ${endpoint.disabledReason ?? ""} ·
-        events: ${endpoint.events.join(", ")}
+        events: ${endpoint.events.join(", ")} · consecutive failures:
+        ${endpoint.consecutiveFailures}
       </p>
       <div class="actions">
         ${act("test", "Send test event")}
@@ -314,9 +462,74 @@ function endpointView(page: EndpointPage): Html {
         page.deliveries.length === 0
           ? html`<div class="empty">No deliveries yet.</div>`
           : deliveryTable(endpoint.id, page.deliveries, context.csrfToken)
-      }`,
+      }
+      ${settingsForm(page)} ${rotateForm(endpoint, context.csrfToken)}`,
     page.flash,
   );
+}
+
+/** The endpoint's settings as last sent, each refusal beside its field. */
+function settingsForm({ context, endpoint, form, errors }: EndpointPage): Html {
+  const values = form ?? settingsOf(endpoint);
+  return html`<h2 id="settings">Settings</h2>
+    <form method="post" action="${endpointPath(endpoint.id)}/edit" class="stack panel">
+      ${csrfField(context.csrfToken)} ${formError(errors)} ${settingInputs(values, errors)}
+      <label class="check"
+        ><input type="checkbox" name="enabled" ${text(values, "enabled") ? html`checked` : ""} />
+        Enabled <span class="hint">(enabling clears the failure count)</span></label
+      >${fieldError(errors, "enabled")}
+      <div class="actions"><button type="submit">Save settings</button></div>
+    </form>`;
+}
+
+/** A new secret, with the previous one signing beside it for the grace period chosen. */
+function rotateForm(endpoint: WebhookEndpoint, csrfToken: string): Html {
+  const previous = endpoint.previousSecretExpiresAt;
+  return html`<h2 id="secret">Signing secret</h2>
+    <form
+      method="post"
+      action="${endpointPath(endpoint.id)}/rotate-secret"
+      class="stack panel"
+      data-confirm="Give ${endpoint.url} a new signing secret? The receiver must be given it."
+    >
+      ${csrfField(csrfToken)}
+      ${previous ? html`<p>The previous secret signs too until ${when(previous)}.</p>` : ""}
+      <label
+        >The current secret keeps signing beside the new one for
+        <span class="hint">(none: it stops at once)</span>
+        <select name="graceSeconds">
+          ${graceChoices.map(
+            (choice) =>
+              html`<option
+                value="${String(choice.seconds)}"
+                ${choice.seconds === webhookLimits.defaultGraceSeconds ? html`selected` : ""}
+              >
+                ${choice.label}
+              </option>`,
+          )}
+        </select></label
+      >
+      <div class="actions"><button type="submit" class="danger">Rotate secret</button></div>
+    </form>`;
+}
+
+/** A rotation's new secret, shown once. */
+function rotatedPanel(rotated: { secret: string; previousSecretExpiresAt: string }): Html {
+  return html`<section class="panel" aria-labelledby="rotated-title">
+    <h2 id="rotated-title">New signing secret</h2>
+    <p>Copy it now: this is the only time it is shown.</p>
+    <div class="secret">
+      <code id="new-secret">${rotated.secret}</code
+      ><button type="button" class="secondary" data-copy="new-secret">Copy</button>
+    </div>
+    <p>
+      ${
+        rotated.previousSecretExpiresAt === ""
+          ? "The previous secret no longer signs."
+          : html`The previous secret signs too until ${when(rotated.previousSecretExpiresAt)}.`
+      }
+    </p>
+  </section>`;
 }
 
 function deliveryTable(id: string, deliveries: WebhookDelivery[], csrfToken: string): Html {
