@@ -80,6 +80,8 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         url: { type: "string" },
         events: { type: "string" },
         description: { type: "string" },
+        enabled: { type: "string" },
+        "grace-hours": { type: "string" },
       },
     });
     return { positionals, options: values };

@@ -390,6 +390,80 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
     expect(await hooks("list")).toEqual([]);
   });
 
+  it("webhooks update changes only what it is given; rotate-secret shows the new secret once", async () => {
+    const env: Record<string, string> =
+      dialect === "postgres" ? { SHIPKEY_MASTER_KEY: "0123456789abcdef".repeat(4) } : {};
+    const run = (...args: string[]) => runCli(testDatabase.url, ["webhooks", ...args], { env });
+    const hooks = async <T>(...args: string[]) => {
+      const result = await run(...args, "--json");
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      return JSON.parse(result.stdout) as T;
+    };
+    type Endpoint = {
+      id: string;
+      url: string;
+      events: string[];
+      products: string[] | null;
+      enabled: boolean;
+      description: string | null;
+      secret?: string;
+      previousSecretExpiresAt?: string | null;
+    };
+    const created = await hooks<Endpoint>(
+      "create",
+      "--url",
+      "https://crm.example.com/hooks",
+      "--events",
+      "license.created",
+      "--description",
+      "CRM",
+    );
+
+    const nothing = await run("update", created.id);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain("nothing to change");
+    const updated = await hooks<Endpoint>(
+      "update",
+      created.id,
+      "--events",
+      "machine.activated,machine.deactivated",
+      "--enabled",
+      "off",
+      "--description",
+      "",
+    );
+    expect(updated).toMatchObject({
+      url: "https://crm.example.com/hooks",
+      events: ["machine.activated", "machine.deactivated"],
+      products: null,
+      enabled: false,
+      description: null,
+    });
+    expect(await hooks<Endpoint>("update", created.id, "--enabled", "on")).toMatchObject({
+      enabled: true,
+      events: ["machine.activated", "machine.deactivated"],
+    });
+    const badSwitch = await run("update", created.id, "--enabled", "yes");
+    expect([badSwitch.code, badSwitch.stderr]).toEqual([2, expect.stringContaining("on or off")]);
+    const unknown = await run("update", "whe_nope", "--enabled", "on");
+    expect(unknown.code).toBe(1);
+
+    const badGrace = await run("rotate-secret", created.id, "--grace-hours", "169");
+    expect([badGrace.code, badGrace.stderr]).toEqual([2, expect.stringContaining("0 to 168")]);
+    const before = Date.now();
+    const rotated = await hooks<Endpoint>("rotate-secret", created.id, "--grace-hours", "48");
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(created.secret);
+    const graceEnds = Date.parse(rotated.previousSecretExpiresAt ?? "");
+    expect(graceEnds - before).toBeGreaterThanOrEqual(48 * 3_600_000 - 1000);
+    expect(graceEnds - before).toBeLessThan(48 * 3_600_000 + 60_000);
+    const list = await run("list");
+    expect(list.stdout).not.toContain(rotated.secret);
+    expect(list.stdout).not.toContain(created.secret);
+    await hooks("remove", created.id);
+  });
+
   it("api-keys create shows the secret once; list and revoke never show it", async () => {
     const created = await json<{
       id: string;

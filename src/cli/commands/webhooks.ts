@@ -2,10 +2,12 @@ import { webhooksAllowPrivateFrom } from "../../config.js";
 import {
   createWebhookEndpointAudited,
   deleteWebhookEndpointAudited,
+  rotateWebhookSecretAudited,
+  updateWebhookEndpointAudited,
 } from "../../domain/audit/audited-actions.js";
 import { listWebhookDeliveries } from "../../domain/webhooks/deliveries.js";
 import { listWebhookEndpoints } from "../../domain/webhooks/endpoints.js";
-import { listOption, requiredOption, stringOption, UsageError } from "../args.js";
+import { listOption, requiredOption, stringOption, switchOption, UsageError } from "../args.js";
 import {
   cliActor,
   cliMasterKey,
@@ -16,7 +18,8 @@ import {
   oneArgument,
   table,
 } from "./shared.js";
-import { pageLimits, webhookEventTypes } from "../../contracts/vocabulary.js";
+import { pageLimits, webhookEventTypes, webhookLimits } from "../../contracts/vocabulary.js";
+import type { EndpointSettings } from "../../domain/webhooks/endpoints.js";
 
 /** An endpoint for the human output: one for every product says "all". */
 function endpointRecord(endpoint: { products: string[] | null }): Record<string, unknown> {
@@ -75,6 +78,80 @@ export const webhookCommands: Record<string, Command> = {
       return {
         data: endpoints,
         text: table(endpoints.map(endpointRecord), "No webhook endpoints yet."),
+      };
+    },
+  },
+  "webhooks update": {
+    help: {
+      summary: "Change an endpoint's URL, events, products or enabled flag",
+      synopsis:
+        "<id> [--url <https url>] [--events <e1,e2>] [--products <slugs>|all] [--description <text>] [--enabled on|off]",
+      options: [
+        ["<id>", "the endpoint's id, as webhooks list shows it"],
+        ["--url <https url>", "where events are POSTed"],
+        ["--events <e1,e2>", "the event types it receives (replaces the list)"],
+        ["--products <slugs>|all", "only these products' events, or all"],
+        ["--description <text>", "what the endpoint is for"],
+        ["--enabled on|off", "on also clears the failures that disabled it"],
+      ],
+      example: "shipkey webhooks update whe_01JD8X3V6Q2WHM4KZR7TXN --enabled on",
+    },
+    run: async (db, args, options, context) => {
+      const id = oneArgument(args, "endpoint id");
+      const products = stringOption(options, "products");
+      const description = stringOption(options, "description");
+      const changes: EndpointSettings = {
+        url: stringOption(options, "url"),
+        events: listOption(options, "events"),
+        products: products === "all" ? null : listOption(options, "products"),
+        description: description === "" ? null : description,
+        enabled: switchOption(options, "enabled"),
+      };
+      const given = Object.fromEntries(
+        Object.entries(changes).filter(([, value]) => value !== undefined),
+      ) as EndpointSettings;
+      if (Object.keys(given).length === 0) {
+        throw new UsageError(
+          "nothing to change: give --url, --events, --products, --description or --enabled",
+        );
+      }
+      const updated = await updateWebhookEndpointAudited(db, cliActor(), id, given, {
+        allowPrivate: webhooksAllowPrivateFrom(context.env),
+      });
+      return { data: updated, text: describe(endpointRecord(updated)) };
+    },
+  },
+  "webhooks rotate-secret": {
+    help: {
+      summary: "A new signing secret; the old one also signs for a grace period",
+      synopsis: "<id> [--grace-hours <h>]",
+      options: [
+        ["<id>", "the endpoint's id, as webhooks list shows it"],
+        [
+          "--grace-hours <h>",
+          `hours (0-${webhookLimits.maxGraceSeconds / 3600}) the old secret still signs; ` +
+            `default ${webhookLimits.defaultGraceSeconds / 3600}`,
+        ],
+      ],
+      example: "shipkey webhooks rotate-secret whe_01JD8X3V6Q2WHM4KZR7TXN --grace-hours 48",
+    },
+    run: async (db, args, options, context) => {
+      const id = oneArgument(args, "endpoint id");
+      const hours = stringOption(options, "grace-hours");
+      const maxHours = webhookLimits.maxGraceSeconds / 3600;
+      if (hours !== undefined && !(/^\d{1,3}$/.test(hours) && Number(hours) <= maxHours)) {
+        throw new UsageError(`--grace-hours must be a whole number from 0 to ${maxHours}`);
+      }
+      const rotated = await rotateWebhookSecretAudited(
+        db,
+        cliActor(),
+        await cliMasterKey(db, context),
+        id,
+        hours === undefined ? webhookLimits.defaultGraceSeconds : Number(hours) * 3600,
+      );
+      return {
+        data: rotated,
+        text: `${describe(endpointRecord(rotated))}\n\nStore the secret now: it is shown only once.`,
       };
     },
   },
