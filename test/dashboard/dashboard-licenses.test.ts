@@ -82,6 +82,38 @@ describe.each(dialects)("dashboard licenses list (%s)", (dialect) => {
     expect(page).toContain('href="/admin/licenses?q=list&amp;sort=customer" data-sort="customer"');
   });
 
+  it("tells the total on a full page, the last page and a page past the end", async () => {
+    const total = (page: string) => /<strong>(\d+)<\/strong> licenses?/.exec(page)?.[1];
+    expect(total((await get("/admin/licenses?page=2")).body)).toBe("60");
+    expect(total((await get("/admin/licenses?page=5")).body)).toBe("60");
+    expect(total((await get(`/admin/licenses?product=${f.product.slug}`)).body)).toBe("60");
+    expect((await get("/admin/licenses?product=no-such-product")).body).not.toContain("LIST-KEY");
+  });
+
+  it("sorts a status's few licenses as it sorts them all", async () => {
+    const suspended = ["LIST-KEY-30-ABCDEFGH", "LIST-KEY-31-ABCDEFGH", "LIST-KEY-32-ABCDEFGH"];
+    await f.db
+      .updateTable("licenses")
+      .set({ status: "SUSPENDED" })
+      .where("license_key", "in", suspended)
+      .execute();
+    const keys = async (query: string) => keysOn((await get(`/admin/licenses?${query}`)).body);
+    const newestFirst = [...suspended].reverse();
+    expect(await keys("status=SUSPENDED")).toEqual(newestFirst);
+    expect(await keys("status=SUSPENDED&sort=created&dir=asc")).toEqual(suspended);
+    expect(await keys("status=SUSPENDED&sort=customer&dir=asc")).toEqual(newestFirst);
+    // No expiry: the id decides, in an order of its own.
+    const byExpiry = await keys(`status=SUSPENDED&product=${f.product.slug}&sort=expires`);
+    expect(byExpiry.sort()).toEqual(suspended);
+    const pastTheEnd = (await get("/admin/licenses?status=SUSPENDED&page=2")).body;
+    expect(pastTheEnd).toContain("<strong>3</strong> licenses");
+    await f.db
+      .updateTable("licenses")
+      .set({ status: "ACTIVE" })
+      .where("license_key", "in", suspended)
+      .execute();
+  });
+
   it("searches notes and external ids, and filters at limit, expiring soon and by machine", async () => {
     const keys = async (query: string) => keysOn((await get(`/admin/licenses?${query}`)).body);
     expect(await keys("q=WIRE")).toEqual(["LIST-KEY-12-ABCDEFGH"]);

@@ -1,4 +1,4 @@
-import { type Insertable, type Kysely, sql } from "kysely";
+import { type Insertable, type Kysely, SqliteAdapter, sql } from "kysely";
 import { type DB, type LicensesTable } from "../../db/schema.js";
 import { isUniqueViolation } from "../../db/faults.js";
 import { errorsOf, ShipkeyError, throwFirst } from "../../errors.js";
@@ -287,7 +287,7 @@ const sortColumns = {
   machines: "licenses.active_machines",
 } as const;
 
-/** Newest first, cursor-paginated. */
+/** Newest first, cursor-paginated (the admin API, the CSV export): each page an index seek. */
 export async function listLicenses(
   db: Kysely<DB>,
   filter: LicenseFilter,
@@ -299,11 +299,9 @@ export async function listLicenses(
     .limit(filter.limit + 1);
   if (filter.cursor !== undefined) {
     const { at, id } = decodeCursor(filter.cursor);
+    // A row value, so that the next page starts where the index holds the cursor.
     query = query.where((eb) =>
-      eb.or([
-        eb("licenses.created_at", "<", at),
-        eb.and([eb("licenses.created_at", "=", at), eb("licenses.id", "<", id)]),
-      ]),
+      eb(eb.refTuple("licenses.created_at", "licenses.id"), "<", eb.tuple(at, id)),
     );
   }
   const rows = await query.execute();
@@ -314,7 +312,11 @@ export async function listLicenses(
   };
 }
 
-/** One numbered page of the licenses a filter matches, in the order asked, and how many match. */
+/**
+ * One numbered page of the licenses a filter matches, in the order asked, and how many match.
+ * The page's ids come first, from the licenses alone (an index when one holds the order, and
+ * without reading rows to skip earlier pages), then those rows with their product.
+ */
 export async function browseLicenses(
   db: Kysely<DB>,
   filter: Omit<LicenseFilter, "cursor">,
@@ -322,27 +324,71 @@ export async function browseLicenses(
   now = Date.now(),
 ): Promise<{ items: LicenseView[]; total: number }> {
   const direction = order.descending ? "desc" : "asc";
-  const rows = await licenseViewsOf(filteredLicenses(db, filter, now))
-    .orderBy(sortColumns[order.sort], direction)
+  const ids = filteredLicenses(db, filter, now)
+    .select("licenses.id")
+    .orderBy(sortKey(order.sort, narrows(filter)), direction)
     .orderBy("licenses.id", direction)
     .limit(filter.limit)
-    .offset(order.offset)
+    .offset(order.offset);
+  const rows = await selectLicenseViews(db)
+    .where("licenses.id", "in", ids)
+    .orderBy(sortColumns[order.sort], direction)
+    .orderBy("licenses.id", direction)
     .execute();
+  // A page that is not full, and not past the end, tells the total without counting.
+  if (rows.length < filter.limit && (rows.length > 0 || order.offset === 0)) {
+    return { items: rows.map(toLicenseView), total: order.offset + rows.length };
+  }
   const counted = await filteredLicenses(db, filter, now)
     .select((eb) => eb.fn.countAll<string | number>().as("total"))
     .executeTakeFirst();
   return { items: rows.map(toLicenseView), total: Number(counted?.total ?? 0) };
 }
 
-/** The licenses (joined to their products) a filter matches, before anything is selected. */
+/**
+ * Whether the filter keeps few licenses that an index finds (a status other than ACTIVE, at the
+ * limit, expiring soon, one external id or machine): those are read and sorted, rather than
+ * walking every license in the order's index to find them.
+ */
+function narrows(filter: Omit<LicenseFilter, "cursor">): boolean {
+  return (
+    (filter.status !== undefined && filter.status !== "ACTIVE") ||
+    filter.atLimit === true ||
+    filter.expiringWithinDays !== undefined ||
+    filter.externalId !== undefined ||
+    (filter.machineId !== undefined && filter.machineId !== "")
+  );
+}
+
+/** The sort's column, or (narrowing filters) the same values as an expression no index serves. */
+function sortKey(sort: LicenseSort, narrowing: boolean) {
+  const column = sql.ref(sortColumns[sort]);
+  if (!narrowing) return column;
+  return sort === "customer" ? sql<string | null>`${column} || ''` : sql<number>`${column} + 0`;
+}
+
+/**
+ * The licenses a filter matches, before anything is selected: the licenses alone (a product's
+ * slug becomes its id by a subquery), so a count or a page's ids read nothing else.
+ */
 function filteredLicenses(db: Kysely<DB>, filter: Omit<LicenseFilter, "cursor">, now: number) {
-  let query = db.selectFrom("licenses").innerJoin("products", "products.id", "licenses.product_id");
-  if (filter.product !== undefined) query = query.where("products.slug", "=", filter.product);
+  let query = db.selectFrom("licenses");
+  if (filter.product !== undefined) {
+    const productId = db
+      .selectFrom("products")
+      .select("products.id")
+      .where("products.slug", "=", filter.product);
+    query = query.where("licenses.product_id", "=", productId);
+  }
   if (filter.productIds !== undefined && filter.productIds !== null) {
     // "" matches no id and keeps the list non-empty (an empty IN list is not SQL).
     query = query.where("licenses.product_id", "in", [...filter.productIds, ""]);
   }
   if (filter.status !== undefined) query = query.where("licenses.status", "=", filter.status);
+  if (filter.status !== undefined && filter.status !== "ACTIVE") {
+    // The partial index of the licenses that are not ACTIVE applies when its condition is here.
+    query = query.where("licenses.status", "<>", sql.lit("ACTIVE" as const));
+  }
   if (filter.externalId !== undefined) {
     query = query.where("licenses.external_id", "=", filter.externalId);
   }
@@ -381,13 +427,19 @@ function filteredLicenses(db: Kysely<DB>, filter: Omit<LicenseFilter, "cursor">,
   if (filter.q !== undefined && filter.q !== "") {
     const escaped = filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
     const contains = sql`${`%${escaped}%`} escape '\\'`;
+    // SQLite's LIKE already ignores ASCII case, and its lower() folds nothing more: the same
+    // matches without lower(), every license read in half the time. PostgreSQL's LIKE does not.
+    const folded = (column: string) =>
+      db.getExecutor().adapter instanceof SqliteAdapter
+        ? sql.ref(column)
+        : sql`lower(${sql.ref(column)})`;
     query = query.where((eb) =>
       eb.or([
-        eb(sql`lower(licenses.license_key)`, "like", sql`${`${escaped}%`} escape '\\'`),
-        eb(sql`lower(licenses.customer_name)`, "like", contains),
-        eb(sql`lower(licenses.customer_email)`, "like", contains),
-        eb(sql`lower(licenses.external_id)`, "like", contains),
-        eb(sql`lower(licenses.note)`, "like", contains),
+        eb(folded("licenses.license_key"), "like", sql`${`${escaped}%`} escape '\\'`),
+        eb(folded("licenses.customer_name"), "like", contains),
+        eb(folded("licenses.customer_email"), "like", contains),
+        eb(folded("licenses.external_id"), "like", contains),
+        eb(folded("licenses.note"), "like", contains),
       ]),
     );
   }
@@ -396,7 +448,10 @@ function filteredLicenses(db: Kysely<DB>, filter: Omit<LicenseFilter, "cursor">,
 
 /** What a license view needs, selected from filtered licenses. */
 function licenseViewsOf(query: ReturnType<typeof filteredLicenses>) {
-  return query.selectAll("licenses").select("products.slug as product_slug");
+  return query
+    .innerJoin("products", "products.id", "licenses.product_id")
+    .selectAll("licenses")
+    .select("products.slug as product_slug");
 }
 
 function selectLicenseViews(db: Kysely<DB>) {
