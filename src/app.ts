@@ -179,7 +179,7 @@ export async function buildApp({
   // Runs after in-flight requests finished and before the caller closes the database.
   app.addHook("onClose", async () => {
     clearInterval(timer);
-    // Joins a flush in progress (it writes only what it started with), then writes the rest;
+    // After a flush in progress, writes the rest; again while a failed write put entries back,
     // bounded, in case the database keeps failing.
     await flushBuffers();
     for (let attempt = 0; attempt < 3 && lastSeen.size + usageCounts.size > 0; attempt++) {

@@ -89,17 +89,18 @@ describe.each(dialects)("LastSeenBuffer (%s)", (dialect) => {
     expect(await lastSeenOf([ended])).toEqual(endedBefore);
   });
 
-  it(`shares a flush in progress, and leaves what is recorded meanwhile to the next one`, async () => {
+  it(`a flush asked for while one runs writes, after it, what that one did not take`, async () => {
     const machines = await activateMachines(2);
     const buffer = new LastSeenBuffer();
     record(buffer, machines[0], t0 + 1111);
     const running = buffer.flush(f.db);
+    // The running flush has taken what was recorded and is writing it.
+    await Promise.resolve();
+    await Promise.resolve();
     record(buffer, machines[1], t0 + 2222);
-    const joined = buffer.flush(f.db);
-    expect(joined).toBe(running);
-    await joined;
     expect(buffer.size).toBe(1);
     await buffer.flush(f.db);
+    await running;
     expect(buffer.size).toBe(0);
     expect(await lastSeenOf(machines)).toEqual([t0 + 1111, t0 + 2222]);
   });

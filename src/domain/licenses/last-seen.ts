@@ -30,7 +30,7 @@ export const maxPendingMachines = 100_000;
  */
 export class LastSeenBuffer {
   #pending = new Map<string, Sighting>();
-  #flushing: Promise<void> | null = null;
+  #flushed: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly options: {
@@ -76,14 +76,13 @@ export class LastSeenBuffer {
   }
 
   /**
-   * Writes what was recorded until now; what is recorded while it runs waits for the next flush
-   * (shutdown flushes until nothing is left). Concurrent calls share one flush.
+   * Writes what was recorded until now. Flushes run one after the other: a call made while one
+   * runs writes, after it, what that one did not take.
    */
   flush(db: Kysely<DB>): Promise<void> {
-    this.#flushing ??= this.#write(db).finally(() => {
-      this.#flushing = null;
-    });
-    return this.#flushing;
+    const run = this.#flushed.then(() => this.#write(db));
+    this.#flushed = run.catch(() => {});
+    return run;
   }
 
   async #write(db: Kysely<DB>): Promise<void> {

@@ -54,7 +54,7 @@ export class UsageCounts {
   #downloads = new Map<string, DownloadCount>();
   #checks = new Map<string, CheckCount>();
   #events = new Map<string, EventCount>();
-  #flushing: Promise<void> | null = null;
+  #flushed: Promise<void> = Promise.resolve();
 
   constructor(private readonly onDropped: () => void = () => {}) {}
 
@@ -115,12 +115,14 @@ export class UsageCounts {
     return this.#downloads.size + this.#checks.size + this.#events.size;
   }
 
-  /** Adds what was counted until now to the tables; concurrent calls share one flush. */
+  /**
+   * Adds what was counted until now to the tables. Flushes run one after the other: a call made
+   * while one runs writes, after it, what that one did not take.
+   */
   flush(db: Kysely<DB>): Promise<void> {
-    this.#flushing ??= this.#write(db).finally(() => {
-      this.#flushing = null;
-    });
-    return this.#flushing;
+    const run = this.#flushed.then(() => this.#write(db));
+    this.#flushed = run.catch(() => {});
+    return run;
   }
 
   async #write(db: Kysely<DB>): Promise<void> {
