@@ -41,7 +41,29 @@ export function newId(prefix: string, now = Date.now()): string {
   for (let rest = now, i = 0; i < timeChars; i++, rest = Math.floor(rest / 32)) {
     time = `${base32Alphabet[rest % 32] ?? "0"}${time}`;
   }
-  return `${prefix}_${time}${randomBase32(12)}`;
+  // Within one millisecond, the next id of this process is the previous one plus one (as ULIDs'
+  // monotonic ids are), so records made in the same millisecond sort in the order they were made.
+  const next = now === lastIdTime ? increment(lastIdRandom) : null;
+  lastIdRandom = next ?? randomBase32(12);
+  lastIdTime = now;
+  return `${prefix}_${time}${lastIdRandom}`;
+}
+
+let lastIdTime = -1;
+let lastIdRandom = "";
+
+/** The base32 number one above `digits`, or null past the largest of its length. */
+function increment(digits: string): string | null {
+  const chars = [...digits];
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const value = base32Alphabet.indexOf(chars[i] ?? "");
+    if (value < 31) {
+      chars[i] = base32Alphabet[value + 1] ?? "0";
+      return chars.join("");
+    }
+    chars[i] = "0";
+  }
+  return null;
 }
 
 // 32^10 ms is more than 35 000 years.

@@ -16,6 +16,16 @@ describe("random ids", () => {
     expect(earlier.slice(4, 14)).toBe(newId("act", Date.UTC(2026, 10, 22, 4)).slice(4, 14));
   });
 
+  it("made in one millisecond, sort in the order they were made", () => {
+    const at = Date.UTC(2026, 10, 27, 1, 0, 0, 0);
+    const ids = Array.from({ length: 1000 }, () => newId("aud", at));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Another millisecond starts from a random value again.
+    const next = newId("aud", at + 1);
+    expect(next > (ids.at(-1) ?? "")).toBe(true);
+  });
+
   it("use every Crockford base32 character and nothing else", () => {
     const seen = new Set(randomBase32(4000));
     expect([...seen].sort().join("")).toBe("0123456789ABCDEFGHJKMNPQRSTVWXYZ");
