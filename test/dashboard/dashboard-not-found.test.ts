@@ -62,6 +62,12 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
       expect(response.statusCode).toBe(303);
       expect(response.headers.location).toBe("/admin/login");
     }
+    // HEAD as GET: the sign-in page answers, any other page (known or not) sends to it.
+    expect((await f.app.inject({ method: "HEAD", url: "/admin/login" })).statusCode).toBe(200);
+    for (const url of ["/admin", "/admin/nope", "/admin/licenses"]) {
+      const head = await f.app.inject({ method: "HEAD", url });
+      expect([head.statusCode, head.headers.location], url).toEqual([303, "/admin/login"]);
+    }
     const unknown = await f.app.inject({ method: "POST", url: "/admin/nope", payload: {} });
     const known = await f.app.inject({ method: "POST", url: "/admin/products", payload: {} });
     expect(unknown.statusCode).toBe(403);

@@ -215,7 +215,7 @@ function assetRoutes(app: FastifyInstance): void {
 /** The login form has no session yet: a double-submit token in a SameSite=Strict cookie. */
 async function loginCsrf(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   // The routed path, not the raw URL: "/admin/%6Cogin" routes here too.
-  if (request.routeOptions.url !== "/admin/login") return;
+  if (request.routeOptions.url !== "/admin/login" || request.method === "HEAD") return;
   if (request.method === "GET") {
     const token = randomBytes(24).toString("base64url");
     reply.setCookie(loginCsrfCookie, token, {
@@ -246,7 +246,9 @@ async function loginCsrf(request: FastifyRequest, reply: FastifyReply): Promise<
 async function signedIn(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const session = request.adminSession;
   if (!session) {
-    if (request.method === "GET") return reply.redirect("/admin/login", 303);
+    if (request.method === "GET" || request.method === "HEAD") {
+      return reply.redirect("/admin/login", 303);
+    }
     throw new ShipkeyError("MISSING_SCOPE", "Sign in first.");
   }
   if (
