@@ -103,6 +103,21 @@ describe.each(dialects)("dashboard not-found pages and refused actions (%s)", (d
     expect(admin.body).toContain('<nav aria-label="Sections">');
   });
 
+  it("a refusal sent back to a page that fails meanwhile is shown on the error page", async () => {
+    const key = await f.createLicense();
+    const machine = { licenseKey: key, machineId: "machine-1", productSlug: f.product.slug };
+    expect((await f.post("/api/license/activate", machine)).statusCode).toBe(200);
+    const page = `/admin/licenses/${key}`;
+    const refused = await post(`${page}/delete`, {}, { referer: `http://localhost${page}` });
+    expect(refused.statusCode).toBe(303);
+    // The license goes before the browser follows the redirect.
+    expect((await f.post("/api/license/deactivate", machine)).statusCode).toBe(200);
+    expect((await post(`${page}/delete`, {})).statusCode).toBe(303);
+    const gone = await get(page, { cookie: withSetCookies(cookie, refused.headers["set-cookie"]) });
+    expectNotFoundPage(gone, "No license has this key.");
+    expect(gone.body).toMatch(/<p class="alert notice" role="alert">[^<]*machine/);
+  });
+
   it("shows a refused action's message on the page it came from, once", async () => {
     const key = await f.createLicense();
     const activated = await f.post("/api/license/activate", {

@@ -12,7 +12,7 @@ import { chartScript, chartStylesheet, favicon, script, stylesheet } from "./ass
 import { overviewPages } from "./pages/overview.js";
 import { noticeCookie, setNotice, takeNotice } from "./flash.js";
 import { document, type Html, html, layout } from "./html.js";
-import { sendPage } from "./page-kit.js";
+import { contextOf, sendPage } from "./page-kit.js";
 import { adminPages } from "./pages/admins.js";
 import { apiKeyPages } from "./pages/api-keys.js";
 import { webhookPages } from "./pages/webhooks.js";
@@ -181,10 +181,10 @@ function errorView(request: FastifyRequest, status: number, message: string): Ht
     <p>${message}</p>
     <p><a href="/admin">Back to the dashboard</a></p>
   </section>`;
-  const session = request.adminSession;
-  if (session) {
-    const context = { email: session.admin.email, csrfToken: session.csrfToken };
-    return layout(status === 404 ? "Page not found" : "Error", null, context, content);
+  if (request.adminSession) {
+    // contextOf keeps a notice this request took: a refusal sent back to a page that then failed
+    // (its record deleted meanwhile) is still shown.
+    return layout(status === 404 ? "Page not found" : "Error", null, contextOf(request), content);
   }
   return document(
     "Error",
