@@ -169,3 +169,28 @@ export function when(iso: string | null): Html | string {
     ? html`<span class="muted">never</span>`
     : html`<time datetime="${iso}">${iso.replace("T", " ").slice(0, 19)} UTC</time>`;
 }
+
+/**
+ * The toolbar that picks the product a page shows (a GET form); with `allLabel`, a first choice
+ * of every product (the value "").
+ */
+export function productPicker(
+  products: readonly { slug: string; name: string }[],
+  slug: string,
+  allLabel?: string,
+): Html {
+  return html`<form method="get" class="toolbar">
+    <label
+      >Product
+      <select name="product">
+        ${allLabel === undefined ? "" : html`<option value="">${allLabel}</option>`}
+        ${products.map(
+          (p) =>
+            html`<option value="${p.slug}" ${p.slug === slug ? html`selected` : ""}>
+              ${p.name}
+            </option>`,
+        )}
+      </select></label
+    ><button type="submit" class="secondary">Show</button>
+  </form>`;
+}

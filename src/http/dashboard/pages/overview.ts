@@ -4,7 +4,7 @@ import type { DB } from "../../../db/schema.js";
 import { type Overview, overview, overviewDays } from "../../../domain/overview/overview.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import type { LicenseEvent } from "../../../domain/releases/usage-counts.js";
-import { badge, type Html, html, layout, type PageContext, raw } from "../html.js";
+import { badge, type Html, html, layout, type PageContext, productPicker, raw } from "../html.js";
 import { contextOf, type Form, sendPage, text } from "../page-kit.js";
 import { machinesPerVersion } from "./versions-in-use.js";
 
@@ -28,7 +28,7 @@ export function overviewPages(app: FastifyInstance, db: Kysely<DB>): void {
 function overviewView({ context, products, shown }: OverviewPage): Html {
   const content = html`<link rel="stylesheet" href="/admin/assets/charts.css" />
     <script src="/admin/assets/charts.js" defer></script>
-    ${productPicker(products, shown.product ?? "")}
+    ${productPicker(products, shown.product ?? "", "All products")}
     <div class="overview-grid">
       ${licenseCounts(shown)}
       ${chart("Activations per day", shown, [
@@ -43,23 +43,6 @@ function overviewView({ context, products, shown }: OverviewPage): Html {
       ${refusals(shown)} ${atLimit(shown)} ${versionsInUse(shown)}
     </div>`;
   return layout("Overview", "overview", context, content);
-}
-
-function productPicker(products: Product[], slug: string): Html {
-  return html`<form method="get" class="toolbar">
-    <label
-      >Product
-      <select name="product">
-        <option value="">All products</option>
-        ${products.map(
-          (p) =>
-            html`<option value="${p.slug}" ${p.slug === slug ? html`selected` : ""}>
-              ${p.name}
-            </option>`,
-        )}
-      </select></label
-    ><button type="submit" class="secondary">Show</button>
-  </form>`;
 }
 
 function licenseCounts(shown: Overview): Html {

@@ -25,6 +25,7 @@ import {
   html,
   layout,
   type PageContext,
+  productPicker,
   when,
 } from "../html.js";
 import { renderNotes } from "../markdown.js";
@@ -227,22 +228,6 @@ function noProducts(): Html {
   return html`<div class="empty">
     No products yet. <a href="/admin/products">Create one</a>, then publish from CI.
   </div>`;
-}
-
-function productPicker(products: Product[], slug: string): Html {
-  return html`<form method="get" class="toolbar">
-    <label
-      >Product
-      <select name="product">
-        ${products.map(
-          (p) =>
-            html`<option value="${p.slug}" ${p.slug === slug ? html`selected` : ""}>
-              ${p.name}
-            </option>`,
-        )}
-      </select></label
-    ><button type="submit" class="secondary">Show</button>
-  </form>`;
 }
 
 /**
