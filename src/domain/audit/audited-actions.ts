@@ -646,12 +646,13 @@ export const publishReleaseAudited = (
     "release.publish",
     async (trx) => {
       const written = await writeRelease(trx, product, request);
-      // A new version reads as released to all and not critical: a rollout in it "started".
-      const before = await readRollout(trx, product.slug, request.version);
-      const state = await applyPublishRollout(trx, product.slug, request);
-      if (state !== null) await emitRolloutEvents(trx, before, state);
+      const change = await applyPublishRollout(trx, product.slug, request);
+      if (change !== null) await emitRolloutEvents(trx, change.before, change.after);
+      const state = change?.after;
       const result: PublishAnswer =
-        state === null ? written : { ...written, critical: state.critical, rollout: state.rollout };
+        state === undefined
+          ? written
+          : { ...written, critical: state.critical, rollout: state.rollout };
       await emitWebhookEvent(trx, {
         type: "release.published",
         product: product.slug,

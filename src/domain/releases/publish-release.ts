@@ -12,7 +12,7 @@ import { checkTauriSignatures } from "./tauri-signatures.js";
 import { type Arch, type Channel, type Platform, limits } from "../../contracts/vocabulary.js";
 import type { PublishAnswer } from "../../contracts/releases.js";
 import type { ReleaseRollout } from "../../contracts/admin.js";
-import { type RolloutPlan, setCritical, setRollout } from "./rollout.js";
+import { readRollout, type RolloutPlan, setCritical, setRollout } from "./rollout.js";
 
 /** A publish request that passed the spec's checks (section 7, in order). */
 /**
@@ -134,22 +134,26 @@ export function publishWarnings(product: Product, entries: ReleaseEntry[]): stri
 
 /**
  * A publish's rollout and critical mark, in its transaction (after writeRelease): null when the
- * publish set neither, else the version's rollout state after both.
+ * publish set neither (nothing is read), else the version's rollout state before and after both.
+ * A new version reads as released to all and not critical before: a rollout in it "started".
  */
 export async function applyPublishRollout(
   trx: Transaction<DB>,
   productSlug: string,
   request: CheckedPublish,
   now = Date.now(),
-): Promise<ReleaseRollout | null> {
-  let state: ReleaseRollout | null = null;
+): Promise<{ before: ReleaseRollout; after: ReleaseRollout } | null> {
+  const setsCritical = typeof request.critical === "boolean";
+  if (!setsCritical && !request.rollout) return null;
+  const before = await readRollout(trx, productSlug, request.version, now);
+  let after = before;
   if (typeof request.critical === "boolean") {
-    state = await setCritical(trx, productSlug, request.version, request.critical, now);
+    after = await setCritical(trx, productSlug, request.version, request.critical, now);
   }
   if (request.rollout) {
-    state = await setRollout(trx, productSlug, request.version, request.rollout, now);
+    after = await setRollout(trx, productSlug, request.version, request.rollout, now);
   }
-  return state;
+  return { before, after };
 }
 
 /**
