@@ -143,8 +143,7 @@ export async function applyPublishRollout(
   request: CheckedPublish,
   now = Date.now(),
 ): Promise<{ before: ReleaseRollout; after: ReleaseRollout } | null> {
-  const setsCritical = typeof request.critical === "boolean";
-  if (!setsCritical && !request.rollout) return null;
+  if (typeof request.critical !== "boolean" && !request.rollout) return null;
   const before = await readRollout(trx, productSlug, request.version, now);
   let after = before;
   if (typeof request.critical === "boolean") {
