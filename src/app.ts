@@ -206,7 +206,8 @@ export async function buildApp({
   await app.register(async (instance) =>
     dashboard(instance, database.db, faults, signing, webhookDelivery),
   );
-  const redis = rateLimits !== "off" && redisUrl !== null ? connectRedis(redisUrl, app.log) : null;
+  const redis =
+    rateLimits !== "off" && redisUrl !== null ? await connectRedis(redisUrl, app.log) : null;
   if (redis) app.addHook("onClose", async () => void (await redis.quit().catch(() => "")));
   const limits = rateLimits === "off" ? null : await registerRateLimits(app, rateLimits, redis);
   await app.register(async (instance) =>

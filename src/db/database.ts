@@ -2,7 +2,6 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { Kysely, PostgresDialect, sql } from "kysely";
-import pg from "pg";
 import { kyselyPool } from "./pg-pool.js";
 import type { DB } from "./schema.js";
 import { type Checkpointer, safetyNetPages, startCheckpointer } from "./sqlite-checkpointer.js";
@@ -142,16 +141,17 @@ function makePrivate(path: string): void {
   }
 }
 
-// BIGINT (oid 20) comes back from pg as a string by default; our bigints are epoch
-// milliseconds and byte counts, all within Number.MAX_SAFE_INTEGER.
-const pgTypes = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === pg.types.builtins.INT8
-      ? (value: string) => Number.parseInt(value, 10)
-      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
-
-function openPostgres(connectionString: string, poolSize: number): Database {
+// pg is loaded only for a PostgreSQL database: a SQLite service and the CLI start without it.
+async function openPostgres(connectionString: string, poolSize: number): Promise<Database> {
+  const { default: pg } = await import("pg");
+  // BIGINT (oid 20) comes back from pg as a string by default; our bigints are epoch
+  // milliseconds and byte counts, all within Number.MAX_SAFE_INTEGER.
+  const pgTypes = {
+    getTypeParser: ((oid: number, format?: "text" | "binary") =>
+      oid === pg.types.builtins.INT8
+        ? (value: string) => Number.parseInt(value, 10)
+        : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,

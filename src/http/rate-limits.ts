@@ -9,7 +9,7 @@ import type {
   onSendHookHandler,
   preParsingAsyncHookHandler,
 } from "fastify";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { ShipkeyError } from "../errors.js";
 import { rateLimitStore } from "./rate-limit-store.js";
 
@@ -225,9 +225,10 @@ function tooManyRequests(reply: FastifyReply, seconds: number): ShipkeyError {
  * A Redis client for the shared counts. Commands fail at once while the connection is down
  * (no offline queue) and after 1 s without an answer, so a Redis outage costs requests no time
  * (each process counts on its own meanwhile); the client reconnects by itself. Errors are logged
- * at most once per 10 s.
+ * at most once per 10 s. ioredis is loaded only when a Redis URL is set.
  */
-export function connectRedis(url: string, log: FastifyInstance["log"]): Redis {
+export async function connectRedis(url: string, log: FastifyInstance["log"]): Promise<Redis> {
+  const { Redis } = await import("ioredis");
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
