@@ -2,7 +2,7 @@ import { type Kysely, sql } from "kysely";
 import type { AuditActorType, DB } from "../../db/schema.js";
 import { toIso } from "../../lib/time.js";
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
-import { licenseIdOfKey } from "../licenses/license-machines.js";
+import { licenseIdOfKey } from "../licenses/license-record.js";
 
 /**
  * One event in a license's story: an audit entry about it (created, each change of its settings

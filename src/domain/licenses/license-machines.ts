@@ -1,6 +1,5 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { ShipkeyError } from "../../errors.js";
 import { toIso } from "../../lib/time.js";
 import { decodeCursor, encodeCursor } from "../pagination.js";
 import { leaseExpiresAt } from "./machine-leases.js";
@@ -97,15 +96,4 @@ async function countActiveMachines(db: Kysely<DB>, licenseId: string): Promise<n
     .where("deactivated_at", "is", null)
     .executeTakeFirst();
   return Number(row?.n ?? 0);
-}
-
-/** The license's internal id (activations and the audit log name it so). */
-export async function licenseIdOfKey(db: Kysely<DB>, licenseKey: string): Promise<string> {
-  const row = await db
-    .selectFrom("licenses")
-    .select("id")
-    .where("license_key", "=", licenseKey)
-    .executeTakeFirst();
-  if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
-  return row.id;
 }

@@ -79,6 +79,17 @@ export async function licenseKeyById(db: Kysely<DB>, id: string): Promise<string
   return row.license_key;
 }
 
+/** The license's internal id (activations and the audit log name it so). */
+export async function licenseIdOfKey(db: Kysely<DB>, licenseKey: string): Promise<string> {
+  const row = await db
+    .selectFrom("licenses")
+    .select("id")
+    .where("license_key", "=", licenseKey)
+    .executeTakeFirst();
+  if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+  return row.id;
+}
+
 /** Reads the license by key or throws 404 "Invalid license key". */
 export async function requireLicenseByKey(
   db: Kysely<DB>,

@@ -3,18 +3,8 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { requireProduct } from "../products/products.js";
 import { emitWebhookEvent } from "../webhooks/events.js";
-import { lockLicense } from "./license-record.js";
+import { licenseIdOfKey, lockLicense } from "./license-record.js";
 import { externalIdUnique, type LicenseView, requireLicenseView } from "./manage-licenses.js";
-
-async function licenseIdOf(trx: Transaction<DB>, licenseKey: string): Promise<string> {
-  const row = await trx
-    .selectFrom("licenses")
-    .select("id")
-    .where("license_key", "=", licenseKey)
-    .executeTakeFirst();
-  if (!row) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
-  return row.id;
-}
 
 /**
  * Deactivates every machine of the license at once (by an admin: the churn limit neither holds
@@ -28,7 +18,7 @@ export async function resetMachines(
   now = Date.now(),
 ): Promise<{ licenseKey: string; machineIds: string[]; certificatesHeld: number }> {
   const license = await requireLicenseView(trx, licenseKey);
-  const id = await licenseIdOf(trx, licenseKey);
+  const id = await licenseIdOfKey(trx, licenseKey);
   // The license row first: an activation racing the reset waits for it, then counts afresh.
   await lockLicense(trx, { licenseId: id });
   const ended = await trx
@@ -76,7 +66,7 @@ export async function moveLicense(
   now = Date.now(),
 ): Promise<{ before: string; license: LicenseView }> {
   const license = await requireLicenseView(trx, licenseKey);
-  const id = await licenseIdOf(trx, licenseKey);
+  const id = await licenseIdOfKey(trx, licenseKey);
   const product = await requireProduct(trx, productSlug);
   await externalIdUnique(
     trx
@@ -97,7 +87,7 @@ export async function deleteLicense(
   licenseKey: string,
 ): Promise<LicenseView> {
   const license = await requireLicenseView(trx, licenseKey);
-  const id = await licenseIdOf(trx, licenseKey);
+  const id = await licenseIdOfKey(trx, licenseKey);
   await lockLicense(trx, { licenseId: id });
   const active = await trx
     .selectFrom("activations")
