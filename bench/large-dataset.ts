@@ -1,12 +1,11 @@
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { type Database, openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { analyzeHotTables } from "../src/db/statistics.js";
 import { shapeFor } from "./dataset.js";
+import { newBenchDatabase } from "./postgres.js";
 import { seed } from "./seed.js";
 
 /**
@@ -22,13 +21,10 @@ export async function openLargeDataset(
 ): Promise<{ database: Database; close: () => Promise<void> }> {
   const adminUrl = process.env.BENCH_DATABASE_URL || undefined;
   let url: string;
-  let dropAtEnd: string | null = null;
+  let created: Awaited<ReturnType<typeof newBenchDatabase>> | null = null;
   if (adminUrl) {
-    dropAtEnd = `shipkey_bench_${randomBytes(4).toString("hex")}`;
-    await onServer(adminUrl, `create database ${dropAtEnd}`);
-    const target = new URL(adminUrl);
-    target.pathname = `/${dropAtEnd}`;
-    url = target.toString();
+    created = await newBenchDatabase(adminUrl);
+    url = created.url;
   } else {
     url = `sqlite:${file ?? join(os.tmpdir(), `shipkey-overview-${licenses}.db`)}`;
   }
@@ -36,12 +32,12 @@ export async function openLargeDataset(
   const database = await openDatabase(url);
   const close = async () => {
     await database.close();
-    if (adminUrl && dropAtEnd) await onServer(adminUrl, `drop database ${dropAtEnd} with (force)`);
+    await created?.drop();
   };
   try {
     await migrateToLatest(database.db);
     if (fresh) {
-      log(`${database.dialect}: seeding ${licenses} licenses into ${adminUrl ? dropAtEnd : url}`);
+      log(`${database.dialect}: seeding ${licenses} licenses into ${created?.name ?? url}`);
       await seed(database.db, database.dialect, shapeFor(licenses), log);
     } else {
       const row = await database.db
@@ -61,16 +57,6 @@ export async function openLargeDataset(
     throw err;
   }
   return { database, close };
-}
-
-async function onServer(adminUrl: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Times `work` `runs` times; the median and the slowest, in ms. */

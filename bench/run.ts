@@ -5,13 +5,13 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { shapeFor } from "./dataset.js";
 import type { LoadResult } from "./load.js";
 import { cleanup, log, onCleanup, runLoad, sampleRss, startServer } from "./processes.js";
 import { type ScenarioName, scenarioNames } from "./scenarios.js";
+import { newBenchDatabase } from "./postgres.js";
 import { seed } from "./seed.js";
 
 /**
@@ -59,21 +59,9 @@ async function freshDatabase(adminUrl: string | undefined): Promise<string> {
     onCleanup(() => rmSync(dir, { recursive: true, force: true }));
     return `sqlite:${join(dir, "bench.db")}`;
   }
-  const name = `shipkey_bench_${randomBytes(4).toString("hex")}`;
-  const onServer = async (statement: string) => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  onCleanup(() => onServer(`drop database if exists ${name} with (force)`));
-  await onServer(`create database ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const database = await newBenchDatabase(adminUrl);
+  onCleanup(database.drop);
+  return database.url;
 }
 
 interface Turns {
