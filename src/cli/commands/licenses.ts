@@ -186,10 +186,10 @@ export const licenseCommands: Record<string, Command> = {
     run: async (db, args) => {
       const key = oneArgument(args, "license key");
       // Every active machine: the embedded first page, then the rest a page at a time.
-      const { machinesNextCursor, machinesTotal, ...license } = await showLicense(db, key);
+      const { machinesNextCursor, ...license } = await showLicense(db, key);
       for (
         let cursor = machinesNextCursor;
-        cursor !== null && license.machines.length < machinesTotal;
+        cursor !== null && license.machines.length < license.activeMachines;
       ) {
         const next = await showLicense(db, key, Date.now(), { cursor });
         license.machines.push(...next.machines);

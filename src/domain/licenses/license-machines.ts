@@ -11,13 +11,14 @@ import type { ActiveMachine } from "../../contracts/admin.js";
  */
 export type MachinesFrom = { cursor?: string; offset?: number };
 
-/** One page of a license's active machines, in activation order, and how many it has. */
+/**
+ * One page of a license's active machines, in activation order; the license's `activeMachines`
+ * counts them all.
+ */
 export interface MachinesPage {
   items: ActiveMachine[];
   /** Pass back as `cursor` for the next page; null on the last page. */
   nextCursor: string | null;
-  /** Every active machine of the license. */
-  total: number;
 }
 
 /**
@@ -84,16 +85,5 @@ export async function listActiveMachines(
       };
     }),
     nextCursor: rows.length > page.limit && last ? encodeCursor(last.activated_at, last.id) : null,
-    total: await countActiveMachines(db, licenseId),
   };
-}
-
-async function countActiveMachines(db: Kysely<DB>, licenseId: string): Promise<number> {
-  const row = await db
-    .selectFrom("activations")
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))
-    .where("license_id", "=", licenseId)
-    .where("deactivated_at", "is", null)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
 }

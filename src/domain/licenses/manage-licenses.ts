@@ -175,15 +175,15 @@ export const embeddedMachines = 200;
 
 /**
  * A license with a page of its active machines (by default the first `embeddedMachines`, in
- * activation order) and, newest first, its ended activations (at most 100). `machinesTotal` is
- * every active machine; `machinesNextCursor` continues the machines at the machines route.
+ * activation order) and, newest first, its ended activations (at most 100). `activeMachines`
+ * counts every active machine; `machinesNextCursor` continues the machines at the machines route.
  */
 export async function showLicense(
   db: Kysely<DB>,
   licenseKey: string,
   now = Date.now(),
   machinesPage: MachinesFrom & { limit?: number } = {},
-): Promise<LicenseDetail & { machinesTotal: number }> {
+): Promise<LicenseDetail> {
   const license = await requireLicenseView(db, licenseKey);
   const licenseId = await licenseIdOfKey(db, licenseKey);
   const seats = await seatFacts(db, licenseKey, now);
@@ -218,7 +218,6 @@ export async function showLicense(
     ...license,
     machines: machines.items,
     machinesNextCursor: machines.nextCursor,
-    machinesTotal: machines.total,
     ...seats,
     pastActivations: past.map((m) => ({
       machineId: m.machine_id,

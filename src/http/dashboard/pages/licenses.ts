@@ -626,9 +626,9 @@ function licenseDetailView(
         <div class="actions spaced">${statusButtons(license, base, context.csrfToken)}</div>
       </section>
       <h2 id="machines">Active machines</h2>
-      ${machinesSummary(machinesPage, license.machinesTotal)}
+      ${machinesSummary(machinesPage, license.activeMachines)}
       ${activeMachines(license, base, context.csrfToken)}
-      ${machinesPager(base, machinesPage, license.machinesTotal)}
+      ${machinesPager(base, machinesPage, license.activeMachines)}
       ${seatsPanel(license, products, base, context.csrfToken)} ${pastActivations(license)}
       <h2>Edit</h2>
       <form method="post" action="${base}/edit" class="stack panel">
@@ -687,7 +687,7 @@ function statusButtons(license: LicenseView, base: string, csrfToken: string): H
 function activeMachines(license: LicenseDetail, base: string, csrfToken: string): Html {
   const now = Date.now();
   if (license.machines.length === 0) {
-    return license.machinesTotal === 0
+    return license.activeMachines === 0
       ? html`<div class="empty">No machine is activated on this license.</div>`
       : html`<div class="empty">No machines on this page.</div>`;
   }

@@ -88,7 +88,6 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     },
   );
 
-  // The answer's schema leaves out machinesTotal (activeMachines is the count).
   app.get(getLicense.url, { ...adminRoute(db, getLicense), preHandler: inKey }, async (request) =>
     showLicense(db, request.params.licenseKey),
   );
@@ -128,7 +127,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
       return {
         items: license.machines,
         nextCursor: license.machinesNextCursor,
-        total: license.machinesTotal,
+        total: license.activeMachines,
         past: license.pastActivations,
       };
     },
