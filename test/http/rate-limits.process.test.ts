@@ -249,6 +249,9 @@ describe.skipIf(!redisUrl)("rate limits in Redis", () => {
   it("two processes sharing REDIS_URL enforce one limit", async () => {
     const one = await fixture("sqlite", { license: perMinute(4) }, redisUrl ?? null);
     const two = await fixture("sqlite", { license: perMinute(4) }, redisUrl ?? null);
+    // A process counts on its own until its Redis connection opens: both count in Redis first.
+    await countingInRedis(one);
+    await countingInRedis(two);
     const address = someAddress();
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -337,6 +340,20 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as net.AddressInfo;
   server.close();
   return port;
+}
+
+/** Resolves once `f` counts in Redis: a request from a throwaway address leaves its key there. */
+async function countingInRedis(f: Fixture): Promise<void> {
+  const client = new Redis(redisUrl ?? "");
+  const address = someAddress();
+  try {
+    await waitFor(async () => {
+      await validate(f, "K-0000000000000000", address);
+      return (await client.get(`shipkey:rate-limit:license|${address}`)) !== null;
+    });
+  } finally {
+    client.disconnect();
+  }
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
