@@ -43,7 +43,7 @@ const processMasterKey = randomBytes(masterKeyBytes);
  * How often buffered last-seen times and usage counts are written (docs/reference/storage.md: what a
  * crash can lose).
  */
-export const lastSeenFlushMs = 1000;
+const defaultBufferFlushMs = 1000;
 
 export interface AppOptions {
   database: Database;
@@ -72,6 +72,8 @@ export interface AppOptions {
   statisticsCheckMs?: number;
   /** Webhook delivery: its policy, clock and timer (the worker runs only when pollMs is given). */
   webhooks?: WebhookOptions;
+  /** How often buffered last-seen times and usage counts are written; every second unless given. */
+  bufferFlushMs?: number;
 }
 
 /**
@@ -93,6 +95,7 @@ export async function buildApp({
   publicUrl = null,
   statisticsCheckMs,
   webhooks = {},
+  bufferFlushMs = defaultBufferFlushMs,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -174,7 +177,7 @@ export async function buildApp({
     });
   const flushBuffers = () =>
     Promise.all([flush(lastSeen, "last-seen times"), flush(usageCounts, "usage counts")]);
-  const timer = setInterval(() => void flushBuffers(), lastSeenFlushMs);
+  const timer = setInterval(() => void flushBuffers(), bufferFlushMs);
   timer.unref();
   // Runs after in-flight requests finished and before the caller closes the database.
   app.addHook("onClose", async () => {

@@ -16,7 +16,8 @@ describe.each(dialects)("app versions per machine (%s)", (dialect) => {
   let cookie: string;
   let apiKey: string;
   beforeAll(async () => {
-    f = await createFixture(dialect);
+    // Flushed by the tests only, so that what validate buffered is seen before and after a flush.
+    f = await createFixture(dialect, { bufferFlushMs: 3_600_000 });
     ({ cookie, apiKey } = await adminAccess(f, "versions@example.com"));
   });
   afterAll(async () => {
