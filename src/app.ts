@@ -12,6 +12,7 @@ import {
   routeOf,
 } from "./http/error-handler.js";
 import { dashboard } from "./http/dashboard/dashboard.js";
+import { ajvOptions, lazySchemaCompilers } from "./http/schema-compilers.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { connectRedis, registerRateLimits, type RateLimitSettings } from "./http/rate-limits.js";
 import { type PruningOptions, schedulePruning } from "./http/pruning.js";
@@ -115,9 +116,8 @@ export async function buildApp({
     logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors,
     clientErrorHandler,
-    // Admin request schemas: no type coercion ("5" is not 5), unknown fields are an error rather
-    // than silently dropped; the first error is reported.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: ajvOptions,
+    schemaController: { compilersFactory: lazySchemaCompilers() },
   });
   // Registered only when it logs: an async hook per request costs a promise and a microtask
   // turn even when debug() is a no-op (profiled).
