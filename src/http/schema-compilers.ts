@@ -21,6 +21,10 @@ export const ajvOptions = {
   customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
 } as const;
 
+// Fastify's pool of Ajv instances, one per set of options: apps built in one process (the tests
+// build many) share an instance and the schemas it compiled, as a Fastify app's plugins do.
+const validators = ajvCompiler();
+
 /**
  * Fastify's own compilers (Ajv for requests, fast-json-stringify for answers), each schema
  * compiled the first time a request or an answer needs it rather than all of them when the app
@@ -29,7 +33,6 @@ export const ajvOptions = {
  * route's schemas, so a schema that cannot compile still fails the tests, not a request.
  */
 export function lazySchemaCompilers(): Compilers {
-  const validators = ajvCompiler();
   const serializers = serializerCompiler();
   // Fastify calls these with a route's schema, not with the schema alone as its types say.
   const buildValidator = (...args: Parameters<typeof validators>): CompileValidator => {
