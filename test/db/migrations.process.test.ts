@@ -227,7 +227,7 @@ function migrateInAnotherProcess(
     const { openDatabase } = await import(${dist("db/database.js")});
     const { migrateToLatest } = await import(${dist("db/migrate.js")});
     const database = await openDatabase(${JSON.stringify(url)});
-    while (Date.now() < ${options.migrateAt ?? 0}) {}
+    await new Promise((at) => setTimeout(at, ${options.migrateAt ?? 0} - Date.now()));
     process.stdout.write("ready\\n");
     try { await migrateToLatest(database.db); } finally { await database.close(); }`;
   return new Promise((done) => {
