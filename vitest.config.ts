@@ -12,8 +12,9 @@ export default defineConfig({
   test: {
     globalSetup: ["test/helpers/global-setup.ts"],
     // Many tests wait on child processes: six test files at a time keep a 2-core machine busy,
-    // where vitest's default (cores - 1) is one and three left the cores idle half the run. minWorkers equal to maxWorkers: with isolate off,
-    // vitest 3.2 otherwise reports a spurious "Terminating worker thread" as the pool shrinks.
+    // where vitest's default (cores - 1) is one and three left the cores idle half the run.
+    // minWorkers equal to maxWorkers: with isolate off, vitest 3.2 otherwise reports a spurious
+    // "Terminating worker thread" as the pool shrinks.
     maxWorkers: 6,
     minWorkers: 6,
     // Test files share each worker's module cache instead of importing the service again per
