@@ -31,6 +31,8 @@ const validators = ajvCompiler();
  * starts: compiling the contracts of every route took most of the app's start-up time, and a
  * process mostly serves a few of its routes. test/http/schema-compilers.test.ts compiles every
  * route's schemas, so a schema that cannot compile still fails the tests, not a request.
+ * Fastify counts these as custom compilers, so it would not lowercase the keys of a `headers`
+ * schema for them (no route has one).
  */
 export function lazySchemaCompilers(): Compilers {
   const serializers = serializerCompiler();
