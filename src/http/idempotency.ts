@@ -101,6 +101,7 @@ function idempotencyKeyOf(request: FastifyRequest): string | undefined {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
       "Idempotency-Key header must be given once, as 1 to 255 printable ASCII characters",
+      { field: "Idempotency-Key" },
     );
   }
   return key;

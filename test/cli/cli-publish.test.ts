@@ -339,6 +339,15 @@ describe.each(dialects)("shipkey publish against a running server (%s)", (dialec
     });
   });
 
+  it("a refusal that names a field: the field in the message", async () => {
+    const result = await cli(publishArgs("1.0"), { SHIPKEY_API_KEY: f.publishKey });
+    expect(result).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: "shipkey: Invalid version format at version (INVALID_VERSION, HTTP 409)\n",
+    });
+  });
+
   it("a key without releases:write: MISSING_SCOPE", async () => {
     const result = await cli([...publishArgs("1.6.0"), "--json"], {
       SHIPKEY_API_KEY: f.readOnlyKey,

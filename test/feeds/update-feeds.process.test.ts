@@ -511,12 +511,19 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/tauri/macos/x86_64/1.0.0",
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
+        field: "target",
       },
-      { url: "/api/updates/{p}/tauri/linux/x64/1.0.0", status: 400, code: "INVALID_PLATFORM_ARCH" },
+      {
+        url: "/api/updates/{p}/tauri/linux/x64/1.0.0",
+        status: 400,
+        code: "INVALID_PLATFORM_ARCH",
+        field: "arch",
+      },
       {
         url: "/api/updates/{p}/tauri/linux/__proto__/1.0.0",
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
+        field: "arch",
       },
       {
         url: "/api/updates/{p}/tauri/linux/x86_64/1.0",
@@ -534,6 +541,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/tauri/linux/x86_64/1.0.0?channel=nightly",
         status: 400,
         code: "INVALID_CHANNEL",
+        field: "channel",
       },
       {
         url: "/api/updates/{p}/tauri/linux/x86_64/1.0.0?channel=a&channel=b",
@@ -545,6 +553,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/squirrel-mac/x86_64/1.0.0",
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
+        field: "arch",
       },
       {
         url: "/api/updates/{p}/squirrel-mac/x64/01.0.0",
@@ -559,17 +568,20 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/sparkle/linux/x64/appcast.xml",
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
+        field: "platform",
       },
       {
         url: "/api/updates/{p}/sparkle/macos/aarch64/appcast.xml",
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
+        field: "arch",
       },
       { url: "/api/updates/{p}/sparkle/macos/x64/appcast.xml?channel=", status: 200, code: "" },
       {
         url: "/api/updates/{p}/sparkle/macos/x64/appcast.xml?channel=dev",
         status: 400,
         code: "INVALID_CHANNEL",
+        field: "channel",
       },
       {
         url: "/api/updates/nope/sparkle/macos/x64/appcast.xml",
@@ -586,6 +598,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/latest?platform=linux64&arch=X64",
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
+        field: "platform",
       },
       {
         url: "/api/updates/{p}/latest?platform=LINUX&arch=X64&currentVersion=x",
@@ -597,6 +610,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/latest?platform=LINUX&arch=X64&channel=BETA2",
         status: 400,
         code: "INVALID_CHANNEL",
+        field: "channel",
       },
       {
         url: "/api/updates/nope/latest?platform=LINUX&arch=X64",
@@ -607,11 +621,13 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
         url: "/api/updates/{p}/sparkle/macos/x64/appcast.xml?channel=constructor",
         status: 400,
         code: "INVALID_CHANNEL",
+        field: "channel",
       },
       {
         url: "/api/updates/{p}/latest?platform=toString&arch=X64",
         status: 400,
         code: "INVALID_PLATFORM_ARCH",
+        field: "platform",
       },
       {
         url: "/api/updates/{p}/tauri/linux/x86_64/%E0%A4%A",

@@ -321,6 +321,7 @@ describe.each(dialects)("hostile text is refused or neutralised (%s)", (dialect)
       expect(response.json()).toEqual({
         error: "Invalid download URL",
         code: "INVALID_DOWNLOAD_URL",
+        field: "releases[0].downloadUrl",
       });
     });
 

@@ -40,6 +40,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
       status: number;
       error: string;
       code: string;
+      field?: string;
       fields?: string[];
       request: () => Promise<{ body: unknown; key?: string | null }>;
     }> = [
@@ -77,6 +78,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
         status: 400,
         error: "Invalid channel",
         code: "INVALID_CHANNEL",
+        field: "channel",
         request: async () => ({ body: valid({ channel: "NIGHTLY" }) }),
       },
       {
@@ -84,6 +86,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
         status: 400,
         error: "Invalid release entry",
         code: "INVALID_RELEASE_ENTRY",
+        field: "releases[0].arch",
         request: async () => ({ body: valid({ releases: [entry({ arch: undefined })] }) }),
       },
       {
@@ -91,6 +94,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
         status: 400,
         error: "Invalid platform/arch",
         code: "INVALID_PLATFORM_ARCH",
+        field: "releases[0].platform",
         request: async () => ({ body: valid({ releases: [entry({ platform: "BEOS" })] }) }),
       },
       {
@@ -98,6 +102,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
         status: 400,
         error: "Invalid download URL",
         code: "INVALID_DOWNLOAD_URL",
+        field: "releases[0].downloadUrl",
         request: async () => ({
           body: valid({ releases: [entry({ downloadUrl: "http://plain.example.com/a" })] }),
         }),
@@ -107,6 +112,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
         status: 409,
         error: "Invalid version format",
         code: "INVALID_VERSION",
+        field: "version",
         request: async () => ({ body: valid({ version: "1.0" }) }),
       },
       {
@@ -118,12 +124,17 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
       },
     ];
 
-    it.each(rows)("$row", async ({ status, error, code, fields, request }) => {
+    it.each(rows)("$row", async ({ status, error, code, field, fields, request }) => {
       const { body, key } = await request();
       const response = await publish(body, key === undefined ? f.publishKey : key);
       expect(response.statusCode).toBe(status);
       expect(response.headers["content-type"]).toMatch(/^application\/json/);
-      expect(response.json()).toEqual({ error, code, ...(fields && { fields }) });
+      expect(response.json()).toEqual({
+        error,
+        code,
+        ...(field && { field }),
+        ...(fields && { fields }),
+      });
     });
   });
 

@@ -299,10 +299,12 @@ function answerOf(response: Response, text: string): unknown {
   const json = parseJson(text);
   if (response.ok && json !== undefined) return json;
   if (response.ok) throw new CommandError(`the server answered ${status} without JSON`, "HTTP_OK");
-  const failure = json as { error?: unknown; code?: unknown } | undefined;
+  const failure = json as { error?: unknown; code?: unknown; field?: unknown } | undefined;
   if (typeof failure?.error === "string" && typeof failure.code === "string") {
+    // The field at fault, where the server names one (releases[0].downloadUrl, version).
+    const at = typeof failure.field === "string" ? ` at ${failure.field}` : "";
     throw new CommandError(
-      `${failure.error} (${failure.code}, HTTP ${status})`,
+      `${failure.error}${at} (${failure.code}, HTTP ${status})`,
       failure.code,
       failure.error,
     );

@@ -107,30 +107,37 @@ export function parsePublishRequest(rawBody: unknown): SpecChecked {
   if (!isMissing(notes) && typeof notes !== "string") throw wrongType("releaseNotes", "a string");
   if (typeof notes === "string") assertNoNul("releaseNotes", notes);
 
-  if (!isOneOf(channels, channel)) throw ShipkeyError.spec("INVALID_CHANNEL");
+  if (!isOneOf(channels, channel)) throw ShipkeyError.spec("INVALID_CHANNEL", { field: "channel" });
 
   const entries: JsonObject[] = [];
-  for (const entry of releases) {
+  releases.forEach((entry: unknown, i) => {
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-      throw ShipkeyError.spec("INVALID_RELEASE_ENTRY");
+      throw ShipkeyError.spec("INVALID_RELEASE_ENTRY", { field: `releases[${i}]` });
     }
     const fields = entry as JsonObject;
-    if (isMissing(fields.platform) || isMissing(fields.arch) || isMissing(fields.downloadUrl)) {
-      throw ShipkeyError.spec("INVALID_RELEASE_ENTRY");
-    }
+    const missing = (["platform", "arch", "downloadUrl"] as const).find((name) =>
+      isMissing(fields[name]),
+    );
+    if (missing)
+      throw ShipkeyError.spec("INVALID_RELEASE_ENTRY", { field: `releases[${i}].${missing}` });
     entries.push(fields);
-  }
-  const targeted = entries.map((fields) => {
+  });
+  const targeted = entries.map((fields, i) => {
     const { platform, arch } = fields;
-    if (!isOneOf(platforms, platform) || !isOneOf(arches, arch)) {
-      throw ShipkeyError.spec("INVALID_PLATFORM_ARCH");
+    if (!isOneOf(platforms, platform)) {
+      throw ShipkeyError.spec("INVALID_PLATFORM_ARCH", { field: `releases[${i}].platform` });
+    }
+    if (!isOneOf(arches, arch)) {
+      throw ShipkeyError.spec("INVALID_PLATFORM_ARCH", { field: `releases[${i}].arch` });
     }
     return { fields, platform, arch };
   });
   const located = targeted.map(({ fields, platform, arch }, i) => {
     const downloadUrl =
       typeof fields.downloadUrl === "string" ? normalizeDownloadUrl(fields.downloadUrl) : null;
-    if (downloadUrl === null) throw ShipkeyError.spec("INVALID_DOWNLOAD_URL");
+    if (downloadUrl === null) {
+      throw ShipkeyError.spec("INVALID_DOWNLOAD_URL", { field: `releases[${i}].downloadUrl` });
+    }
     if (typeof fields.signature === "string") {
       assertNoNul("signature", fields.signature, `releases[${i}].signature`);
     }
@@ -138,7 +145,7 @@ export function parsePublishRequest(rawBody: unknown): SpecChecked {
   });
 
   const version = normalizeVersion(rawVersion);
-  if (version === null) throw ShipkeyError.spec("INVALID_VERSION");
+  if (version === null) throw ShipkeyError.spec("INVALID_VERSION", { field: "version" });
 
   return {
     productSlug,

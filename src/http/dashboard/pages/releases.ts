@@ -170,9 +170,9 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
 function targetOf(params: ReleaseParams): { platform: Platform; arch: Arch } {
   const platform = platforms.find((p) => p === params.platform);
   const arch = arches.find((a) => a === params.arch);
-  if (!platform || !arch) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown platform or arch");
-  }
+  if (!platform)
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown platform", { field: "platform" });
+  if (!arch) throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown arch", { field: "arch" });
   return { platform, arch };
 }
 

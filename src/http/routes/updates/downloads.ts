@@ -16,8 +16,8 @@ export function downloadRoutes(app: App, deps: FeedDeps): void {
       async (request, reply) => {
         const { productSlug } = request.params;
         const version = parseCurrentVersion(request.params.version, "version");
-        const platform = fromFeedName(platformNames, request.params.platform);
-        const arch = fromFeedName(archNames, request.params.arch);
+        const platform = fromFeedName(platformNames, request.params.platform, "platform");
+        const arch = fromFeedName(archNames, request.params.arch, "arch");
         const now = Date.now();
         const { product, publishedUpTo } = await admit(request, deps.db, productSlug, now);
         const download = await findDownload(deps.db, {

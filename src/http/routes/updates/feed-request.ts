@@ -160,7 +160,7 @@ export function parseChannel(raw: string | undefined): Channel {
   if (raw === undefined) return "STABLE";
   const name = raw.toLowerCase();
   const channel = Object.hasOwn(channelNames, name) ? channelNames[name] : undefined;
-  if (channel === undefined) throw ShipkeyError.spec("INVALID_CHANNEL");
+  if (channel === undefined) throw ShipkeyError.spec("INVALID_CHANNEL", { field: "channel" });
   return channel;
 }
 
@@ -172,12 +172,17 @@ export const archNames = byName(arches);
 
 /**
  * A feed's name for a platform or arch (`names` keyed in lower case), mapped to the stored one,
- * in any case (WINDOWS, windows, Windows); else 400. Channels are matched the same way.
+ * in any case (WINDOWS, windows, Windows); else 400 naming `field`, the request's parameter.
+ * Channels are matched the same way.
  */
-export function fromFeedName<T extends string>(names: Record<string, T>, raw: string): T {
+export function fromFeedName<T extends string>(
+  names: Record<string, T>,
+  raw: string,
+  field: string,
+): T {
   const name = raw.toLowerCase();
   const value = Object.hasOwn(names, name) ? names[name] : undefined;
-  if (value === undefined) throw ShipkeyError.spec("INVALID_PLATFORM_ARCH");
+  if (value === undefined) throw ShipkeyError.spec("INVALID_PLATFORM_ARCH", { field });
   return value;
 }
 

@@ -32,8 +32,8 @@ export function latestFeedRoute(app: App, deps: FeedDeps): void {
       const channel = parseChannel(queryParam(request.query, "channel"));
       const rawCurrent = queryParam(request.query, "currentVersion");
       const currentVersion = rawCurrent === undefined ? undefined : parseCurrentVersion(rawCurrent);
-      const storedPlatform = fromFeedName(platformNames, platform);
-      const storedArch = fromFeedName(archNames, arch);
+      const storedPlatform = fromFeedName(platformNames, platform, "platform");
+      const storedArch = fromFeedName(archNames, arch, "arch");
       const feed = await openFeed(request, deps, {
         productSlug,
         platform: storedPlatform,

@@ -37,8 +37,8 @@ export function sparkleFeedRoute(app: App, deps: FeedDeps): void {
     async (request, reply) => {
       const { productSlug } = request.params;
       const channel = parseChannel(queryParam(request.query, "channel"));
-      const platform = fromFeedName(platforms, request.params.platform);
-      const arch = fromFeedName(arches, request.params.arch);
+      const platform = fromFeedName(platforms, request.params.platform, "platform");
+      const arch = fromFeedName(arches, request.params.arch, "arch");
       const feed = await openFeed(request, deps, {
         productSlug,
         platform,

@@ -18,7 +18,7 @@ export function squirrelMacFeedRoute(app: App, deps: FeedDeps): void {
     async (request, reply) => {
       const { productSlug, arch, currentVersion } = request.params;
       const channel = parseChannel(queryParam(request.query, "channel"));
-      const storedArch = fromFeedName(arches, arch);
+      const storedArch = fromFeedName(arches, arch, "arch");
       const current = parseCurrentVersion(currentVersion);
       const check = { productSlug, platform: "MACOS", channel, currentVersion: current } as const;
       const feed = await openFeed(request, deps, check);

@@ -22,9 +22,9 @@ export function tauriFeedRoute(app: App, deps: FeedDeps): void {
       const { productSlug, target, arch, currentVersion } = request.params;
       const channel = parseChannel(queryParam(request.query, "channel"));
       queryParam(request.query, "bundle"); // accepted; one entry per platform/arch is stored
-      const platform = fromFeedName(targets, target);
+      const platform = fromFeedName(targets, target, "target");
       const unserved = unservedArches.has(arch);
-      const storedArch = unserved ? undefined : fromFeedName(arches, arch);
+      const storedArch = unserved ? undefined : fromFeedName(arches, arch, "arch");
       const current = parseCurrentVersion(currentVersion);
       const feed = await openFeed(request, deps, {
         productSlug,
