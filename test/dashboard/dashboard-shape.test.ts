@@ -4,10 +4,10 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 /**
- * Issue #32: the dashboard's pages are parse → domain → a view of their data, in functions a
+ * The dashboard's pages are parse → domain → a view of their data, in functions a
  * reader takes in at a glance. Any function in src/http/dashboard/** longer than this fails.
  */
-const maxLines = 90;
+const maxLines = 80;
 const root = join(import.meta.dirname, "..", "..", "src", "http", "dashboard");
 
 function sourceFiles(dir: string): string[] {

@@ -229,7 +229,13 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
     const key = await licenseKeyById(db, request.params.id);
     return reply.redirect(`/admin/licenses/${encodeURIComponent(key)}`, 302);
   });
+  licenseDetailPages(app, db);
+  licenseSeatPages(app, db);
+  licenseHistoryPages(app, db);
+}
 
+/** One license's page and its forms: settings, status, a machine's deactivation. */
+function licenseDetailPages(app: FastifyInstance, db: Kysely<DB>): void {
   app.get<{ Params: { key: string }; Querystring: Form }>(
     "/admin/licenses/:key",
     async (request, reply) => {
@@ -276,8 +282,6 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
       return toLicense(reply, key, "deactivated");
     },
   );
-  licenseSeatPages(app, db);
-  licenseHistoryPages(app, db);
 }
 
 function toLicense(reply: FastifyReply, key: string, to: string): FastifyReply {

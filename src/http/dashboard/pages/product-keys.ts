@@ -67,22 +67,12 @@ const keysPath = (slug: string) => `/admin/products/${encodeURIComponent(slug)}/
  * and the churn limit. The private key is never shown.
  */
 export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: Signing): void {
-  const render = async (
+  const render = (
     request: FastifyRequest<{ Params: { slug: string } }>,
     reply: FastifyReply,
     view: Pick<KeysPage, "errors" | "flash">,
     status = 200,
-  ) => {
-    const { slug } = request.params;
-    const product = await requireProduct(db, slug);
-    await signing.ring.keyFor(slug); // a product without a key gets its first one
-    const keys = await listProductKeys(db, slug);
-    return sendPage(
-      reply,
-      keysView({ ...view, context: contextOf(request), product, keys }),
-      status,
-    );
-  };
+  ) => sendKeysPage(db, signing, request, reply, view, status);
   /** A POST: make the change and go back to the page, or show the page with the refusal. */
   const change = (
     route: string,
@@ -149,6 +139,22 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
     await setMachineLeaseAudited(db, adminActor(request), request.params.slug, days);
     return "machine-lease";
   });
+}
+
+/** The keys page of the request's product, with a refusal beside its field or a notice. */
+async function sendKeysPage(
+  db: Kysely<DB>,
+  signing: Signing,
+  request: FastifyRequest<{ Params: { slug: string } }>,
+  reply: FastifyReply,
+  view: Pick<KeysPage, "errors" | "flash">,
+  status: number,
+): Promise<FastifyReply> {
+  const { slug } = request.params;
+  const product = await requireProduct(db, slug);
+  await signing.ring.keyFor(slug); // a product without a key gets its first one
+  const keys = await listProductKeys(db, slug);
+  return sendPage(reply, keysView({ ...view, context: contextOf(request), product, keys }), status);
 }
 
 /**

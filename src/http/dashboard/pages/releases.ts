@@ -81,17 +81,6 @@ interface ReleasesPage {
 type ReleaseParams = { slug: string; version: string; platform?: string; arch?: string };
 
 export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
-  /** A POST: make the change and go back to the product's releases. */
-  const change = (
-    route: string,
-    act: (request: FastifyRequest<{ Params: ReleaseParams; Body: Form }>) => Promise<string>,
-  ) =>
-    app.post<{ Params: ReleaseParams; Body: Form }>(route, async (request, reply) => {
-      const to = await act(request);
-      const slug = encodeURIComponent(request.params.slug);
-      return reply.redirect(`/admin/releases?product=${slug}&done=${to}`, 303);
-    });
-
   app.get<{ Querystring: Form }>("/admin/releases", async (request, reply) => {
     const products = await listProducts(db);
     const slug = text(request.query, "product") || products[0]?.slug || "";
@@ -111,6 +100,20 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
       }),
     );
   });
+  releaseChanges(app, db);
+}
+
+/** The page's forms: each makes its change and goes back to the product's releases. */
+function releaseChanges(app: FastifyInstance, db: Kysely<DB>): void {
+  const change = (
+    route: string,
+    act: (request: FastifyRequest<{ Params: ReleaseParams; Body: Form }>) => Promise<string>,
+  ) =>
+    app.post<{ Params: ReleaseParams; Body: Form }>(route, async (request, reply) => {
+      const to = await act(request);
+      const slug = encodeURIComponent(request.params.slug);
+      return reply.redirect(`/admin/releases?product=${slug}&done=${to}`, 303);
+    });
 
   change("/admin/releases/:slug/:version/:platform/:arch/delete", async (request) => {
     const { slug, version } = request.params;
@@ -396,36 +399,44 @@ function versionPanel(
           (p) =>
             html`<tr>
               <th scope="row">${p}</th>
-              ${arches.map((a) => {
-                const entry = v.entries.find((e) => e.platform === p && e.arch === a);
-                return entry
-                  ? html`<td class="yes">
-                      <a href="${entry.downloadUrl}" rel="noreferrer">✓ download</a
-                      >${entry.fileSize !== null ? html`<br /><span class="muted">${(entry.fileSize / 1048576).toFixed(1)} MiB</span>` : ""}
-                      <br /><span class="muted feeds"
-                        >${feedsOffering({ ...entry, platform: p }).join(" · ")}</span
-                      >
-                      ${actionForm(
-                        csrfToken,
-                        {
-                          action: `${versionPath}/${p}/${a}/delete`,
-                          confirm: `Remove the ${p} ${a} file of ${v.version}?`,
-                        },
-                        {
-                          label: "Remove",
-                          class: "danger small",
-                          ariaLabel: `Remove ${p} ${a} of ${v.version}`,
-                        },
-                      )}
-                    </td>`
-                  : html`<td class="no">—</td>`;
-              })}
+              ${arches.map((a) => entryCell(versionPath, v, p, a, csrfToken))}
               <td>${downloads(v.version, p)}</td>
             </tr>`,
         )}
       </tbody>
     </table>
   </section>`;
+}
+
+/** A version's file for one platform and arch: its link, size, feeds and Remove; or a dash. */
+function entryCell(
+  versionPath: string,
+  v: ReleaseVersionView,
+  p: Platform,
+  a: Arch,
+  csrfToken: string,
+): Html {
+  const entry = v.entries.find((e) => e.platform === p && e.arch === a);
+  if (!entry) return html`<td class="no">—</td>`;
+  const size = entry.fileSize === null ? "" : (entry.fileSize / 1048576).toFixed(1);
+  const sizeLine = size ? html`<br /><span class="muted">${size} MiB</span>` : "";
+  const feeds = feedsOffering({ ...entry, platform: p }).join(" · ");
+  const feedsLine = html`<br /><span class="muted feeds">${feeds}</span>`;
+  return html`<td class="yes">
+    <a href="${entry.downloadUrl}" rel="noreferrer">✓ download</a>${sizeLine}${feedsLine}
+    ${actionForm(
+      csrfToken,
+      {
+        action: `${versionPath}/${p}/${a}/delete`,
+        confirm: `Remove the ${p} ${a} file of ${v.version}?`,
+      },
+      {
+        label: "Remove",
+        class: "danger small",
+        ariaLabel: `Remove ${p} ${a} of ${v.version}`,
+      },
+    )}
+  </td>`;
 }
 
 /** A rollout in words: `Rolling out to 10 %`, `Paused at 43 % (a step every 24 h)`, `Released`. */
