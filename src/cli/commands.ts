@@ -8,6 +8,7 @@ import { releaseCommands } from "./commands/releases.js";
 import { webhookCommands } from "./commands/webhooks.js";
 import type { Command, CommandHelp } from "./commands/shared.js";
 import type { Options } from "./args.js";
+import { arches, channels, platforms, rolloutRange } from "../contracts/vocabulary.js";
 
 export type { Command, CommandHelp, CommandResult };
 
@@ -28,28 +29,31 @@ export interface ServerCommand {
   run(args: string[], options: Options, env: NodeJS.ProcessEnv): Promise<CommandResult>;
 }
 
+// The publish options' values, as the vocabulary has them.
+const channel = channels.join("|");
+const platform = platforms.join("|");
+const arch = arches.join("|");
+const percent = `${rolloutRange.minPercent}-${rolloutRange.maxPercent}`;
+const stepHours = `${rolloutRange.minStepHours}-${rolloutRange.maxStepHours}`;
+
 export const serverCommands: Record<string, ServerCommand> = {
   publish: {
     help: {
       summary: "Publish a release to a server over HTTP (no database)",
-      synopsis:
-        "--server <url> --product <slug> --version <v> --channel STABLE|BETA|ALPHA --base-url <https url> [--notes-file <path>] [--platform WINDOWS|MACOS|LINUX] [--arch X64|ARM64] [--timeout <seconds>] [--rollout-percent <1-100> | --rollout-step-hours <1-720>] [--critical] [--dry-run] <file>...",
+      synopsis: `--server <url> --product <slug> --version <v> --channel ${channel} --base-url <https url> [--notes-file <path>] [--platform ${platform}] [--arch ${arch}] [--timeout <seconds>] [--rollout-percent <${percent}> | --rollout-step-hours <${stepHours}>] [--critical] [--dry-run] <file>...`,
       options: [
         ["--server <url>", "the Shipkey server (https; http only for localhost) (required)"],
         ["--product <slug>", "the product (required)"],
         ["--version <v>", "the version, semver (required)"],
-        ["--channel STABLE|BETA|ALPHA", "the channel (required)"],
+        [`--channel ${channel}`, "the channel (required)"],
         ["--base-url <https url>", "where the files are downloaded from; + file name (required)"],
         ["--notes-file <path>", "release notes, Markdown"],
-        [
-          "--platform WINDOWS|MACOS|LINUX",
-          "the platform of every file, when its name does not say",
-        ],
-        ["--arch X64|ARM64", "the arch of every file, when its name does not say"],
+        [`--platform ${platform}`, "the platform of every file, when its name does not say"],
+        [`--arch ${arch}`, "the arch of every file, when its name does not say"],
         ["--timeout <seconds>", "how long to wait for the server's answer (default 30)"],
-        ["--rollout-percent <1-100>", "publish into a rollout: that share of machines"],
+        [`--rollout-percent <${percent}>`, "publish into a rollout: that share of machines"],
         [
-          "--rollout-step-hours <1-720>",
+          `--rollout-step-hours <${stepHours}>`,
           "publish into a rollout of 7 steps, one every so many hours",
         ],
         ["--critical", "mark the version critical (offered to all, rollout or not)"],

@@ -11,7 +11,7 @@ import {
   listLicenses,
   showLicense,
 } from "../../domain/licenses/manage-licenses.js";
-import { pageLimits } from "../../contracts/vocabulary.js";
+import { licenseStatuses, pageLimits } from "../../contracts/vocabulary.js";
 import {
   expiryOption,
   integerOption,
@@ -34,9 +34,12 @@ import {
   table,
 } from "./shared.js";
 
+/** "ACTIVE, SUSPENDED or REVOKED". */
+const statusNames = `${licenseStatuses.slice(0, -1).join(", ")} or ${licenseStatuses.at(-1)}`;
+
 /** The options that set a license's settings, as `licenseSettings` reads them. */
 const settingOptions = {
-  "--status <status>": "ACTIVE, SUSPENDED or REVOKED (default ACTIVE)",
+  "--status <status>": `${statusNames} (default ACTIVE)`,
   "--edition <e>": "the edition's code, e.g. pro; empty: none",
   "--edition-name <n>": "the edition's display name; empty: none",
   "--features <a,b,c>": "comma-separated feature codes; empty: none",
@@ -114,7 +117,7 @@ const listHelp: CommandHelp = {
     "[--product <slug>] [--status <status>] [--expired yes|no] [--search <text>] [--external-id <id>] [--limit <n>] [--cursor <c>]",
   options: [
     ["--product <slug>", "only this product's licenses"],
-    ["--status <status>", "only ACTIVE, SUSPENDED or REVOKED ones"],
+    ["--status <status>", `only ${statusNames} ones`],
     ["--expired yes|no", "only expired ones (yes) or only unexpired ones (no)"],
     ["--search <text>", "key prefix, or part of the customer's name, email or external id"],
     ["--q <text>", "the same as --search"],

@@ -1,3 +1,4 @@
+import { arches, platforms } from "../../../contracts/vocabulary.js";
 import { type Html, html } from "../html.js";
 
 /** Shown instead of the origin when the request's host is not a plain host name. */
@@ -23,7 +24,7 @@ export function feedUrls(origin: string, slug: string): FeedUrls {
     electron: `${base}/electron`,
     sparkleMac: { x64: appcast("macos", "x64"), arm64: appcast("macos", "arm64") },
     winSparkle: { x64: appcast("windows", "x64"), arm64: appcast("windows", "arm64") },
-    latest: `${base}/latest?platform=<WINDOWS|MACOS|LINUX>&arch=<X64|ARM64>&channel=stable&currentVersion=<currentVersion>`,
+    latest: `${base}/latest?platform=<${platforms.join("|")}>&arch=<${arches.join("|")}>&channel=stable&currentVersion=<currentVersion>`,
   };
 }
 

@@ -13,7 +13,13 @@ import type { Audience } from "../../../domain/releases/rollout.js";
 import type { UsageCounts } from "../../../domain/releases/usage-counts.js";
 import { ShipkeyError } from "../../../errors.js";
 import { requestOrigin } from "../../public-origin.js";
-import { arches, type Channel, type Platform, platforms } from "../../../contracts/vocabulary.js";
+import {
+  arches,
+  type Channel,
+  channels,
+  type Platform,
+  platforms,
+} from "../../../contracts/vocabulary.js";
 
 /** What the feed and download routes are given. */
 export interface FeedDeps {
@@ -153,7 +159,12 @@ export function queryParam(query: unknown, name: string): string | undefined {
   return value;
 }
 
-const channelNames: Record<string, Channel> = { stable: "STABLE", beta: "BETA", alpha: "ALPHA" };
+const byName = <T extends string>(values: readonly T[]) =>
+  Object.fromEntries(values.map((v) => [v.toLowerCase(), v])) as Record<string, T>;
+/** The spec's own names (WINDOWS, X64, ...) keyed in lower case, for any case a request gives. */
+export const platformNames = byName(platforms);
+export const archNames = byName(arches);
+const channelNames = byName(channels);
 
 /** `stable`, `beta` or `alpha`, any case; absent means stable. */
 export function parseChannel(raw: string | undefined): Channel {
@@ -163,12 +174,6 @@ export function parseChannel(raw: string | undefined): Channel {
   if (channel === undefined) throw ShipkeyError.spec("INVALID_CHANNEL", { field: "channel" });
   return channel;
 }
-
-const byName = <T extends string>(values: readonly T[]) =>
-  Object.fromEntries(values.map((v) => [v.toLowerCase(), v])) as Record<string, T>;
-/** The spec's own names (WINDOWS, X64, ...), for the routes that take them. */
-export const platformNames = byName(platforms);
-export const archNames = byName(arches);
 
 /**
  * A feed's name for a platform or arch (`names` keyed in lower case), mapped to the stored one,

@@ -9,6 +9,7 @@ import { sparkle } from "../../../contracts/releases.js";
 import { renderNotes } from "../../dashboard/markdown.js";
 import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
 import {
+  archNames,
   type FeedDeps,
   fromFeedName,
   type OpenFeed,
@@ -17,11 +18,10 @@ import {
   queryParam,
   sendDocument,
 } from "./feed-request.js";
-import { type Arch, type Platform, rolloutSteps } from "../../../contracts/vocabulary.js";
+import { type Platform, rolloutSteps } from "../../../contracts/vocabulary.js";
 import type { Rollout } from "../../../domain/releases/rollout.js";
 
 const platforms: Record<string, Platform> = { macos: "MACOS", windows: "WINDOWS" };
-const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
 /** An appcast lists the newest versions only. */
 const maxItems = 20;
 
@@ -38,7 +38,7 @@ export function sparkleFeedRoute(app: App, deps: FeedDeps): void {
       const { productSlug } = request.params;
       const channel = parseChannel(queryParam(request.query, "channel"));
       const platform = fromFeedName(platforms, request.params.platform, "platform");
-      const arch = fromFeedName(arches, request.params.arch, "arch");
+      const arch = fromFeedName(archNames, request.params.arch, "arch");
       const feed = await openFeed(request, deps, {
         productSlug,
         platform,

@@ -1,10 +1,14 @@
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { squirrelMac } from "../../../contracts/releases.js";
 import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
-import { type FeedDeps, fromFeedName, openFeed, parseChannel, queryParam } from "./feed-request.js";
-import { type Arch } from "../../../contracts/vocabulary.js";
-
-const arches: Record<string, Arch> = { x64: "X64", arm64: "ARM64" };
+import {
+  archNames,
+  type FeedDeps,
+  fromFeedName,
+  openFeed,
+  parseChannel,
+  queryParam,
+} from "./feed-request.js";
 
 /**
  * Electron's autoUpdater on macOS (Squirrel.Mac): 204 when nothing newer exists, else the JSON
@@ -18,7 +22,7 @@ export function squirrelMacFeedRoute(app: App, deps: FeedDeps): void {
     async (request, reply) => {
       const { productSlug, arch, currentVersion } = request.params;
       const channel = parseChannel(queryParam(request.query, "channel"));
-      const storedArch = fromFeedName(arches, arch, "arch");
+      const storedArch = fromFeedName(archNames, arch, "arch");
       const current = parseCurrentVersion(currentVersion);
       const check = { productSlug, platform: "MACOS", channel, currentVersion: current } as const;
       const feed = await openFeed(request, deps, check);
