@@ -312,7 +312,7 @@ export const removeSigningKey = contract({
     "SIGNING_KEY_CURRENT",
   ],
   schema: {
-    params: Type.Object({ slug: Slug, kid: Type.String({ minLength: 1, maxLength: 64 }) }),
+    params: Type.Object({ slug: Slug, kid: Type.String({ minLength: 1, maxLength: limits.id }) }),
     response: { 200: Deleted({ kid: Type.String() }) },
   },
 });
@@ -324,7 +324,7 @@ const NullableText = (maxLength: number) => NullableString({ maxLength });
 const licenseSettingsProperties = {
   status: StringEnum(licenseStatuses),
   expiresAt: NullableString({
-    maxLength: 64,
+    maxLength: limits.timestamp,
     description: "ISO 8601 timestamp with a zone; null: never expires",
   }),
   maxMachines: Type.Integer({ minimum: 0, maximum: limits.maxMachines }),
@@ -603,7 +603,7 @@ export const RolloutView = Type.Object(
     }),
     percent: Type.Integer({
       minimum: 0,
-      maximum: 100,
+      maximum: rolloutRange.maxPercent,
       description: "The share of machines the rollout reaches now (a schedule's steps begun)",
     }),
     stepHours: NullableInteger({
@@ -936,10 +936,13 @@ export const createApiKey = contract({
     body: Type.Object(
       {
         name: Type.String({ minLength: 1, maxLength: limits.name }),
-        scopes: Type.Array(StringEnum(apiKeyScopes), { minItems: 1, maxItems: 20 }),
+        scopes: Type.Array(StringEnum(apiKeyScopes), {
+          minItems: 1,
+          maxItems: apiKeyScopes.length,
+        }),
         expiresAt: Type.Optional(
           NullableString({
-            maxLength: 64,
+            maxLength: limits.timestamp,
             description: "ISO 8601 timestamp with a zone; null: never",
           }),
         ),
@@ -951,7 +954,7 @@ export const createApiKey = contract({
               "every product. A limited key is refused (403 PRODUCT_NOT_IN_KEY) on any other " +
               "product, and its lists hold only its products.",
             minItems: 1,
-            maxItems: 100,
+            maxItems: limits.productsPerScope,
             items: { type: "string", minLength: 1, maxLength: limits.identifier },
           }),
         ),
@@ -975,7 +978,7 @@ export const revokeApiKey = contract({
   auth: "api-keys:write",
   errors: ["API_KEY_NOT_FOUND", "SCOPE_NOT_HELD", "PRODUCT_NOT_IN_KEY"],
   schema: {
-    params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+    params: Type.Object({ id: Type.String({ maxLength: limits.id }) }),
     response: { 200: ApiKey },
   },
 });

@@ -49,6 +49,14 @@ export const limits = {
   releasesPerPublish: 50,
   licenseBodyBytes: 64 * 1024,
   publishBodyBytes: 1024 * 1024,
+  /** A record's id (a key's kid, an endpoint's or an event's id) and an ISO 8601 timestamp. */
+  id: 64,
+  timestamp: 64,
+  /** The products an API key or a webhook endpoint is limited to. */
+  productsPerScope: 100,
+  idempotencyKey: 255,
+  email: 255,
+  password: 1024,
   /** A license's maxMachines, and the largest count any counter reaches. */
   maxMachines: 2_147_483_647,
 } as const;

@@ -17,11 +17,11 @@ import { limits, webhookDeliveryStatuses, webhookEventTypes, webhookLimits } fro
  */
 const strict = { additionalProperties: false } as const;
 const tag = "Admin: webhooks" as const;
-const EndpointId = Type.String({ minLength: 1, maxLength: 64 });
+const EndpointId = Type.String({ minLength: 1, maxLength: limits.id });
 const EndpointParams = Type.Object({ id: EndpointId });
 const DeliveryParams = Type.Object({
   id: EndpointId,
-  eventId: Type.String({ minLength: 1, maxLength: 64 }),
+  eventId: Type.String({ minLength: 1, maxLength: limits.id }),
 });
 const endpointErrors = ["WEBHOOK_ENDPOINT_NOT_FOUND", "PRODUCT_NOT_IN_KEY"] as const;
 
@@ -42,7 +42,7 @@ const Products = Type.Unsafe<string[] | null>({
   type: ["array", "null"],
   items: { type: "string", minLength: 1, maxLength: limits.identifier },
   minItems: 1,
-  maxItems: 100,
+  maxItems: limits.productsPerScope,
   description:
     "Slugs of the products whose events the endpoint hears about (each must exist); null: every " +
     "product. Events about no product (api_key.*) go to every endpoint that subscribes to them",

@@ -9,6 +9,7 @@ import {
   type IdempotencyClaim,
   releaseIdempotencyKey,
 } from "../domain/idempotency/idempotency-keys.js";
+import { limits } from "../contracts/vocabulary.js";
 import { ShipkeyError } from "../errors.js";
 import { actorOf } from "./admin-auth.js";
 import type { DatabaseFaults } from "./database-faults.js";
@@ -93,14 +94,16 @@ export function registerIdempotency(
  * The Idempotency-Key header: 1 to 255 printable ASCII characters, given once. The draft's
  * quoted form ("abc") names the same key as the bare one (abc).
  */
+const idempotencyKeyPattern = new RegExp(`^[\\x20-\\x7e]{1,${limits.idempotencyKey}}$`);
+
 function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   if (request.headers["idempotency-key"] === undefined) return undefined;
   const raw = singleHeader(request.raw, "idempotency-key") ?? "";
   const key = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
-  if (!/^[\x20-\x7e]{1,255}$/.test(key)) {
+  if (!idempotencyKeyPattern.test(key)) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
-      "Idempotency-Key header must be given once, as 1 to 255 printable ASCII characters",
+      `Idempotency-Key header must be given once, as 1 to ${limits.idempotencyKey} printable ASCII characters`,
       { field: "Idempotency-Key" },
     );
   }

@@ -2,6 +2,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifySchema } from "fastify";
 import type { Tag } from "../contracts/kit.js";
+import { limits } from "../contracts/vocabulary.js";
 import { noncePattern } from "../domain/signing/response-signature.js";
 import { writeMethods } from "./idempotency.js";
 
@@ -27,7 +28,7 @@ const idempotencyKeyHeader = {
     "idempotency-key": {
       type: "string",
       minLength: 1,
-      maxLength: 255,
+      maxLength: limits.idempotencyKey,
       description:
         "Optional. The same key with the same request replays the first success for 24 h " +
         "(docs/reference/errors.md)",

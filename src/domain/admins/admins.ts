@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
 import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
+import { limits } from "../../contracts/vocabulary.js";
 import { errorsOf, ShipkeyError, throwFirst } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
@@ -50,7 +51,7 @@ export function newAdminErrors(input: { email: string; password: string }): Ship
     () => {
       const email = normalizeEmail(input.email);
       // \s covers U+2028/U+2029 and \p{Cc} every other control character.
-      if (!/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u.test(email) || email.length > 255) {
+      if (!/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u.test(email) || email.length > limits.email) {
         throw new ShipkeyError("INVALID_FIELD_VALUE", "email must be an email address", {
           field: "email",
         });
@@ -76,10 +77,12 @@ function assertPasswordLength(password: string): void {
       { field: "password" },
     );
   }
-  if (password.length > 1024) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "password must be at most 1024 characters", {
-      field: "password",
-    });
+  if (password.length > limits.password) {
+    throw new ShipkeyError(
+      "INVALID_FIELD_VALUE",
+      `password must be at most ${limits.password} characters`,
+      { field: "password" },
+    );
   }
 }
 
@@ -176,7 +179,7 @@ export async function verifySignIn(
 ): Promise<{ admin: AdminView | null; accountExists: boolean; verifiedHash: string | null }> {
   const normalized = normalizeEmail(email);
   const admin =
-    normalized.length > 255 || password.length > 1024
+    normalized.length > limits.email || password.length > limits.password
       ? undefined
       : await db
           .selectFrom("admins")
@@ -185,7 +188,7 @@ export async function verifySignIn(
           .executeTakeFirst();
   dummyHash ??= hashPassword(randomBytes(16).toString("hex"));
   const stored = admin?.password_hash ?? (await dummyHash);
-  const ok = await verify(stored, password.slice(0, 1024)).catch(() => false);
+  const ok = await verify(stored, password.slice(0, limits.password)).catch(() => false);
   if (!admin || !ok) {
     return { admin: null, accountExists: admin !== undefined, verifiedHash: null };
   }
