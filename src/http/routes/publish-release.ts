@@ -118,8 +118,9 @@ export function parsePublishRequest(rawBody: unknown): SpecChecked {
     const missing = (["platform", "arch", "downloadUrl"] as const).find((name) =>
       isMissing(fields[name]),
     );
-    if (missing)
+    if (missing) {
       throw ShipkeyError.spec("INVALID_RELEASE_ENTRY", { field: `releases[${i}].${missing}` });
+    }
     entries.push(fields);
   });
   const targeted = entries.map((fields, i) => {
