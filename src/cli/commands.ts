@@ -8,7 +8,13 @@ import { releaseCommands } from "./commands/releases.js";
 import { webhookCommands } from "./commands/webhooks.js";
 import type { Command, CommandHelp } from "./commands/shared.js";
 import type { Options } from "./args.js";
-import { arches, channels, platforms, rolloutRange } from "../contracts/vocabulary.js";
+import {
+  arches,
+  channels,
+  platforms,
+  rolloutRange,
+  rolloutSteps,
+} from "../contracts/vocabulary.js";
 
 export type { Command, CommandHelp, CommandResult };
 
@@ -54,7 +60,7 @@ export const serverCommands: Record<string, ServerCommand> = {
         [`--rollout-percent <${percent}>`, "publish into a rollout: that share of machines"],
         [
           `--rollout-step-hours <${stepHours}>`,
-          "publish into a rollout of 7 steps, one every so many hours",
+          `publish into a rollout of ${rolloutSteps} steps, one every so many hours`,
         ],
         ["--critical", "mark the version critical (offered to all, rollout or not)"],
         ["--dry-run", "print the request as JSON (key redacted) and send nothing"],

@@ -173,9 +173,12 @@ function releaseChanges(app: FastifyInstance, db: Kysely<DB>): void {
 function targetOf(params: ReleaseParams): { platform: Platform; arch: Arch } {
   const platform = platforms.find((p) => p === params.platform);
   const arch = arches.find((a) => a === params.arch);
-  if (!platform)
+  if (!platform) {
     throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown platform", { field: "platform" });
-  if (!arch) throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown arch", { field: "arch" });
+  }
+  if (!arch) {
+    throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown arch", { field: "arch" });
+  }
   return { platform, arch };
 }
 
