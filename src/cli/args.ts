@@ -63,6 +63,7 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         seconds: { type: "string" },
         force: { type: "boolean" },
         machines: { type: "string" },
+        machine: { type: "string" },
         "per-30-days": { type: "string" },
         days: { type: "string" },
         "max-deactivations-per-30-days": { type: "string" },

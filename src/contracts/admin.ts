@@ -436,6 +436,25 @@ export const ActiveMachine = Type.Object(
 );
 export type ActiveMachine = Static<typeof ActiveMachine>;
 
+export const OfflinePlace = Type.Object(
+  {
+    machineId: Type.String(),
+    machineName: NullableString({ description: "As its last activation reported it" }),
+    platform: NullableString({ description: "As its last activation reported it" }),
+    deactivatedAt: NullableDateTime("When its last activation ended"),
+    certificateIssuedAt: DateTime(),
+    endsAt: DateTime("When its certificate expires, and with it the place; until then it counts"),
+  },
+  {
+    title: "OfflinePlace",
+    description:
+      "A machine no longer active on the license that holds an unexpired certificate: it can " +
+      "run offline until endsAt, so it keeps a place. Active machines plus offline places never " +
+      "exceed maxMachines + the product's offlineAllowance",
+  },
+);
+export type OfflinePlace = Static<typeof OfflinePlace>;
+
 export const LicenseDetail = Type.Object(
   {
     ...License.properties,
@@ -455,6 +474,10 @@ export const LicenseDetail = Type.Object(
     pastActivations: Type.Array(PastActivation, {
       description: "Ended activations, newest first (at most 100)",
     }),
+    offlinePlaces: Type.Array(OfflinePlace, {
+      description: "Deactivated machines still running on a certificate, the soonest to end first",
+    }),
+    offlineAllowance: Product.properties.offlineAllowance,
   },
   { title: "LicenseDetail" },
 );
@@ -589,6 +612,31 @@ export const deactivateMachine = contract({
         deactivated: Type.Literal(true),
         licenseKey: Type.String(),
         machineId: Type.String(),
+      }),
+    },
+  },
+});
+
+export const endOfflinePlace = contract({
+  method: "DELETE",
+  url: "/api/admin/licenses/:licenseKey/offline-places/:machineId",
+  operationId: "endOfflinePlace",
+  tag: "Admin: licenses",
+  summary: "End a deactivated machine's offline place before its certificate expires",
+  description:
+    "For a machine that will not come back (a stolen laptop): its certificate still works " +
+    "offline until it expires, but no longer counts against the license's machines. 404 " +
+    "OFFLINE_PLACE_NOT_FOUND when the machine holds none.",
+  auth: "licenses:write",
+  errors: [...licenseErrors, "OFFLINE_PLACE_NOT_FOUND"],
+  schema: {
+    params: deactivateMachine.schema.params,
+    response: {
+      200: Type.Object({
+        ended: Type.Literal(true),
+        licenseKey: Type.String(),
+        machineId: Type.String(),
+        endsAt: DateTime("When the certificate itself expires"),
       }),
     },
   },

@@ -15,7 +15,7 @@ export const resetMachines = contract({
   summary: "Deactivate every machine of a license in one action",
   description:
     "Each machine is deactivated by an admin (the churn limit neither holds nor counts it). " +
-    "Certificates are left alone: an unexpired one keeps counting against the offline limit " +
+    "Certificates are left alone: a machine holding an unexpired one keeps an offline place " +
     "until its exp.",
   auth: "licenses:write",
   errors: licenseErrors,
@@ -26,7 +26,8 @@ export const resetMachines = contract({
         licenseKey: Type.String(),
         machineIds: Type.Array(Type.String(), { description: "The machines deactivated" }),
         certificatesHeld: Type.Integer({
-          description: "Unexpired certificates that still count against the offline limit",
+          description:
+            "Machines holding an unexpired certificate: each keeps an offline place until its exp",
         }),
       }),
     },

@@ -132,7 +132,7 @@ describe("shipkey help (the CLI's runCli, as the binary runs it)", () => {
       code: 2,
       stdout: "",
       stderr:
-        'shipkey: "licenses" needs a command: create, update, show, reset-machines, move, delete, list\nRun `shipkey licenses --help` for usage.\n',
+        'shipkey: "licenses" needs a command: create, update, show, reset-machines, end-offline-place, move, delete, list\nRun `shipkey licenses --help` for usage.\n',
     });
   });
 

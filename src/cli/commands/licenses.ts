@@ -3,6 +3,7 @@ import {
   deleteLicenseAudited,
   moveLicenseAudited,
   resetMachinesAudited,
+  endOfflinePlaceAudited,
   updateLicenseAudited,
 } from "../../domain/audit/audited-actions.js";
 import {
@@ -198,7 +199,7 @@ export const licenseCommands: Record<string, Command> = {
         license.machines.push(...next.machines);
         cursor = next.machinesNextCursor;
       }
-      const { machines, pastActivations, ...rest } = license;
+      const { machines, pastActivations, offlinePlaces, ...rest } = license;
       const machineText = table(
         machines.map((m) => ({ ...m })),
         "No active machines.",
@@ -213,9 +214,21 @@ export const licenseCommands: Record<string, Command> = {
         })),
         "None.",
       );
+      const placesText = columns(
+        offlinePlaces.map((p) => ({
+          machineId: p.machineId,
+          machineName: p.machineName,
+          deactivatedAt: p.deactivatedAt,
+          endsAt: p.endsAt,
+        })),
+        "None.",
+      );
       return {
         data: license,
-        text: `${licenseText(rest)}\n\nActive machines:\n${machineText}\n\nPast activations:\n${pastText}`,
+        text:
+          `${licenseText(rest)}\n\nActive machines:\n${machineText}\n\n` +
+          `Offline places (deactivated, running on a certificate):\n${placesText}\n\n` +
+          `Past activations:\n${pastText}`,
       };
     },
   },
@@ -234,8 +247,29 @@ export const licenseCommands: Record<string, Command> = {
         text:
           `Deactivated ${ended} machine${ended === 1 ? "" : "s"}` +
           (result.certificatesHeld > 0
-            ? `; ${result.certificatesHeld} unexpired certificate(s) still count against the offline limit`
+            ? `; ${result.certificatesHeld} machine(s) holding an unexpired certificate keep an offline place until it expires`
             : ""),
+      };
+    },
+  },
+  "licenses end-offline-place": {
+    help: {
+      summary: "Stop counting a deactivated machine that runs on its certificate",
+      synopsis: "<licenseKey> --machine <machineId>",
+      options: [
+        ["<licenseKey>", "the license"],
+        ["--machine <machineId>", "the deactivated machine (licenses show lists the places)"],
+      ],
+      example:
+        "shipkey licenses end-offline-place 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E --machine 3f9a…",
+    },
+    run: async (db, args, options) => {
+      const licenseKey = oneArgument(args, "license key");
+      const machineId = requiredOption(options, "machine");
+      const result = await endOfflinePlaceAudited(db, cliActor(), licenseKey, machineId);
+      return {
+        data: { ended: true, licenseKey, machineId, endsAt: result.endsAt },
+        text: `Offline place of ${machineId} ended; its certificate works offline until ${result.endsAt} but no longer counts`,
       };
     },
   },

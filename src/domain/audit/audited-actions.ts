@@ -20,6 +20,8 @@ import {
   keyAuthorityOf,
 } from "../api-keys/key-authority.js";
 import { deactivateMachine } from "../licenses/deactivate-machine.js";
+import { licenseIdOfKey } from "../licenses/license-record.js";
+import { endOfflinePlace } from "../licenses/offline-places.js";
 import { deleteLicense, moveLicense, resetMachines } from "../licenses/seats.js";
 import {
   changedSettings,
@@ -474,6 +476,32 @@ export const deactivateMachineAudited = (
     ({ named }) => ({
       target: named.target,
       details: { licenseKey: named.licenseKey, machineId },
+    }),
+  ).then(({ result }) => result);
+
+/**
+ * A deactivated machine's offline place ended before its certificate expires
+ * (license.end_offline_place): the license counts it no longer.
+ */
+export const endOfflinePlaceAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  machineId: string,
+  now = Date.now(),
+) =>
+  withAudit(
+    db,
+    actor,
+    "license.end_offline_place",
+    async (trx) => {
+      const licenseId = await licenseIdOfKey(trx, licenseKey);
+      const result = await endOfflinePlace(trx, licenseId, machineId, now);
+      return { result, named: await licenseTarget(trx, licenseKey) };
+    },
+    ({ result, named }) => ({
+      target: named.target,
+      details: { licenseKey: named.licenseKey, machineId, certificateExpiresAt: result.endsAt },
     }),
   ).then(({ result }) => result);
 

@@ -10,6 +10,7 @@ import { assertLicenseUsable, requireLicenseWithActivation } from "./license-rec
 import { limits } from "../../contracts/vocabulary.js";
 import type { Activation } from "../../contracts/license-api.js";
 import { emitWebhookEvent } from "../webhooks/events.js";
+import { seatRoom, withinSeats } from "./offline-places.js";
 
 export interface ActivateInput {
   licenseKey: string;
@@ -36,6 +37,8 @@ export type ActivateResult =
  * Activates a machine. The slot limit is enforced by the database: the activation row is guarded
  * by a partial unique index on the active (license, machine) pair, and the slot counter moves by a
  * conditional UPDATE in the same transaction, so it holds across processes sharing one database.
+ * Deactivated machines still running on an unexpired certificate count too: active machines plus
+ * those offline places stay within maxMachines + the product's offline allowance.
  */
 export async function activateMachine(
   db: Kysely<DB>,
@@ -87,6 +90,11 @@ export async function activateMachine(
     const [counted] = (await takeSlot(trx, { licenseId: license.id })).rows;
     // Throwing rolls back the activation row inserted above.
     if (!counted) throw ShipkeyError.spec("MAX_MACHINES_REACHED");
+    // The slot counter's update holds the license row: machines running offline on a
+    // certificate (offline places) are counted under that lock, so concurrent activations,
+    // checkouts and deactivations of the license see each other.
+    const room = await seatRoom(trx, license.id, now);
+    if (room && !withinSeats(room)) throw ShipkeyError.spec("MAX_MACHINES_REACHED");
     await emitWebhookEvent(
       trx,
       {

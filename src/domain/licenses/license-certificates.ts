@@ -5,6 +5,7 @@ import { ShipkeyError } from "../../errors.js";
 import { lockLicense } from "./license-record.js";
 import { toIso } from "../../lib/time.js";
 import { emitWebhookEvent } from "../webhooks/events.js";
+import { roomForAnother, seatRoom } from "./offline-places.js";
 
 export interface CertificateReservation {
   licenseId: string;
@@ -21,6 +22,7 @@ export interface CertificateReservation {
 
 /**
  * Records that the machine is about to hold a certificate until `expiresAt`, or throws 403
+ * MACHINE_NOT_ACTIVATED when the machine was deactivated since validate's check, or 403
  * OFFLINE_LIMIT_REACHED when the other machines of the license holding an unexpired certificate
  * already number maxMachines + the offline allowance. A deactivated machine's certificate keeps
  * counting until its exp; a machine refreshing its own never counts twice (its row keeps the
@@ -38,6 +40,20 @@ export function reserveCertificate(
   return inTransaction(db, async (trx) => {
     const [license] = (await lockLicense(trx, { licenseId: input.licenseId })).rows;
     if (!license) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
+    // Deactivated since validate passed: a certificate now would be a new offline place.
+    const active = await trx
+      .selectFrom("activations")
+      .select("id")
+      .where("license_id", "=", input.licenseId)
+      .where("machine_id", "=", input.machineId)
+      .where("deactivated_at", "is", null)
+      .executeTakeFirst();
+    if (!active) {
+      const room = await seatRoom(trx, input.licenseId, now);
+      throw ShipkeyError.spec("MACHINE_NOT_ACTIVATED", {
+        canActivate: room !== null && roomForAnother(room),
+      });
+    }
     const { held } = await trx
       .selectFrom("license_certificates")
       .select((eb) => eb.fn.countAll<number | string | bigint>().as("held"))

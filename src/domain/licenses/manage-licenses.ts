@@ -11,6 +11,7 @@ import { licenseIdOfKey, parseFeatures } from "./license-record.js";
 import { deactivationWindowMs } from "./deactivate-machine.js";
 import { listActiveMachines, type MachinesFrom } from "./license-machines.js";
 import { normalizeLicenseKey } from "./license-key.js";
+import { listOfflinePlaces } from "./offline-places.js";
 import { type LicenseStatus, licenseStatuses, limits } from "../../contracts/vocabulary.js";
 import type { License, LicenseDetail, Machine, PastActivation } from "../../contracts/admin.js";
 
@@ -219,6 +220,7 @@ export async function showLicense(
     machines: machines.items,
     machinesNextCursor: machines.nextCursor,
     ...seats,
+    offlinePlaces: await listOfflinePlaces(db, licenseId, now),
     pastActivations: past.map((m) => ({
       machineId: m.machine_id,
       machineName: m.machine_name,
@@ -239,6 +241,7 @@ async function seatFacts(db: Kysely<DB>, licenseKey: string, now: number) {
     .innerJoin("products", "products.id", "licenses.product_id")
     .select((eb) => [
       "products.machine_lease_days",
+      "products.offline_allowance",
       eb
         .selectFrom("activations")
         .select((c) => c.fn.countAll<number | string | bigint>().as("n"))
@@ -251,6 +254,7 @@ async function seatFacts(db: Kysely<DB>, licenseKey: string, now: number) {
     .executeTakeFirst();
   return {
     machineLeaseDays: row?.machine_lease_days ?? null,
+    offlineAllowance: row?.offline_allowance ?? 0,
     deactivationsLast30Days: Number(row?.ended ?? 0),
   };
 }

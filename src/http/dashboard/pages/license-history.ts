@@ -118,6 +118,7 @@ const summaries: Record<string, string> = {
   "license.reinstate": "Reinstated",
   "license.move": "Moved to another product",
   "license.reset_machines": "Every machine deactivated",
+  "license.end_offline_place": "Offline place ended",
   "machine.activate": "Machine activated",
   "machine.deactivate": "Machine deactivated",
   "machine.lease_expired": "Machine's lease expired",

@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import {
   deleteLicenseAudited,
+  endOfflinePlaceAudited,
   moveLicenseAudited,
   resetMachinesAudited,
 } from "../../../domain/audit/audited-actions.js";
@@ -15,6 +16,7 @@ import { adminActor, type Form, text } from "../page-kit.js";
 export const seatsDone: Record<string, string> = {
   reset: "Every machine deactivated; the slots are free.",
   moved: "License moved.",
+  "place-ended": "Offline place ended; the machine no longer counts.",
 };
 
 /**
@@ -30,6 +32,14 @@ export function licenseSeatPages(app: FastifyInstance, db: Kysely<DB>): void {
     async (request, reply) => {
       await resetMachinesAudited(db, adminActor(request), request.params.key);
       return back(reply, request.params.key, "reset");
+    },
+  );
+  app.post<{ Params: { key: string; machineId: string } }>(
+    "/admin/licenses/:key/offline-places/:machineId/end",
+    async (request, reply) => {
+      const { key, machineId } = request.params;
+      await endOfflinePlaceAudited(db, adminActor(request), key, machineId);
+      return back(reply, key, "place-ended");
     },
   );
   app.post<{ Params: { key: string }; Body: Form }>(
@@ -73,6 +83,71 @@ export function machineSeatCells(m: LicenseDetail["machines"][number], now: numb
     </td>`;
 }
 
+/**
+ * Deactivated machines still running on a certificate, each with when its place ends and a
+ * button that ends it now (a stolen laptop).
+ */
+export function offlinePlacesPanel(license: LicenseDetail, base: string, csrfToken: string): Html {
+  const places = license.offlinePlaces;
+  const room = license.maxMachines + license.offlineAllowance;
+  return html`<section class="panel stack offline-places">
+    <p>
+      Machines running: ${String(license.activeMachines + places.length)} of ${String(room)}
+      <span class="muted"
+        >(${String(license.maxMachines)} slots + an offline allowance of
+        ${String(license.offlineAllowance)})</span
+      >.
+      ${
+        places.length === 0
+          ? "No deactivated machine holds an unexpired certificate."
+          : "Deactivated machines keep running offline on their certificate until it expires:"
+      }
+    </p>
+    ${
+      places.length === 0
+        ? ""
+        : html`<div class="table-scroll">
+            <table class="offline-places">
+              <thead>
+                <tr>
+                  <th>Machine</th>
+                  <th>Deactivated</th>
+                  <th>Place ends</th>
+                  <th></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${places.map(
+                  (p) =>
+                    html`<tr>
+                      <td>
+                        <span class="mono">${p.machineId}</span>
+                        ${p.machineName === null ? "" : html`<span class="muted">${p.machineName}</span>`}
+                      </td>
+                      <td>${p.deactivatedAt === null ? "" : when(p.deactivatedAt)}</td>
+                      <td class="place-ends">${when(p.endsAt)}</td>
+                      <td>
+                        ${actionForm(
+                          csrfToken,
+                          {
+                            action: `${base}/offline-places/${encodeURIComponent(p.machineId)}/end`,
+                            class: "inline",
+                            confirm:
+                              "End this machine's place now? Its certificate keeps working " +
+                              "offline until it expires, but no longer counts.",
+                          },
+                          { label: "End now", class: "secondary" },
+                        )}
+                      </td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+    }
+  </section>`;
+}
+
 /** The license page's seats panel: churn used, lease, reset, move and delete. */
 export function seatsPanel(
   license: LicenseDetail,
@@ -83,6 +158,7 @@ export function seatsPanel(
   const limit = license.maxDeactivationsPer30Days;
   const others = products.filter((p) => p.slug !== license.product);
   return html`<h2>Seats</h2>
+    ${offlinePlacesPanel(license, base, csrfToken)}
     <section class="panel stack seats">
       <p class="deactivations-used">
         Deactivations by the app in the last 30 days: ${String(license.deactivationsLast30Days)}
@@ -100,8 +176,8 @@ export function seatsPanel(
             action: `${base}/reset-machines`,
             class: "inline",
             confirm:
-              "Deactivate every machine of this license? Unexpired certificates still count " +
-              "against the offline limit.",
+              "Deactivate every machine of this license? A machine holding an unexpired " +
+              "certificate keeps an offline place until it expires.",
           },
           { label: "Reset machines", class: "danger" },
         )}

@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import {
   createLicense,
   deactivateMachine,
+  endOfflinePlace,
   getLicense,
   type LicenseSettingsBody,
   listLicenses,
@@ -19,6 +20,7 @@ import {
   createLicenseAudited,
   deactivateMachineAudited,
   deleteLicenseAudited,
+  endOfflinePlaceAudited,
   moveLicenseAudited,
   resetMachinesAudited,
   setLicenseStatusAudited,
@@ -143,6 +145,16 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
       const { licenseKey, machineId } = request.params;
       await deactivateMachineAudited(db, actorOf(request), licenseKey, machineId);
       return { deactivated: true, licenseKey, machineId } as const;
+    },
+  );
+
+  app.delete(
+    endOfflinePlace.url,
+    { ...adminRoute(db, endOfflinePlace), preHandler: inKey },
+    async (request) => {
+      const { licenseKey, machineId } = request.params;
+      const { endsAt } = await endOfflinePlaceAudited(db, actorOf(request), licenseKey, machineId);
+      return { ended: true, licenseKey, machineId, endsAt } as const;
     },
   );
 

@@ -1,0 +1,149 @@
+import type { ExpressionBuilder, Kysely, Transaction } from "kysely";
+import type { DB } from "../../db/schema.js";
+import { ShipkeyError } from "../../errors.js";
+import { toIso } from "../../lib/time.js";
+import type { OfflinePlace } from "../../contracts/admin.js";
+
+/**
+ * A machine that is not active on the license but holds an unexpired certificate keeps running
+ * offline until the certificate's exp: it holds an offline place until then. Active machines plus
+ * offline places never exceed maxMachines + the product's offline allowance (activateMachine).
+ * This is the condition on a `license_certificates` row, beside `expires_at > now`.
+ */
+function machineNotActive(eb: ExpressionBuilder<DB, "license_certificates">) {
+  return eb.not(
+    eb.exists(
+      eb
+        .selectFrom("activations")
+        .select(eb.lit(1).as("one"))
+        .whereRef("activations.license_id", "=", "license_certificates.license_id")
+        .whereRef("activations.machine_id", "=", "license_certificates.machine_id")
+        .where("activations.deactivated_at", "is", null),
+    ),
+  );
+}
+
+export interface SeatRoom {
+  activeMachines: number;
+  maxMachines: number;
+  offlineAllowance: number;
+  offlinePlaces: number;
+}
+
+/** The license's machine counts and its offline places; null when the license is gone. */
+export async function seatRoom(
+  db: Kysely<DB>,
+  licenseId: string,
+  now: number,
+): Promise<SeatRoom | null> {
+  const row = await db
+    .selectFrom("licenses")
+    .innerJoin("products", "products.id", "licenses.product_id")
+    .select((eb) => [
+      "licenses.active_machines",
+      "licenses.max_machines",
+      "products.offline_allowance",
+      eb
+        .selectFrom("license_certificates")
+        .select((c) => c.fn.countAll<number | string | bigint>().as("n"))
+        .whereRef("license_certificates.license_id", "=", "licenses.id")
+        .where("license_certificates.expires_at", ">", now)
+        .where(machineNotActive)
+        .as("places"),
+    ])
+    .where("licenses.id", "=", licenseId)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    activeMachines: row.active_machines,
+    maxMachines: row.max_machines,
+    offlineAllowance: row.offline_allowance,
+    offlinePlaces: Number(row.places ?? 0),
+  };
+}
+
+/** Whether one more machine may run: a free slot, and room beside the offline places. */
+export function roomForAnother(room: SeatRoom): boolean {
+  return (
+    room.activeMachines < room.maxMachines &&
+    room.activeMachines + room.offlinePlaces < room.maxMachines + room.offlineAllowance
+  );
+}
+
+/** Whether the machines running now (active + offline places) fit the license. */
+export function withinSeats(room: SeatRoom): boolean {
+  return room.activeMachines + room.offlinePlaces <= room.maxMachines + room.offlineAllowance;
+}
+
+/** The license's offline places, the soonest to end first, with what the machine last reported. */
+export async function listOfflinePlaces(
+  db: Kysely<DB>,
+  licenseId: string,
+  now: number,
+): Promise<OfflinePlace[]> {
+  const rows = await db
+    .selectFrom("license_certificates")
+    .select(["machine_id", "issued_at", "expires_at"])
+    .where("license_id", "=", licenseId)
+    .where("expires_at", ">", now)
+    .where(machineNotActive)
+    .orderBy("expires_at")
+    .orderBy("machine_id")
+    .execute();
+  if (rows.length === 0) return [];
+  const ended = await db
+    .selectFrom("activations")
+    .select(["machine_id", "machine_name", "platform", "deactivated_at"])
+    .where("license_id", "=", licenseId)
+    .where(
+      "machine_id",
+      "in",
+      rows.map((r) => r.machine_id),
+    )
+    .where("deactivated_at", "is not", null)
+    .orderBy("deactivated_at")
+    .execute();
+  // The latest ended activation of each machine names it.
+  const last = new Map(ended.map((a) => [a.machine_id, a]));
+  return rows.map((r) => {
+    const activation = last.get(r.machine_id);
+    return {
+      machineId: r.machine_id,
+      machineName: activation?.machine_name ?? null,
+      platform: activation?.platform ?? null,
+      deactivatedAt:
+        activation?.deactivated_at === null || activation === undefined
+          ? null
+          : toIso(activation.deactivated_at),
+      certificateIssuedAt: toIso(r.issued_at),
+      endsAt: toIso(r.expires_at),
+    };
+  });
+}
+
+/**
+ * Ends a machine's offline place before its certificate expires (a stolen laptop): the
+ * certificate keeps working offline, but the server no longer counts it. 404
+ * OFFLINE_PLACE_NOT_FOUND when the machine holds none (active, or its certificate expired).
+ */
+export async function endOfflinePlace(
+  trx: Transaction<DB>,
+  licenseId: string,
+  machineId: string,
+  now: number,
+): Promise<{ endsAt: string }> {
+  const places = await listOfflinePlaces(trx, licenseId, now);
+  const place = places.find((p) => p.machineId === machineId);
+  if (!place) {
+    throw new ShipkeyError(
+      "OFFLINE_PLACE_NOT_FOUND",
+      "The machine holds no offline place on this license",
+    );
+  }
+  await trx
+    .deleteFrom("license_certificates")
+    .where("license_id", "=", licenseId)
+    .where("machine_id", "=", machineId)
+    .execute();
+  return { endsAt: place.endsAt };
+}
