@@ -1,6 +1,7 @@
 // @ts-check
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import regexp from "eslint-plugin-regexp";
 
 export default tseslint.config(
   {
@@ -16,6 +17,16 @@ export default tseslint.config(
   },
   js.configs.recommended,
   ...tseslint.configs.strict,
+  // No pattern in the service or the packages may backtrack super-linearly: they run on request
+  // input, or (the SDK) on what a network answers.
+  {
+    files: ["src/**/*.ts", "packages/*/src/**/*.ts"],
+    plugins: { regexp },
+    rules: {
+      "regexp/no-super-linear-backtracking": "error",
+      "regexp/no-super-linear-move": "error",
+    },
+  },
   {
     rules: {
       "@typescript-eslint/no-explicit-any": "error",

@@ -56,7 +56,7 @@ Example:
 
 /** `head` then the synopsis' words (a bracketed group is one word), wrapped at `width`. */
 function wrapSynopsis(head: string, synopsis: string): string {
-  const words = synopsis.match(/\[[^\]]*\]|\S+/g) ?? [];
+  const words = synopsis.match(/\[[^[\]]*\]|\S+/g) ?? [];
   const lines = [head];
   for (const word of words) {
     const last = lines[lines.length - 1] ?? "";

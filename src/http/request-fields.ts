@@ -139,15 +139,33 @@ export function rejectNulInput(request: { query: unknown; params: unknown; body:
 }
 
 /**
- * Public routes: a NUL in a path parameter or the query (PostgreSQL cannot compare it) is a 400
- * before any query runs. `licenseKeyParam` names a query parameter that carries a license key:
- * one with a NUL cannot exist, so it is refused as an unknown key, and spends the unknown-key
- * budget like any other guess.
+ * Public routes, before anything parses the URL's values: a NUL in a path parameter or the query
+ * (PostgreSQL cannot compare it) is a 400, and so is a query value longer than any value a public
+ * route reads (an identifier: 255 characters), so no pattern ever runs on a longer one. Path
+ * parameters are bounded by the router (Fastify's maxParamLength: longer is a 404).
+ * `licenseKeyParam` names a query parameter that carries a license key: one with a NUL cannot
+ * exist, so it is refused as an unknown key, and spends the unknown-key budget like any other
+ * guess.
  */
-export function rejectNulInUrl(
+export function checkPublicUrl(
   request: { query: unknown; params: unknown },
   licenseKeyParam?: string,
 ): void {
+  rejectNulInUrl(request, licenseKeyParam);
+  if (typeof request.query !== "object" || request.query === null) return;
+  for (const [name, value] of Object.entries(request.query)) {
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (values.some((v) => typeof v === "string" && v.length > limits.identifier)) {
+      throw new ShipkeyError(
+        "FIELD_TOO_LONG",
+        `${name.slice(0, 64)} must be at most ${limits.identifier} characters`,
+        { field: name.slice(0, 64) },
+      );
+    }
+  }
+}
+
+function rejectNulInUrl(request: { query: unknown; params: unknown }, licenseKeyParam?: string) {
   // The name of the first parameter whose name or value holds a NUL.
   const withNul = (part: unknown) =>
     typeof part === "object" && part !== null

@@ -24,7 +24,11 @@ export async function authenticateApiKey(
   scope: ApiKeyScope,
   now = Date.now(),
 ): Promise<{ apiKeyId: string; name: string; productIds: string[] | null }> {
-  const token = authorization === undefined ? undefined : bearerPattern.exec(authorization)?.[1];
+  // A header far longer than any key is not parsed.
+  const token =
+    authorization === undefined || authorization.length > 1024
+      ? undefined
+      : bearerPattern.exec(authorization)?.[1];
   if (token === undefined || token.length > 512) throw ShipkeyError.spec("INVALID_API_KEY");
   const [key] = (await findKeyByHash(db, { keyHash: hashApiKey(token) })).rows;
   if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now)) {

@@ -17,6 +17,7 @@ import {
   arches,
   type Channel,
   channels,
+  limits,
   type Platform,
   platforms,
 } from "../../../contracts/vocabulary.js";
@@ -93,8 +94,8 @@ export async function openFeed(
  * parameter when the app sends one (as licensed updates do), else the client's address.
  */
 export function machineKey(request: FastifyRequest): string {
-  const header = request.headers["shipkey-machine"];
-  if (typeof header === "string" && header !== "") return `machine:${header}`;
+  const header = boundedHeader(request, "shipkey-machine", limits.identifier);
+  if (header !== undefined && header !== "") return `machine:${header}`;
   const query = queryParam(request.query, "machineId");
   return query === undefined ? `address:${request.ip}` : `machine:${query}`;
 }
@@ -126,13 +127,13 @@ function storedFileName(url: string): string {
 export function updateCredentials(
   request: FastifyRequest,
 ): { given: UpdateCredentials; inQuery: boolean } | null {
-  const authorization = request.headers.authorization;
+  const authorization = boundedHeader(request, "authorization", authorizationMax);
   const scheme = /^License +(\S+)$/i.exec(authorization ?? "");
-  const headerMachine = request.headers["shipkey-machine"];
+  const headerMachine = boundedHeader(request, "shipkey-machine", limits.identifier);
   const queryKey = queryParam(request.query, "licenseKey");
   const licenseKey = scheme?.[1] ?? queryKey;
   const machineId =
-    (typeof headerMachine === "string" && headerMachine !== "" ? headerMachine : undefined) ??
+    (headerMachine !== undefined && headerMachine !== "" ? headerMachine : undefined) ??
     queryParam(request.query, "machineId");
   if (licenseKey === undefined && machineId === undefined) return null;
   if (licenseKey === undefined || machineId === undefined) {
@@ -144,6 +145,28 @@ export function updateCredentials(
     );
   }
   return { given: { licenseKey, machineId }, inQuery: scheme === null && queryKey !== undefined };
+}
+
+/** `License <key>`: the scheme, a space and a key of at most 255 characters, with room to spare. */
+const authorizationMax = 1024;
+
+/**
+ * A request header a feed reads, as one string; longer than `max`: a 400 naming it, before any
+ * pattern runs on it. Absent (or repeated, which Node joins or lists): undefined.
+ */
+export function boundedHeader(
+  request: FastifyRequest,
+  name: string,
+  max: number,
+): string | undefined {
+  const value = request.headers[name];
+  if (typeof value !== "string") return undefined;
+  if (value.length > max) {
+    throw new ShipkeyError("FIELD_TOO_LONG", `${name} must be at most ${max} characters`, {
+      field: name,
+    });
+  }
+  return value;
 }
 
 /**
@@ -212,9 +235,12 @@ export function sendDocument(
   return reply.type(contentType).send(body);
 }
 
-/** If-None-Match uses the weak comparison: W/ prefixes are ignored, "*" matches anything. */
+/**
+ * If-None-Match uses the weak comparison: W/ prefixes are ignored, "*" matches anything. A header
+ * longer than a few dozen tags is not read (the full answer goes out).
+ */
 function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
+  if (header === undefined || header.length > 1024) return false;
   const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
   return header.split(",").some((tag) => tag.trim() === "*" || opaque(tag) === opaque(etag));
 }

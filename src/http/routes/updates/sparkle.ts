@@ -63,8 +63,13 @@ export function sparkleFeedRoute(app: App, deps: FeedDeps): void {
  * client's version for the update-check counts, when it is semver.
  */
 function sparkleClientVersion(userAgent: string | undefined): string | undefined {
-  const version = /\/(\S+) Sparkle\//.exec(userAgent ?? "")?.[1];
-  if (version === undefined) return undefined;
+  // A real one is under a hundred characters; a longer one is not read.
+  const ua = userAgent === undefined || userAgent.length > 512 ? "" : userAgent;
+  const end = ua.indexOf(" Sparkle/");
+  const start = end < 0 ? -1 : ua.lastIndexOf("/", end - 1);
+  if (start < 0) return undefined;
+  const version = ua.slice(start + 1, end);
+  if (version === "" || /\s/.test(version)) return undefined;
   try {
     return parseCurrentVersion(version);
   } catch {
