@@ -13,7 +13,9 @@ import { limits, webhookDeliveryStatuses, webhookEventTypes, webhookLimits } fro
 
 /**
  * The admin API's webhook endpoints (scope webhooks:write, every route): where events go, their
- * deliveries, a redelivery, a test event and the secret's rotation (docs/webhooks.md).
+ * deliveries, a redelivery, a test event and the secret's rotation (docs/webhooks.md). What only
+ * licenses:read reads (license keys, customers) stays behind licenses:read: a delivery's payload
+ * is masked without it, and an event from before a URL change is not redelivered without it.
  */
 const strict = { additionalProperties: false } as const;
 const tag = "Admin: webhooks" as const;
@@ -109,7 +111,14 @@ export const WebhookDeliveryDetail = Type.Object(
   {
     ...WebhookDelivery.properties,
     payload: Type.Record(Type.String(), Type.Unknown(), {
-      description: "The body sent: {type, timestamp, data}",
+      description:
+        "The body sent: {type, timestamp, data}. Without licenses:read, every licenseKey in it " +
+        "is masked to its last four characters and customerName and customerEmail are left out",
+    }),
+    licenseDataWithheld: Type.Boolean({
+      description:
+        "true when the caller lacks licenses:read and the payload is shown masked (license keys, " +
+        "customers' names and e-mails withheld)",
     }),
   },
   { title: "WebhookDeliveryDetail" },
@@ -253,6 +262,9 @@ export const getWebhookDelivery = contract({
   operationId: "getWebhookDelivery",
   tag,
   summary: "One delivery with its payload",
+  description:
+    "A caller without licenses:read sees the payload with every license key masked to its last " +
+    "four characters and without the customer's name and e-mail (licenseDataWithheld: true).",
   auth: "webhooks:write",
   errors: [...endpointErrors, "WEBHOOK_DELIVERY_NOT_FOUND"],
   schema: { params: DeliveryParams, response: { 200: WebhookDeliveryDetail } },
@@ -264,8 +276,11 @@ export const redeliverWebhook = contract({
   operationId: "redeliverWebhook",
   tag,
   summary: "Send a delivery again (same webhook-id), with a fresh retry schedule",
+  description:
+    "An event created before the endpoint's URL last changed was meant for another receiver: " +
+    "sending it to the new URL needs licenses:read too (403 REDELIVERY_SCOPE_NOT_HELD without it).",
   auth: "webhooks:write",
-  errors: [...endpointErrors, "WEBHOOK_DELIVERY_NOT_FOUND"],
+  errors: [...endpointErrors, "WEBHOOK_DELIVERY_NOT_FOUND", "REDELIVERY_SCOPE_NOT_HELD"],
   schema: { params: DeliveryParams, response: { 202: WebhookDelivery } },
 });
 

@@ -297,6 +297,11 @@ export interface WebhookEndpointsTable {
   failing_since: number | null;
   /** Why the service disabled the endpoint; null when enabled, or disabled by an admin. */
   disabled_reason: string | null;
+  /**
+   * When the URL last changed; null: the URL the endpoint was made with. Redelivering an event
+   * from before it needs licenses:read too (the event was meant for another receiver).
+   */
+  url_changed_at: number | null;
   created_at: number;
   updated_at: number;
 }

@@ -5,8 +5,8 @@ import { createFixture, type Fixture } from "../helpers/fixture.js";
 
 /**
  * After a scripted session of admin work, the whole audit table holds no secret: no license
- * key, no API key secret, no password, no session token. Licenses are named by id and a masked
- * key, and the dashboard links them to the license.
+ * key, no API key secret, no password, no session token, no webhook URL's path or query.
+ * Licenses are named by id and a masked key, and the dashboard links them to the license.
  */
 describe.each(dialects)("the audit log holds no secret (%s)", (dialect) => {
   let f: Fixture;
@@ -25,7 +25,7 @@ describe.each(dialects)("the audit log holds no secret (%s)", (dialect) => {
   const call = (method: "POST" | "PATCH" | "DELETE", url: string, body?: unknown) =>
     callWithApiKey(f, apiKey, method, url, body);
 
-  it("after creating, editing, suspending and deactivating licenses and making API keys", async () => {
+  it("after creating, editing, suspending and deactivating licenses, making API keys and webhooks", async () => {
     const created = await call("POST", "/api/admin/licenses", {
       productSlug: f.product.slug,
       maxMachines: 2,
@@ -55,6 +55,21 @@ describe.each(dialects)("the audit log holds no secret (%s)", (dialect) => {
     });
     expect(newKey.statusCode).toBe(201);
     secrets.push(newKey.json<{ key: string }>().key);
+    // A webhook URL's path and query may be a bearer secret (Slack, Discord, Zapier).
+    const hook = await call("POST", "/api/admin/webhook-endpoints", {
+      url: "https://hooks.slack.com/services/T0AUDIT/B0AUDIT/SlackPathSecret",
+      events: ["license.created"],
+    });
+    expect(hook.statusCode).toBe(201);
+    const moved = await call(
+      "PATCH",
+      `/api/admin/webhook-endpoints/${hook.json<{ id: string }>().id}`,
+      {
+        url: "https://crm.example.com/in?token=QueryTokenSecret",
+      },
+    );
+    expect(moved.statusCode).toBe(200);
+    secrets.push("SlackPathSecret", "QueryTokenSecret", "/services/T0AUDIT");
     const signIn = await f.app.inject({
       method: "POST",
       url: "/admin/login",

@@ -155,12 +155,18 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
     expect(before.body).toContain(`value="${receiver.url}"`);
     const edit = (body: URLSearchParams) => form(`/admin/webhooks/${id}/edit`, body);
     const other = `${receiver.url}/other`;
-    const steps: Array<[URLSearchParams, Record<string, unknown>, string[]]> = [
-      [settings({ url: other, events: ["license.created"] }), { url: other }, ["url"]],
+    // The audit entry holds the URL's origin only: here the path changed, the origin did not.
+    const origin = new URL(receiver.url).origin;
+    const steps: Array<[URLSearchParams, Record<string, unknown>, Record<string, unknown>]> = [
+      [
+        settings({ url: other, events: ["license.created"] }),
+        { url: other },
+        { url: { from: origin, to: origin } },
+      ],
       [
         settings({ url: other, events: ["license.created", "machine.activated"] }),
         { events: ["license.created", "machine.activated"] },
-        ["events"],
+        { events: { from: ["license.created"], to: ["license.created", "machine.activated"] } },
       ],
       [
         settings({
@@ -169,7 +175,7 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
           products: "desktop-app, other-app",
         }),
         { products: ["desktop-app", "other-app"] },
-        ["products"],
+        { products: { from: null, to: ["desktop-app", "other-app"] } },
       ],
       [
         settings({
@@ -179,7 +185,7 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
           description: "CRM",
         }),
         { description: "CRM" },
-        ["description"],
+        { description: { from: null, to: "CRM" } },
       ],
       [
         settings(
@@ -192,22 +198,26 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
           false,
         ),
         { enabled: false },
-        ["enabled"],
+        { enabled: { from: true, to: false } },
       ],
       [
         settings({ url: other, events: ["machine.activated"], description: "CRM" }),
         { enabled: true, products: null, events: ["machine.activated"] },
-        ["events", "products", "enabled"],
+        {
+          events: { from: ["license.created", "machine.activated"], to: ["machine.activated"] },
+          products: { from: ["desktop-app", "other-app"], to: null },
+          enabled: { from: false, to: true },
+        },
       ],
     ];
-    for (const [i, [body, expected, changed]] of steps.entries()) {
+    for (const [i, [body, expected, changes]] of steps.entries()) {
       const saved = await edit(body);
       expect(saved.statusCode).toBe(303);
       expect(saved.headers.location).toBe(`/admin/webhooks/${id}?done=edit`);
       expect(await apiView(id)).toMatchObject(expected);
       const entries = await updates(id);
       expect(entries).toHaveLength(i + 1);
-      expect(entries.at(-1)).toEqual({ changed });
+      expect(entries.at(-1)).toEqual({ changed: Object.keys(changes), changes });
     }
     const after = await page(`/admin/webhooks/${id}?done=edit`);
     expect(after.body).toContain("Endpoint saved.");
@@ -356,7 +366,10 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
       disabledReason: null,
       consecutiveFailures: 0,
     });
-    expect((await updates(id)).at(-1)).toEqual({ changed: ["enabled"] });
+    expect((await updates(id)).at(-1)).toEqual({
+      changed: ["enabled"],
+      changes: { enabled: { from: false, to: true } },
+    });
     expect(await f.app.webhooks.deliverDue()).toBe(3);
     const types = receiver.received.map((hit) => (JSON.parse(hit.body) as { type: string }).type);
     expect(types).toEqual(["license.created", "license.created", "license.created"]);

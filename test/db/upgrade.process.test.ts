@@ -145,6 +145,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0022_daily_counts", "Success"],
     ["0023_machine_app_versions", "Success"],
     ["0024_license_overview_indexes", "Success"],
+    ["0025_webhook_url_changes", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(withoutLicenseKeysInAudit(before));

@@ -5,6 +5,7 @@ import { toIso } from "../../lib/time.js";
 import type { Actor } from "../audit/audit-log.js";
 import { findProductBySlug } from "../products/products.js";
 import { parseProductIds, parseScopes } from "./api-keys.js";
+import type { ApiKeyScope } from "../../contracts/vocabulary.js";
 
 /**
  * What an API key may hand on or take away on the admin API: its own scopes, for its own
@@ -39,6 +40,19 @@ export async function keyAuthorityOf(db: Kysely<DB>, actor: Actor): Promise<KeyA
         productIds: parseProductIds(key.products),
       }
     : { scopes: [], expiresAt: 0, productIds: [] };
+}
+
+/**
+ * Whether an actor holds `scope` beside the one its route asked for: a signed-in admin and the
+ * CLI hold every scope; an API key its own (a key revoked or gone since, none).
+ */
+export async function actorHoldsScope(
+  db: Kysely<DB>,
+  actor: Actor,
+  scope: ApiKeyScope,
+): Promise<boolean> {
+  const authority = await keyAuthorityOf(db, actor);
+  return authority === null || authority.scopes.includes(scope);
 }
 
 /**

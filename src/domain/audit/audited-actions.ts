@@ -15,6 +15,7 @@ import {
   revokeApiKey,
 } from "../api-keys/api-keys.js";
 import {
+  actorHoldsScope,
   assertMayCreateKey,
   assertMayRevokeKey,
   keyAuthorityOf,
@@ -22,6 +23,7 @@ import {
 import { deactivateMachine } from "../licenses/deactivate-machine.js";
 import { licenseIdOfKey } from "../licenses/license-record.js";
 import { endOfflinePlace } from "../licenses/offline-places.js";
+import { maskLicenseKey } from "../licenses/license-key.js";
 import { deleteLicense, moveLicense, resetMachines } from "../licenses/seats.js";
 import {
   changedSettings,
@@ -79,12 +81,15 @@ import {
   type EndpointSettings,
   resealWebhookSecrets,
   rotateWebhookSecret,
+  toEndpointView,
   updateWebhookEndpoint,
+  urlOrigin,
   type UrlPolicy,
 } from "../webhooks/endpoints.js";
 import { redeliverWebhook, sendWebhookTest } from "../webhooks/deliveries.js";
 import type { License, ReleaseRollout } from "../../contracts/admin.js";
 import type { PublishAnswer } from "../../contracts/releases.js";
+import type { WebhookEndpoint } from "../../contracts/webhooks.js";
 import { type Arch, type LicenseStatus, type Platform } from "../../contracts/vocabulary.js";
 
 /**
@@ -94,11 +99,9 @@ import { type Arch, type LicenseStatus, type Platform } from "../../contracts/vo
  */
 
 /**
- * How the audit log names a license: by its internal id, with the key masked to its last four
- * characters. The log never holds a license key (a key that reads the log could use it).
+ * How the audit log names a license: by its internal id, with the key masked (maskLicenseKey).
+ * The log never holds a license key (a key that reads the log could use it).
  */
-export const maskLicenseKey = (licenseKey: string) => `…${licenseKey.slice(-4)}`;
-
 async function licenseTarget(trx: Kysely<DB>, licenseKey: string) {
   const row = await trx
     .selectFrom("licenses")
@@ -866,7 +869,7 @@ export const removeAdminAudited = (db: Kysely<DB>, actor: Actor, email: string) 
 
 const endpointTarget = (id: string) => ({ type: "webhook_endpoint", id });
 
-/** Never the secret: the URL, events and products only. */
+/** Never the secret: the URL's origin (urlOrigin: never its path or query), events and products. */
 export const createWebhookEndpointAudited = (
   db: Kysely<DB>,
   actor: Actor,
@@ -881,7 +884,11 @@ export const createWebhookEndpointAudited = (
     (trx) => createWebhookEndpoint(trx, masterKey, input, policy),
     (created) => ({
       target: endpointTarget(created.id),
-      details: { url: created.url, events: created.events, products: created.products },
+      details: {
+        url: urlOrigin(created.url),
+        events: created.events,
+        products: created.products,
+      },
     }),
   );
 
@@ -896,9 +903,42 @@ export const updateWebhookEndpointAudited = (
     db,
     actor,
     "webhook_endpoint.update",
-    (trx) => updateWebhookEndpoint(trx, id, changes, policy),
-    () => ({ target: endpointTarget(id), details: { changed: Object.keys(changes) } }),
-  );
+    async (trx) => {
+      // Read without failing first: updateWebhookEndpoint checks the settings before the id.
+      const row = await trx
+        .selectFrom("webhook_endpoints")
+        .selectAll()
+        .where("id", "=", id)
+        .executeTakeFirst();
+      const before = row && toEndpointView(row, Date.now());
+      const endpoint = await updateWebhookEndpoint(trx, id, changes, policy);
+      return { endpoint, changes: before ? endpointChanges(before, endpoint) : {} };
+    },
+    // What actually changed, each setting with its old and new value, as license.update does;
+    // the URL as its origins only.
+    ({ changes: values }) => ({
+      target: endpointTarget(id),
+      details: { changed: Object.keys(values), changes: values },
+    }),
+  ).then(({ endpoint }) => endpoint);
+
+const endpointSettings = ["url", "events", "products", "enabled", "description"] as const;
+
+/** The settings that differ, old and new value; a URL by its origin (urlOrigin). */
+function endpointChanges(
+  before: WebhookEndpoint,
+  after: WebhookEndpoint,
+): Record<string, { from: unknown; to: unknown }> {
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  for (const name of endpointSettings) {
+    if (JSON.stringify(before[name]) === JSON.stringify(after[name])) continue;
+    changes[name] =
+      name === "url"
+        ? { from: urlOrigin(before.url), to: urlOrigin(after.url) }
+        : { from: before[name], to: after[name] };
+  }
+  return changes;
+}
 
 export const deleteWebhookEndpointAudited = (db: Kysely<DB>, actor: Actor, id: string) =>
   withAudit(
@@ -939,7 +979,14 @@ export const redeliverWebhookAudited = (
     db,
     actor,
     "webhook_endpoint.redeliver",
-    (trx) => redeliverWebhook(trx, id, eventId, now),
+    async (trx) =>
+      redeliverWebhook(
+        trx,
+        id,
+        eventId,
+        { licensesRead: await actorHoldsScope(trx, actor, "licenses:read") },
+        now,
+      ),
     () => ({ target: endpointTarget(id), details: { eventId } }),
   );
 

@@ -15,3 +15,10 @@ export function normalizeLicenseKey(typed: string): string {
   if (!generatedKeyShape.test(bare)) return key;
   return bare.match(/.{5}/g)?.join("-") ?? bare;
 }
+
+/**
+ * A license key masked to its last four characters ("7K2QD-…-PQW5E" → "…QW5E"): how the audit
+ * log, and webhook payloads shown without licenses:read, name a license's key. Enough to tell
+ * keys apart, too little to use one.
+ */
+export const maskLicenseKey = (licenseKey: string) => `…${licenseKey.slice(-4)}`;

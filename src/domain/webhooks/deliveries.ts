@@ -9,6 +9,7 @@ import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
 import type { MasterKey } from "../signing/key-material.js";
 import { endpointNotFound, requireEndpointRow, signingSecrets } from "./endpoints.js";
 import { eventPayload } from "./events.js";
+import { withoutLicenseData } from "./license-data.js";
 import { webhookSignature } from "./secrets.js";
 import { type SendPolicy, sendWebhook } from "./send.js";
 import type { WebhookDelivery, WebhookDeliveryDetail } from "../../contracts/webhooks.js";
@@ -265,26 +266,54 @@ async function requireDelivery(
   );
 }
 
+/** What the caller reads beside webhooks:write: licenses:read guards license keys and customers. */
+export interface DeliveryAccess {
+  licensesRead: boolean;
+}
+
+/**
+ * One delivery with its payload; without licenses:read, the payload with its license keys masked
+ * and its customers' names and e-mails left out (withoutLicenseData).
+ */
 export async function getWebhookDelivery(
   db: Kysely<DB>,
   endpointId: string,
   eventId: string,
+  access: DeliveryAccess,
 ): Promise<WebhookDeliveryDetail> {
   const row = await requireDelivery(db, endpointId, eventId);
+  const payload = JSON.parse(row.payload) as Record<string, unknown>;
   return {
     ...toDeliveryView(row),
-    payload: JSON.parse(row.payload) as Record<string, unknown>,
+    payload: access.licensesRead ? payload : (withoutLicenseData(payload) as typeof payload),
+    licenseDataWithheld: !access.licensesRead,
   };
 }
 
-/** Sends a delivery again, same webhook-id and payload, with a fresh retry schedule. */
+/**
+ * Sends a delivery again, same webhook-id and payload, with a fresh retry schedule. An event from
+ * before the endpoint's URL last changed was meant for the receiver it had then: sending it to
+ * the new one needs licenses:read (else whoever re-points an endpoint could have past events'
+ * license keys and customers sent to a receiver of their choosing).
+ */
 export async function redeliverWebhook(
   db: Kysely<DB>,
   endpointId: string,
   eventId: string,
+  access: DeliveryAccess,
   now = Date.now(),
 ): Promise<WebhookDelivery> {
-  await requireDelivery(db, endpointId, eventId);
+  const delivery = await requireDelivery(db, endpointId, eventId);
+  if (!access.licensesRead) {
+    const { url_changed_at: urlChangedAt } = await requireEndpointRow(db, endpointId);
+    if (urlChangedAt !== null && delivery.created_at < urlChangedAt) {
+      throw new ShipkeyError(
+        "REDELIVERY_SCOPE_NOT_HELD",
+        `Event ${eventId} was created before the URL of webhook endpoint ${endpointId} last ` +
+          "changed: redelivering it to the new URL needs the licenses:read scope too",
+      );
+    }
+  }
   await db
     .updateTable("webhook_deliveries")
     .set({ status: "pending", attempts: 0, next_attempt_at: now, claimed_until: null })

@@ -57,6 +57,7 @@ export async function createWebhookEndpoint(
     consecutive_failures: 0,
     failing_since: null,
     disabled_reason: null,
+    url_changed_at: null,
     created_at: now,
     updated_at: now,
   };
@@ -132,6 +133,19 @@ export async function getWebhookEndpoint(
   return toEndpointView(await requireEndpointRow(db, id), now);
 }
 
+/**
+ * How the audit log names an endpoint's URL: its origin (scheme, host and port), never its path
+ * or query, which may be a bearer secret (Slack, Discord, Zapier URLs). Null for a URL that does
+ * not parse (none stored does: each was checked).
+ */
+export function urlOrigin(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
 /** The given settings; enabling clears the failures (and the reason the service disabled it). */
 export async function updateWebhookEndpoint(
   db: Kysely<DB>,
@@ -155,9 +169,21 @@ export async function updateWebhookEndpoint(
       set.failing_since = null;
     }
   }
+  const url = set.url;
   const updated = await db
     .updateTable("webhook_endpoints")
     .set(set)
+    // Only a URL that differs from the stored one is a change (the old value, in the same row).
+    .$if(url !== undefined, (update) =>
+      update.set((eb) => ({
+        url_changed_at: eb
+          .case()
+          .when("url", "<>", url ?? "")
+          .then(now)
+          .else(eb.ref("url_changed_at"))
+          .end(),
+      })),
+    )
     .where("id", "=", id)
     .executeTakeFirst();
   if (!updated.numUpdatedRows) throw endpointNotFound(id);

@@ -171,7 +171,11 @@ function endpointPages(app: FastifyInstance, db: Kysely<DB>, worker: WebhookWork
       const rotated = takeFlash(request, reply, endpointPath(id));
       const flash = done === undefined ? undefined : doneMessages[done];
       return renderEndpoint(request, reply, id, {
-        shown: show === undefined ? null : await getWebhookDelivery(db, id, show),
+        // A signed-in admin holds every scope, licenses:read too: the payload in full.
+        shown:
+          show === undefined
+            ? null
+            : await getWebhookDelivery(db, id, show, { licensesRead: true }),
         form: null,
         errors: {},
         ...(rotated?.secret

@@ -13,6 +13,7 @@ import {
 import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webhooks/deliveries.js";
 import { getWebhookEndpoint, listWebhookEndpoints } from "../../../domain/webhooks/endpoints.js";
 import type { MasterKey } from "../../../domain/signing/key-material.js";
+import { actorHoldsScope } from "../../../domain/api-keys/key-authority.js";
 import { ShipkeyError } from "../../../errors.js";
 import { actorOf, productIdsOf } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
@@ -118,8 +119,11 @@ export function adminWebhookRoutes(
     },
   );
 
+  // Without licenses:read, the payload without license keys and customers (docs/webhooks.md).
   app.get(contracts.getWebhookDelivery.url, route(contracts.getWebhookDelivery), async (request) =>
-    getWebhookDelivery(db, request.params.id, request.params.eventId),
+    getWebhookDelivery(db, request.params.id, request.params.eventId, {
+      licensesRead: await actorHoldsScope(db, actorOf(request), "licenses:read"),
+    }),
   );
 
   app.post(
