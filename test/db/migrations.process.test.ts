@@ -211,6 +211,7 @@ const allMigrations = [
   "0022_daily_counts",
   "0023_machine_app_versions",
   "0024_license_overview_indexes",
+  "0025_api_key_creators",
 ];
 
 /**
