@@ -247,7 +247,9 @@ export function activeKeysBelow(
   for (const key of keys) {
     const creator = key.createdBy;
     if (creator?.type !== "api_key" || creator.id === null) continue;
-    created.set(creator.id, [...(created.get(creator.id) ?? []), key]);
+    const siblings = created.get(creator.id);
+    if (siblings) siblings.push(key);
+    else created.set(creator.id, [key]);
   }
   const isActive = (key: ApiKeyView) =>
     key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now);
