@@ -62,6 +62,7 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         kid: { type: "string" },
         seconds: { type: "string" },
         force: { type: "boolean" },
+        "with-created": { type: "boolean" },
         machines: { type: "string" },
         machine: { type: "string" },
         "per-30-days": { type: "string" },

@@ -926,6 +926,21 @@ export const deleteReleaseEntry = contract({
 
 // API keys
 
+/** Who did something: an API key, a signed-in admin, the CLI, or the service by itself. */
+export const AuditActor = Type.Object(
+  {
+    type: StringEnum(["api_key", "admin", "cli", "service"]),
+    id: NullableString({
+      description: "The API key's or the admin's id; null for the CLI and the service",
+    }),
+    label: Type.String({
+      description: "The API key's name, the admin's email, or the CLI's user@host",
+    }),
+  },
+  { title: "Actor" },
+);
+export type AuditActor = Static<typeof AuditActor>;
+
 export const ApiKey = Type.Object(
   {
     id: Type.String(),
@@ -940,6 +955,11 @@ export const ApiKey = Type.Object(
       type: ["array", "null"],
       items: { type: "string" },
       description: "The slugs of the products the key is limited to; null: every product",
+    }),
+    createdBy: Type.Union([AuditActor, Type.Null()], {
+      description:
+        "Who created the key, as the audit log names an actor; null: a key made before " +
+        "Shipkey recorded it",
     }),
   },
   { title: "ApiKey" },
@@ -1018,16 +1038,44 @@ export const revokeApiKey = contract({
   url: "/api/admin/api-keys/:id/revoke",
   operationId: "revokeApiKey",
   tag: "Admin: API keys",
-  summary: "Revoke an API key",
+  summary: "Revoke an API key, and optionally the keys it created",
   description:
     "An API key may revoke only keys whose scopes it holds (else 403 SCOPE_NOT_HELD) and, if it " +
     "is limited to products, keys limited to some of them (else 403 PRODUCT_NOT_IN_KEY); a " +
-    "signed-in admin may revoke any key.",
+    "signed-in admin may revoke any key. With withCreated true, the keys below it (the keys it " +
+    "created, the keys those created, and so on) that are neither revoked nor expired are " +
+    "revoked with it in one transaction, each under the same rules: one the caller may not " +
+    "revoke refuses the whole request. A key with more than " +
+    `${limits.keysRevokedWithCreated} keys below it, whatever their state, is refused (400 ` +
+    "INVALID_FIELD_VALUE). An already revoked key keeps its revocation time, and withCreated " +
+    "still revokes the keys below it.",
   auth: "api-keys:write",
   errors: ["API_KEY_NOT_FOUND", "SCOPE_NOT_HELD", "PRODUCT_NOT_IN_KEY"],
   schema: {
     params: Type.Object({ id: Type.String({ maxLength: limits.id }) }),
-    response: { 200: ApiKey },
+    body: Type.Unsafe<{ withCreated?: boolean } | null>({
+      type: ["object", "null"],
+      additionalProperties: false,
+      properties: {
+        withCreated: {
+          type: "boolean",
+          description: "Also revoke the keys it created, and the keys they created (default false)",
+        },
+      },
+    }),
+    response: {
+      200: Type.Object(
+        {
+          ...ApiKey.properties,
+          alsoRevoked: Type.Array(Type.String(), {
+            description:
+              "The ids of the keys revoked with it (withCreated), creators before the keys they " +
+              "created; empty without withCreated",
+          }),
+        },
+        { title: "RevokedApiKey" },
+      ),
+    },
   },
 });
 
@@ -1037,11 +1085,7 @@ export const AuditEntry = Type.Object(
   {
     id: Type.String(),
     at: DateTime(),
-    actor: Type.Object({
-      type: StringEnum(["api_key", "admin", "cli", "service"]),
-      id: NullableString(),
-      label: Type.String(),
-    }),
+    actor: AuditActor,
     action: Type.String({ description: "For example license.create, release.publish" }),
     target: Type.Object({ type: Type.String(), id: Type.String() }),
     ip: NullableString(),

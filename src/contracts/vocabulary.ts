@@ -54,6 +54,8 @@ export const limits = {
   timestamp: 64,
   /** The products an API key or a webhook endpoint is limited to. */
   productsPerScope: 100,
+  /** The keys one revocation revokes with the key, below it (withCreated). */
+  keysRevokedWithCreated: 1000,
   idempotencyKey: 255,
   email: 255,
   password: 1024,

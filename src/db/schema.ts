@@ -182,6 +182,13 @@ export interface ApiKeysTable {
   revoked_at: number | null;
   /** JSON array of product ids the key is limited to; null: every product. */
   products: string | null;
+  /**
+   * Who created the key, as the audit log names an actor (type, id, label); all null for a key
+   * made before these columns.
+   */
+  created_by_type: AuditActorType | null;
+  created_by_id: string | null;
+  created_by_label: string | null;
 }
 
 /** "service": what the service did by itself (disabling a failing webhook endpoint). */

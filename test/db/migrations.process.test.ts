@@ -212,6 +212,7 @@ const allMigrations = [
   "0023_machine_app_versions",
   "0024_license_overview_indexes",
   "0025_webhook_url_changes",
+  "0026_api_key_creators",
 ];
 
 /**

@@ -99,9 +99,9 @@ describe.each(dialects)("offline allowance: certificates per license (%s)", (dia
       expect((await checkout(licenseKey, "b")).json()).toMatchObject({
         code: "OFFLINE_LIMIT_REACHED",
       });
-      expect((await f.post("/api/license/validate", body(licenseKey, "b"))).json()).toMatchObject(
-        { valid: true },
-      );
+      expect((await f.post("/api/license/validate", body(licenseKey, "b"))).json()).toMatchObject({
+        valid: true,
+      });
     } finally {
       await setAllowance(1);
     }

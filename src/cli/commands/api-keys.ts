@@ -1,11 +1,23 @@
-import { listApiKeys } from "../../domain/api-keys/api-keys.js";
+import { type ApiKeyView, listApiKeys } from "../../domain/api-keys/api-keys.js";
 import { createApiKeyAudited, revokeApiKeyAudited } from "../../domain/audit/audited-actions.js";
 import { expiryOption, listOption, requiredOption, UsageError } from "../args.js";
 import { cliActor, type Command, describe, noArguments, oneArgument, table } from "./shared.js";
 
-/** An API key for the human output: a key for every product says "all". */
-function keyRecord(key: { products: string[] | null }): Record<string, unknown> {
-  return { ...key, products: key.products ?? "all" };
+/**
+ * An API key for the human output: a key for every product says "all"; its creator is one line
+ * (`api key <name> (<id>)`, `admin <email>`, `cli <user@host>`, or `unknown` for a key made before
+ * Shipkey recorded it).
+ */
+function keyRecord(key: ApiKeyView): Record<string, unknown> {
+  return { ...key, products: key.products ?? "all", createdBy: creatorText(key.createdBy) };
+}
+
+function creatorText(creator: ApiKeyView["createdBy"]): string {
+  if (creator === null) return "unknown";
+  const kind = creator.type === "api_key" ? "api key" : creator.type;
+  return creator.type === "api_key" && creator.id !== null
+    ? `${kind} ${creator.label} (${creator.id})`
+    : `${kind} ${creator.label}`;
 }
 
 export const apiKeyCommands: Record<string, Command> = {
@@ -62,13 +74,27 @@ export const apiKeyCommands: Record<string, Command> = {
   "api-keys revoke": {
     help: {
       summary: "Revoke an API key; it stops working on the next request",
-      synopsis: "<id>",
-      options: [["<id>", "the key's id, as api-keys list shows it"]],
-      example: "shipkey api-keys revoke key_01JD8X3V6Q2WHM4KZR7TXN",
+      synopsis: "<id> [--with-created]",
+      options: [
+        ["<id>", "the key's id, as api-keys list shows it"],
+        [
+          "--with-created",
+          "also revoke the active keys below it: the keys it created, those they created, ...",
+        ],
+      ],
+      example: "shipkey api-keys revoke key_01JD8X3V6Q2WHM4KZR7TXN --with-created",
     },
-    run: async (db, args) => {
-      const key = await revokeApiKeyAudited(db, cliActor(), oneArgument(args, "API key id"));
-      return { data: key, text: describe(keyRecord(key)) };
+    run: async (db, args, options) => {
+      const withCreated = options["with-created"] === true;
+      const { alsoRevoked, ...key } = await revokeApiKeyAudited(
+        db,
+        cliActor(),
+        oneArgument(args, "API key id"),
+        { withCreated },
+      );
+      const record = keyRecord(key);
+      if (withCreated) record.alsoRevoked = alsoRevoked.length === 0 ? "none" : alsoRevoked;
+      return { data: { ...key, alsoRevoked }, text: describe(record) };
     },
   },
 };

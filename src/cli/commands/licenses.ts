@@ -260,8 +260,7 @@ export const licenseCommands: Record<string, Command> = {
         ["<licenseKey>", "the license"],
         ["--machine <machineId>", "the deactivated machine (licenses show lists the places)"],
       ],
-      example:
-        "shipkey licenses end-offline-place 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E --machine 3f9a…",
+      example: "shipkey licenses end-offline-place 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E --machine 3f9a…",
     },
     run: async (db, args, options) => {
       const licenseKey = oneArgument(args, "license key");

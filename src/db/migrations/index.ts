@@ -24,6 +24,7 @@ import * as dailyCounts from "./0022_daily_counts.js";
 import * as machineAppVersions from "./0023_machine_app_versions.js";
 import * as licenseOverviewIndexes from "./0024_license_overview_indexes.js";
 import * as webhookUrlChanges from "./0025_webhook_url_changes.js";
+import * as apiKeyCreators from "./0026_api_key_creators.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   "0023_machine_app_versions": machineAppVersions,
   "0024_license_overview_indexes": licenseOverviewIndexes,
   "0025_webhook_url_changes": webhookUrlChanges,
+  "0026_api_key_creators": apiKeyCreators,
 };

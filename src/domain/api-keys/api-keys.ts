@@ -7,11 +7,14 @@ import { newId } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { assertMaxLength, assertSingleLine } from "../limits.js";
 import { limits } from "../../contracts/vocabulary.js";
-import type { ApiKey } from "../../contracts/admin.js";
+import type { ApiKey, AuditActor } from "../../contracts/admin.js";
 
 export const apiKeyPrefix = "shk_";
 
 export type ApiKeyView = ApiKey;
+
+/** Who created a key: the audit log's actor (type, id, label), without its address. */
+export type KeyCreator = AuditActor;
 
 /** The key's secret is a high-entropy token, so a fast deterministic hash is the right store. */
 export function hashApiKey(secret: string): string {
@@ -85,6 +88,8 @@ export async function createApiKey(
     expiresAt?: number | null;
     /** Product ids (resolveKeyProducts); null or absent: every product. */
     productIds?: string[] | null;
+    /** Who creates it; null or absent: unrecorded (shown as null). */
+    createdBy?: KeyCreator | null;
   },
   now = Date.now(),
 ): Promise<ApiKeyView & { key: string }> {
@@ -102,6 +107,9 @@ export async function createApiKey(
     expires_at: input.expiresAt ?? null,
     revoked_at: null,
     products: input.productIds ? JSON.stringify(input.productIds) : null,
+    created_by_type: input.createdBy?.type ?? null,
+    created_by_id: input.createdBy?.id ?? null,
+    created_by_label: input.createdBy?.label ?? null,
   };
   await db.insertInto("api_keys").values(row).execute();
   return { ...toApiKeyView(row, await productSlugs(db)), key };
@@ -143,6 +151,124 @@ export async function revokeApiKey(
   return requireApiKey(db, id);
 }
 
+/**
+ * Revokes the keys given by id that are not revoked yet, all at `now`; answers them as revoked,
+ * in the order given. A key revoked meanwhile by another transaction is left out.
+ */
+export async function revokeApiKeys(
+  db: Kysely<DB>,
+  ids: readonly string[],
+  now = Date.now(),
+): Promise<ApiKeyView[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .updateTable("api_keys")
+    .set({ revoked_at: now })
+    .where("id", "in", [...ids])
+    .where("revoked_at", "is", null)
+    .returningAll()
+    .execute();
+  const slugs = await productSlugs(db);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.flatMap((id) => {
+    const row = byId.get(id);
+    return row ? [toApiKeyView(row, slugs)] : [];
+  });
+}
+
+/** A key below another, with what revoking it needs to know. */
+export interface KeyBelow {
+  id: string;
+  scopes: string[];
+  /** Product ids, or null for every product. */
+  productIds: string[] | null;
+  /** Neither revoked nor expired at `now`. */
+  active: boolean;
+}
+
+/**
+ * Every key below the key `id`: the keys it created, the keys those created, and so on, whatever
+ * their state, creators before the keys they created. More than `limit` of them is refused (400
+ * INVALID_FIELD_VALUE on withCreated), so one revocation stays a bounded transaction. A key is
+ * visited once, so a cycle written by hand into the table ends too.
+ */
+export async function keysBelow(
+  db: Kysely<DB>,
+  id: string,
+  now = Date.now(),
+  limit: number = limits.keysRevokedWithCreated,
+): Promise<KeyBelow[]> {
+  const found: KeyBelow[] = [];
+  const seen = new Set([id]);
+  let creators = [id];
+  while (creators.length > 0) {
+    const rows = await db
+      .selectFrom("api_keys")
+      .select(["id", "scopes", "products", "revoked_at", "expires_at"])
+      .where("created_by_type", "=", "api_key")
+      .where("created_by_id", "in", creators)
+      .orderBy("created_at")
+      .orderBy("id")
+      .limit(limit + 1)
+      .execute();
+    creators = [];
+    for (const row of rows) {
+      if (seen.has(row.id)) continue;
+      seen.add(row.id);
+      if (found.length === limit) {
+        throw new ShipkeyError(
+          "INVALID_FIELD_VALUE",
+          `More than ${limit} keys were created below this key (by it, or by keys it created); ` +
+            "revoke some of them first",
+          { field: "withCreated" },
+        );
+      }
+      found.push({
+        id: row.id,
+        scopes: knownScopes(row.scopes),
+        productIds: parseProductIds(row.products),
+        active: row.revoked_at === null && (row.expires_at === null || row.expires_at > now),
+      });
+      creators.push(row.id);
+    }
+  }
+  return found;
+}
+
+/**
+ * For each key of a listing, how many keys below it (keysBelow, within the listing) are still
+ * active: what revoking it with the keys it created would revoke besides itself.
+ */
+export function activeKeysBelow(
+  keys: readonly ApiKeyView[],
+  now = Date.now(),
+): Map<string, number> {
+  const created = new Map<string, ApiKeyView[]>();
+  for (const key of keys) {
+    const creator = key.createdBy;
+    if (creator?.type !== "api_key" || creator.id === null) continue;
+    const siblings = created.get(creator.id);
+    if (siblings) siblings.push(key);
+    else created.set(creator.id, [key]);
+  }
+  const isActive = (key: ApiKeyView) =>
+    key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now);
+  const counts = new Map<string, number>();
+  for (const key of keys) {
+    const seen = new Set([key.id]);
+    let count = 0;
+    const pending = [...(created.get(key.id) ?? [])];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      if (seen.has(next.id)) continue;
+      seen.add(next.id);
+      if (isActive(next)) count += 1;
+      pending.push(...(created.get(next.id) ?? []));
+    }
+    counts.set(key.id, count);
+  }
+  return counts;
+}
+
 export async function requireApiKey(db: Kysely<DB>, id: string): Promise<ApiKeyView> {
   const row = await db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
   if (!row) throw new ShipkeyError("API_KEY_NOT_FOUND", `No API key with id "${id}"`);
@@ -170,10 +296,7 @@ function toApiKeyView(row: DB["api_keys"], slugs: Map<string, string>): ApiKeyVi
     id: row.id,
     name: row.name,
     displayPrefix: row.display_prefix,
-    // A scope this version does not know grants nothing here, so it is not shown either.
-    scopes: parseScopes(row.scopes).filter((s): s is ApiKeyScope =>
-      (apiKeyScopes as readonly string[]).includes(s),
-    ),
+    scopes: knownScopes(row.scopes),
     createdAt: toIso(row.created_at),
     lastUsedAt: isoOrNull(row.last_used_at),
     expiresAt: isoOrNull(row.expires_at),
@@ -183,7 +306,18 @@ function toApiKeyView(row: DB["api_keys"], slugs: Map<string, string>): ApiKeyVi
         const slug = slugs.get(id);
         return slug === undefined ? [] : [slug];
       }) ?? null,
+    createdBy:
+      row.created_by_type === null
+        ? null
+        : { type: row.created_by_type, id: row.created_by_id, label: row.created_by_label ?? "" },
   };
+}
+
+// A scope this version does not know grants nothing here, so it is not shown either.
+function knownScopes(json: string): ApiKeyScope[] {
+  return parseScopes(json).filter((s): s is ApiKeyScope =>
+    (apiKeyScopes as readonly string[]).includes(s),
+  );
 }
 
 export function parseScopes(json: string): string[] {

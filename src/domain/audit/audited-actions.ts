@@ -10,9 +10,11 @@ import {
 import {
   createApiKey,
   keyProductIds,
+  keysBelow,
   requireApiKey,
   resolveKeyProducts,
   revokeApiKey,
+  revokeApiKeys,
 } from "../api-keys/api-keys.js";
 import {
   actorHoldsScope,
@@ -73,7 +75,7 @@ import {
 import { emitRolloutEvents } from "../releases/rollout-events.js";
 import { checkTauriSignatures } from "../releases/tauri-signatures.js";
 import type { Product } from "../products/products.js";
-import { type Actor, withAudit } from "./audit-log.js";
+import { type Actor, recordAudit, withAudit } from "./audit-log.js";
 import { emitWebhookEvent } from "../webhooks/events.js";
 import {
   createWebhookEndpoint,
@@ -597,7 +599,10 @@ export const createApiKeyAudited = (
           productSlugs: products === undefined || products === null ? null : [...new Set(products)],
         });
       }
-      const created = await createApiKey(trx, { ...key, productIds });
+      // Who created it, as the audit log names them (a revocation with the keys it created
+      // follows the keys an API key created).
+      const createdBy = { type: actor.type, id: actor.id, label: actor.label };
+      const created = await createApiKey(trx, { ...key, productIds, createdBy });
       // Never the secret.
       await emitWebhookEvent(trx, {
         type: "api_key.created",
@@ -618,25 +623,71 @@ export const createApiKeyAudited = (
     }),
   );
 
-export const revokeApiKeyAudited = (db: Kysely<DB>, actor: Actor, id: string) =>
+/**
+ * Revokes a key (api_key.revoke). With `withCreated`, also every key below it that is still
+ * active (keysBelow: the keys it created, those they created, ...), in the same transaction, each
+ * with its own api_key.revoke entry (`revokedWith`: the key asked for) and api_key.revoked event;
+ * the key's own entry lists them (`alsoRevoked`). An API key must be allowed to revoke each of
+ * them (assertMayRevokeKey), else nothing is revoked.
+ */
+export const revokeApiKeyAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  options: { withCreated?: boolean } = {},
+  now = Date.now(),
+) =>
   withAudit(
     db,
     actor,
     "api_key.revoke",
     async (trx) => {
+      const target = await requireApiKey(trx, id);
       const authority = await keyAuthorityOf(trx, actor);
       if (authority) {
-        const target = await requireApiKey(trx, id);
         assertMayRevokeKey(authority, {
           scopes: target.scopes,
           productIds: await keyProductIds(trx, id),
         });
       }
-      const apiKey = await revokeApiKey(trx, id);
+      const below = options.withCreated
+        ? (await keysBelow(trx, id, now)).filter((key) => key.active)
+        : [];
+      // A key creates keys within its own authority, so the keys below one the caller may
+      // revoke are within the caller's too; one beyond it (changed by hand since) refuses the
+      // whole revocation.
+      if (authority) for (const key of below) assertMayRevokeKey(authority, key);
+      const apiKey = await revokeApiKey(trx, id, now);
       await emitWebhookEvent(trx, { type: "api_key.revoked", product: null, data: { apiKey } });
-      return apiKey;
+      const alsoRevoked = await revokeApiKeys(
+        trx,
+        below.map((key) => key.id),
+        now,
+      );
+      for (const key of alsoRevoked) {
+        await emitWebhookEvent(trx, {
+          type: "api_key.revoked",
+          product: null,
+          data: { apiKey: key },
+        });
+        await recordAudit(
+          trx,
+          actor,
+          "api_key.revoke",
+          { type: "api_key", id: key.id },
+          { name: key.name, revokedWith: id },
+          now,
+        );
+      }
+      return { ...apiKey, alsoRevoked: alsoRevoked.map((key) => key.id) };
     },
-    (key) => ({ target: { type: "api_key", id: key.id }, details: { name: key.name } }),
+    (key) => ({
+      target: { type: "api_key", id: key.id },
+      details: {
+        name: key.name,
+        ...(options.withCreated ? { alsoRevoked: key.alsoRevoked } : {}),
+      },
+    }),
   );
 
 /** A whole version (release.delete), or one platform/arch entry of it (release.delete_entry). */

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import {
+  activeKeysBelow,
   type ApiKeyView,
   listApiKeys,
   newApiKeyErrors,
@@ -77,13 +78,13 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
     );
   };
 
-  app.get<{ Querystring: { done?: string } }>(path, async (request, reply) => {
+  app.get<{ Querystring: { done?: string; also?: string } }>(path, async (request, reply) => {
     const created = takeFlash(request, reply, path);
     return render(request, reply, {
       form: {},
       errors: {},
       created: created ? createdPanel(created) : undefined,
-      flash: request.query.done === "revoked" ? "API key revoked." : undefined,
+      flash: request.query.done === "revoked" ? revokedFlash(request.query.also) : undefined,
     });
   });
 
@@ -100,11 +101,29 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
     }
   });
 
-  app.post<{ Params: { id: string } }>("/admin/api-keys/:id/revoke", async (request, reply) => {
-    await revokeApiKeyAudited(db, adminActor(request), request.params.id);
-    return reply.redirect("/admin/api-keys?done=revoked", 303);
-  });
+  // The withCreated box: the active keys created from it too.
+  app.post<{ Params: { id: string }; Body: Form }>(
+    "/admin/api-keys/:id/revoke",
+    async (request, reply) => {
+      const withCreated = text(request.body, "withCreated") !== "";
+      const { id } = request.params;
+      const { alsoRevoked } = await revokeApiKeyAudited(db, adminActor(request), id, {
+        withCreated,
+      });
+      const also = alsoRevoked.length === 0 ? "" : `&also=${alsoRevoked.length}`;
+      return reply.redirect(`/admin/api-keys?done=revoked${also}`, 303);
+    },
+  );
 }
+
+/** "API key revoked.", and how many keys created from it went with it (`also`, a count). */
+function revokedFlash(also: string | undefined): string {
+  const count = also !== undefined && /^[1-9][0-9]{0,5}$/.test(also) ? Number(also) : 0;
+  if (count === 0) return "API key revoked.";
+  return `API key revoked, with the ${keysCount(count)} created from it.`;
+}
+
+const keysCount = (n: number) => (n === 1 ? "1 key" : `${n} keys`);
 
 /** The new key as the form gives it; every invalid field refused at once. */
 function newKeyFrom(form: Form) {
@@ -146,6 +165,7 @@ function noKeys(): Html {
 }
 
 function keyTable(keys: ApiKeyView[], csrfToken: string): Html {
+  const below = activeKeysBelow(keys);
   return html`<div class="table-wrap">
     <table>
       <thead>
@@ -155,6 +175,7 @@ function keyTable(keys: ApiKeyView[], csrfToken: string): Html {
           <th>Scopes</th>
           <th>Products</th>
           <th>Created</th>
+          <th>Created by</th>
           <th>Last used</th>
           <th>Expires</th>
           <th>Status</th>
@@ -162,38 +183,79 @@ function keyTable(keys: ApiKeyView[], csrfToken: string): Html {
         </tr>
       </thead>
       <tbody>
-        ${keys.map((k) => keyRow(k, csrfToken))}
+        ${keys.map((k) => keyRow(k, below.get(k.id) ?? 0, csrfToken))}
       </tbody>
     </table>
   </div>`;
 }
 
-function keyRow(k: ApiKeyView, csrfToken: string): Html {
+/** `below`: the active keys below it (activeKeysBelow), which the revoke form offers too. */
+function keyRow(k: ApiKeyView, below: number, csrfToken: string): Html {
   const expired = k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now();
-  return html`<tr>
+  return html`<tr data-key="${k.id}">
     <td>${k.name}</td>
     <td class="mono">${k.displayPrefix}…</td>
     <td>${k.scopes.join(", ")}</td>
     <td>${k.products === null ? html`<em>all</em>` : k.products.join(", ")}</td>
     <td>${when(k.createdAt)}</td>
+    <td>${creatorCell(k.createdBy)}</td>
     <td>${when(k.lastUsedAt)}</td>
     <td>${when(k.expiresAt)}</td>
     <td>${k.revokedAt ? badge("REVOKED") : expired ? badge("EXPIRED") : badge("ACTIVE")}</td>
-    <td>
-      ${
-        k.revokedAt
-          ? ""
-          : actionForm(
-              csrfToken,
-              {
-                action: `/admin/api-keys/${k.id}/revoke`,
-                confirm: `Revoke ${k.name}? Anything using it stops working at once.`,
-              },
-              { label: "Revoke", class: "danger" },
-            )
-      }
-    </td>
+    <td>${revokeForm(k, below, csrfToken)}</td>
   </tr>`;
+}
+
+const creatorKinds: Record<NonNullable<ApiKeyView["createdBy"]>["type"], string> = {
+  api_key: "API key",
+  admin: "admin",
+  cli: "CLI",
+  service: "server",
+};
+
+function creatorCell(creator: ApiKeyView["createdBy"]): Html {
+  if (creator === null) return html`<em>unknown</em>`;
+  return html`${creator.label} <span class="muted">(${creatorKinds[creator.type]})</span>`;
+}
+
+/**
+ * Revoke, with a box for the active keys below the key when it has any; a revoked key with
+ * active keys below it offers to revoke those.
+ */
+function revokeForm(k: ApiKeyView, below: number, csrfToken: string): Html | string {
+  const action = `/admin/api-keys/${k.id}/revoke`;
+  const them = below === 1 ? "1 active key" : `${below} active keys`;
+  if (k.revokedAt) {
+    if (below === 0) return "";
+    return actionForm(
+      csrfToken,
+      {
+        action,
+        confirm: `Revoke the ${them} created from ${k.name}? Anything using them stops working at once.`,
+        hidden: { withCreated: "on" },
+      },
+      { label: `Revoke the ${them} created from it`, class: "danger" },
+    );
+  }
+  if (below === 0) {
+    return actionForm(
+      csrfToken,
+      { action, confirm: `Revoke ${k.name}? Anything using it stops working at once.` },
+      { label: "Revoke", class: "danger" },
+    );
+  }
+  return html`<form
+    method="post"
+    action="${action}"
+    data-confirm="Revoke ${k.name}? Anything using it stops working at once (and anything using the keys created from it, if ticked)."
+  >
+    ${csrfField(csrfToken)}
+    <label class="check"
+      ><input type="checkbox" name="withCreated" /> Also revoke the ${them} created from it
+      <span class="muted">(by it, or by keys created from it)</span></label
+    >
+    <button type="submit" class="danger">Revoke</button>
+  </form>`;
 }
 
 function newKeyForm({ context, products, form, errors }: ApiKeysPage): Html {

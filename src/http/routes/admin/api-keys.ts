@@ -41,7 +41,10 @@ export function adminApiKeyRoutes(app: App, db: Kysely<DB>): void {
     },
   );
 
+  // {"withCreated": true}: the keys below it too (keysBelow), in the same transaction.
   app.post(contracts.revokeApiKey.url, adminRoute(db, contracts.revokeApiKey), async (request) => {
-    return revokeApiKeyAudited(db, actorOf(request), request.params.id);
+    return revokeApiKeyAudited(db, actorOf(request), request.params.id, {
+      withCreated: request.body?.withCreated === true,
+    });
   });
 }
