@@ -679,6 +679,11 @@ export const ReleaseVersion = Type.Object(
     channel: StringEnum(channels),
     ...rolloutFields,
     releaseNotes: NullableString({ description: "Markdown" }),
+    releaseNotesHtml: NullableString({
+      description:
+        "The notes as the dashboard and the Sparkle appcast show them: sanitised HTML, rendered " +
+        "when published (no raw HTML, links to http(s) and mailto only)",
+    }),
     createdAt: DateTime(),
     updatedAt: DateTime(),
     yankedAt: NullableDateTime("When an admin withdrew the version from the feeds"),

@@ -131,6 +131,8 @@ export interface ReleaseVersionsTable {
   version: string;
   channel: Channel;
   release_notes: string | null;
+  /** The notes rendered to sanitised HTML when written (domain/releases/release-notes.ts). */
+  release_notes_html: string | null;
   created_at: number;
   updated_at: number;
   /** When an admin withdrew the version; null while the feeds offer it. */

@@ -213,6 +213,7 @@ const allMigrations = [
   "0024_license_overview_indexes",
   "0025_webhook_url_changes",
   "0026_api_key_creators",
+  "0027_release_notes_html",
 ];
 
 /**

@@ -151,6 +151,7 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0024_license_overview_indexes", "Success"],
     ["0025_webhook_url_changes", "Success"],
     ["0026_api_key_creators", "Success"],
+    ["0027_release_notes_html", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(withoutLicenseKeysInAudit(before));

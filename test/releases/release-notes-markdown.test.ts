@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { notesLinkRel, renderNotes } from "../../src/http/dashboard/markdown.js";
+import { markdownToHtml, notesLinkRel } from "../../src/domain/releases/release-notes-markdown.js";
 
 /** Every tag markdown-it may emit for release notes, with the attributes each may carry. */
 const allowedTags: Record<string, string[]> = {
@@ -56,7 +56,7 @@ function tagsOf(fragment: string): Tag[] {
 }
 
 function expectInert(markdown: string): Tag[] {
-  const out = renderNotes(markdown).value;
+  const out = markdownToHtml(markdown);
   const tags = tagsOf(out);
   for (const tag of tags) {
     expect(Object.keys(allowedTags), out).toContain(tag.name);
@@ -73,9 +73,9 @@ function expectInert(markdown: string): Tag[] {
 
 describe("release notes as Markdown", () => {
   it("renders headings, lists, emphasis, code, tables and links", () => {
-    const out = renderNotes(
+    const out = markdownToHtml(
       '## New\n- Sync\n- **Fast** and _calm_ `code`\n\n| a | b |\n|:-:|--:|\n| 1 | 2 |\n\n[Changelog](https://example.com/changes "All")',
-    ).value;
+    );
     expect(out).toContain("<h2>New</h2>");
     expect(out).toContain("<li><strong>Fast</strong> and <em>calm</em> <code>code</code></li>");
     expect(out).toContain('<th class="align-center">a</th>');
@@ -87,9 +87,9 @@ describe("release notes as Markdown", () => {
   });
 
   it("links bare http(s) URLs and e-mail addresses, not file names or bare domains", () => {
-    const out = renderNotes(
+    const out = markdownToHtml(
       "See https://example.com/a?b=1, mail help@example.com; download app-1.4.0-mac.zip or www.example.com",
-    ).value;
+    );
     expect(out).toContain(
       `<a href="https://example.com/a?b=1" rel="${notesLinkRel}">https://example.com/a?b=1</a>`,
     );
@@ -108,7 +108,7 @@ describe("release notes as Markdown", () => {
     ["an HTML comment", "<!-- x --> <?php x ?>", "&lt;!-- x --&gt;"],
     ["a raw anchor", '<a href="javascript:alert(1)">x</a>', "&lt;a href=&quot;javascript"],
   ])("raw HTML is escaped: %s", (_label, markdown, escaped) => {
-    expect(renderNotes(markdown).value).toContain(escaped);
+    expect(markdownToHtml(markdown)).toContain(escaped);
     expect(expectInert(markdown).map((t) => t.name)).toEqual(["p", "p"]);
   });
 

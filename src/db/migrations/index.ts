@@ -25,6 +25,7 @@ import * as machineAppVersions from "./0023_machine_app_versions.js";
 import * as licenseOverviewIndexes from "./0024_license_overview_indexes.js";
 import * as webhookUrlChanges from "./0025_webhook_url_changes.js";
 import * as apiKeyCreators from "./0026_api_key_creators.js";
+import * as releaseNotesHtml from "./0027_release_notes_html.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   "0024_license_overview_indexes": licenseOverviewIndexes,
   "0025_webhook_url_changes": webhookUrlChanges,
   "0026_api_key_creators": apiKeyCreators,
+  "0027_release_notes_html": releaseNotesHtml,
 };

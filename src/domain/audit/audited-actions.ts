@@ -64,6 +64,7 @@ import {
   type CheckedPublish,
   writeRelease,
 } from "../releases/publish-release.js";
+import { renderReleaseNotes } from "../releases/release-notes.js";
 import {
   changeRollout,
   type RolloutChange,
@@ -715,19 +716,21 @@ export const deleteReleaseAudited = (
  * actor (the API key's id and name). The Tauri signatures are checked first, outside the
  * transaction, so no write lock is held while they are verified.
  */
-export const publishReleaseAudited = (
+export const publishReleaseAudited = async (
   db: Kysely<DB>,
   actor: Actor,
   product: Product,
   request: CheckedPublish,
 ) => {
   checkTauriSignatures(product.tauriPublicKey, request.entries);
+  // Rendered before the transaction, which it never holds for the renderer's deadline.
+  const notesHtml = await renderReleaseNotes(request.releaseNotes);
   return withAudit(
     db,
     actor,
     "release.publish",
     async (trx) => {
-      const written = await writeRelease(trx, product, request);
+      const written = await writeRelease(trx, product, request, notesHtml);
       const change = await applyPublishRollout(trx, product.slug, request);
       if (change !== null) await emitRolloutEvents(trx, change.before, change.after);
       const state = change?.after;

@@ -46,6 +46,7 @@ export async function listReleases(
     critical: v.critical === 1,
     rollout: rolloutView(rolloutOf(v), now),
     releaseNotes: v.release_notes,
+    releaseNotesHtml: v.release_notes_html,
     createdAt: toIso(v.created_at),
     updatedAt: toIso(v.updated_at),
     yankedAt: isoOrNull(v.yanked_at),

@@ -13,6 +13,7 @@ import { type Arch, type Channel, type Platform, limits } from "../../contracts/
 import type { PublishAnswer } from "../../contracts/releases.js";
 import type { ReleaseRollout } from "../../contracts/admin.js";
 import { readRollout, type RolloutPlan, setCritical, setRollout } from "./rollout.js";
+import { renderReleaseNotes } from "./release-notes.js";
 
 /** A publish request that passed the spec's checks (section 7, in order). */
 /**
@@ -105,7 +106,7 @@ export const fileSizeInvalid = (at: string) =>
 // carries 2 bits (so one of "AQgw"), then "==".
 const sha512Base64 = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
 
-/** A publish that passed every check: what writeRelease writes. */
+/** A publish that passed every check, its notes rendered (renderReleaseNotes): what writeRelease writes. */
 export interface CheckedPublish {
   version: string;
   channel: Channel;
@@ -167,11 +168,13 @@ export async function publishRelease(
   now = Date.now(),
 ): Promise<PublishResult> {
   checkTauriSignatures(product.tauriPublicKey, request.entries);
-  return inTransaction(db, (trx) => writeRelease(trx, product, request, now));
+  const notesHtml = await renderReleaseNotes(request.releaseNotes);
+  return inTransaction(db, (trx) => writeRelease(trx, product, request, notesHtml, now));
 }
 
 /**
- * Writes a checked publish (the signatures included) in the caller's transaction. The version
+ * Writes a checked publish (the signatures included) and its rendered notes (renderReleaseNotes,
+ * before the transaction: rendering may take up to its deadline) in the caller's transaction. The version
  * row is upserted first, so concurrent publishes of one version queue on its row and never
  * deadlock on the entries. Each entry's `revision` tells, atomically, whether this upsert
  * created or replaced it.
@@ -180,6 +183,7 @@ export async function writeRelease(
   trx: Transaction<DB>,
   product: Product,
   request: CheckedPublish,
+  notesHtml: string | null,
   now = Date.now(),
 ): Promise<PublishResult> {
   const [version] = (
@@ -189,6 +193,7 @@ export async function writeRelease(
       version: request.version,
       channel: request.channel,
       release_notes: request.releaseNotes,
+      release_notes_html: notesHtml,
       sort_key: versionSortKey(request.version),
       now,
     })
@@ -221,32 +226,48 @@ export async function writeRelease(
 }
 
 const upsertVersion = compileOnce<
-  Pick<ReleaseVersionsTable, "id" | "product_id" | "version" | "channel" | "release_notes"> & {
+  Pick<
+    ReleaseVersionsTable,
+    "id" | "product_id" | "version" | "channel" | "release_notes" | "release_notes_html"
+  > & {
     sort_key: string;
     now: number;
   },
   Pick<ReleaseVersionsTable, "id">
->(["id", "product_id", "version", "channel", "release_notes", "sort_key", "now"], (db, p) =>
-  db
-    .insertInto("release_versions")
-    .values({
-      id: p.id,
-      product_id: p.product_id,
-      version: p.version,
-      channel: p.channel,
-      release_notes: p.release_notes,
-      sort_key: p.sort_key,
-      created_at: p.now,
-      updated_at: p.now,
-    })
-    .onConflict((oc) =>
-      oc.columns(["product_id", "version"]).doUpdateSet({
+>(
+  [
+    "id",
+    "product_id",
+    "version",
+    "channel",
+    "release_notes",
+    "release_notes_html",
+    "sort_key",
+    "now",
+  ],
+  (db, p) =>
+    db
+      .insertInto("release_versions")
+      .values({
+        id: p.id,
+        product_id: p.product_id,
+        version: p.version,
         channel: p.channel,
         release_notes: p.release_notes,
+        release_notes_html: p.release_notes_html,
+        sort_key: p.sort_key,
+        created_at: p.now,
         updated_at: p.now,
-      }),
-    )
-    .returning("id"),
+      })
+      .onConflict((oc) =>
+        oc.columns(["product_id", "version"]).doUpdateSet({
+          channel: p.channel,
+          release_notes: p.release_notes,
+          release_notes_html: p.release_notes_html,
+          updated_at: p.now,
+        }),
+      )
+      .returning("id"),
 );
 
 // `revision` tells, atomically, whether the upsert created the entry (1) or replaced it.

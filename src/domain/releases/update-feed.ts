@@ -24,6 +24,8 @@ export interface FeedRelease {
   version: string;
   channel: Channel;
   notes: string | null;
+  /** The notes as sanitised HTML, rendered when they were published (release-notes.ts). */
+  notesHtml: string | null;
   /** When the version was first published (epoch ms). */
   publishedAt: number;
   /** Offered to every machine whatever its rollout (a pause still halts it). */
@@ -156,6 +158,7 @@ function byVersion(
         version: row.version,
         channel: row.channel,
         notes: row.release_notes,
+        notesHtml: row.release_notes_html,
         publishedAt: Number(row.created_at),
         critical: row.critical === 1,
         rollout: rolloutOf(row),
@@ -203,6 +206,7 @@ type FeedRow = Pick<
   | "version"
   | "channel"
   | "release_notes"
+  | "release_notes_html"
   | "created_at"
   | "sort_key"
   | "critical"
@@ -251,6 +255,7 @@ function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
         "v.version",
         "v.channel",
         "v.release_notes",
+        "v.release_notes_html",
         "v.created_at",
         "v.sort_key",
         "v.critical",

@@ -26,9 +26,9 @@ import {
   layout,
   type PageContext,
   productPicker,
+  raw,
   when,
 } from "../html.js";
-import { renderNotes } from "../markdown.js";
 import { adminActor, contextOf, type Form, sendPage, text } from "../page-kit.js";
 import { feedsSection } from "./feeds.js";
 import { machinesPerVersion } from "./versions-in-use.js";
@@ -388,7 +388,7 @@ function versionPanel(
       )}
     </div>
     ${rolloutPanel(versionPath, v, csrfToken)}
-    ${v.releaseNotes ? html`<div class="notes">${renderNotes(v.releaseNotes)}</div>` : ""}
+    ${v.releaseNotesHtml ? html`<div class="notes">${raw(v.releaseNotesHtml)}</div>` : ""}
     <table class="matrix">
       <thead>
         <tr>

@@ -6,7 +6,6 @@ import {
 } from "../../../domain/releases/update-feed.js";
 import { sparkleVersion } from "../../../domain/releases/version.js";
 import { sparkle } from "../../../contracts/releases.js";
-import { renderNotes } from "../../dashboard/markdown.js";
 import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
 import {
   archNames,
@@ -120,11 +119,9 @@ function item(release: FeedRelease, os: string, feed: OpenFeed): string {
           `      <sparkle:phasedRolloutInterval>${phased.intervalSeconds}</sparkle:phasedRolloutInterval>`,
         ]
       : []),
-    ...(release.notes === null
+    ...(release.notesHtml === null
       ? []
-      : [
-          `      <description sparkle:format="html">${xml(renderNotes(release.notes).value)}</description>`,
-        ]),
+      : [`      <description sparkle:format="html">${xml(release.notesHtml)}</description>`]),
     `      <enclosure ${enclosure} />`,
     "    </item>",
   ];
