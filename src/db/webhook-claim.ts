@@ -10,8 +10,9 @@ export type ClaimedDelivery = Pick<
 /**
  * Takes up to `limit` pending deliveries that are due, oldest first, for this process: each is
  * held until `now + leaseMs` (a process that dies holding one lets it go when the lease ends).
- * One statement, never a transaction around the attempts that follow. Deliveries of a disabled
- * endpoint wait (a test event excepted); those of `skipEndpoints` (in flight here) are left.
+ * Of one endpoint it takes no more than `perEndpoint` less the attempts in flight there, in any
+ * process: its deliveries under a live lease. One statement, never a transaction around the
+ * attempts that follow. Deliveries of a disabled endpoint wait (a test event excepted).
  *
  * PostgreSQL: the candidates are locked FOR UPDATE SKIP LOCKED, so processes claiming at the
  * same moment take different rows instead of queueing on each other's; the conditional update
@@ -19,32 +20,68 @@ export type ClaimedDelivery = Pick<
  */
 export async function claimDueDeliveries(
   db: Kysely<DB>,
-  options: { now: number; leaseMs: number; limit: number; skipEndpoints: readonly string[] },
+  options: { now: number; leaseMs: number; limit: number; perEndpoint: number },
 ): Promise<ClaimedDelivery[]> {
   const { now } = options;
-  let due = db
+  // A delivery in flight was due when it was claimed, so the due index finds it.
+  const inFlight = db
+    .selectFrom("webhook_deliveries")
+    .select((eb) => ["endpoint_id", eb.fn.countAll<number>().as("attempts")])
+    .where("status", "=", "pending")
+    .where("next_attempt_at", "<=", now)
+    .where("claimed_until", ">=", now)
+    .groupBy("endpoint_id");
+  // Each due delivery's place among its endpoint's, oldest first.
+  const due = db
     .selectFrom("webhook_deliveries as d")
     .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
-    .select(["d.event_id", "d.endpoint_id"])
+    .select((eb) => [
+      "d.event_id",
+      "d.endpoint_id",
+      "d.created_at",
+      eb.fn
+        .agg<number>("row_number")
+        .over((ob) => ob.partitionBy("d.endpoint_id").orderBy("d.created_at").orderBy("d.event_id"))
+        .as("place"),
+    ])
     .where("d.status", "=", "pending")
     .where("d.next_attempt_at", "<=", now)
     .where((eb) => eb.or([eb("d.claimed_until", "is", null), eb("d.claimed_until", "<", now)]))
-    .where((eb) => eb.or([eb("e.enabled", "=", 1), eb("d.event_type", "=", webhookTestEvent)]))
-    .orderBy("d.created_at")
-    .orderBy("d.event_id")
+    .where((eb) => eb.or([eb("e.enabled", "=", 1), eb("d.event_type", "=", webhookTestEvent)]));
+  const candidates = db
+    .selectFrom(due.as("due"))
+    .leftJoin(inFlight.as("busy"), "busy.endpoint_id", "due.endpoint_id")
+    .select(["due.event_id", "due.endpoint_id"])
+    .where(
+      (eb) => eb("due.place", "+", eb.fn.coalesce("busy.attempts", eb.lit(0))),
+      "<=",
+      options.perEndpoint,
+    )
+    .orderBy("due.created_at")
+    .orderBy("due.event_id")
     .limit(options.limit);
-  if (options.skipEndpoints.length > 0) {
-    due = due.where("d.endpoint_id", "not in", [...options.skipEndpoints]);
-  }
-  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) {
-    due = due.forUpdate(["d"]).skipLocked();
-  }
+  // A query with a window function cannot lock rows: the rows are locked one level up.
+  const chosen =
+    db.getExecutor().adapter instanceof SqliteAdapter
+      ? candidates
+      : db
+          .selectFrom("webhook_deliveries")
+          .select(["event_id", "endpoint_id"])
+          .where((eb) =>
+            eb(
+              eb.refTuple("event_id", "endpoint_id"),
+              "in",
+              candidates.$asTuple("event_id", "endpoint_id"),
+            ),
+          )
+          .forUpdate()
+          .skipLocked();
   const claimedUntil = now + options.leaseMs;
   const rows = await db
     .updateTable("webhook_deliveries")
     .set({ claimed_until: claimedUntil })
     .where((eb) =>
-      eb(eb.refTuple("event_id", "endpoint_id"), "in", due.$asTuple("event_id", "endpoint_id")),
+      eb(eb.refTuple("event_id", "endpoint_id"), "in", chosen.$asTuple("event_id", "endpoint_id")),
     )
     .where("status", "=", "pending")
     .where((eb) => eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<", now)]))

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
+import type { ClaimedDelivery } from "../db/webhook-claim.js";
 import {
+  attemptDelivery,
+  claimDueWebhooks,
   type DeliveryDeps,
   defaultDisableAfterMs,
-  deliverDueWebhooks,
 } from "../domain/webhooks/deliveries.js";
 import type { MasterKey } from "../domain/signing/key-material.js";
 import type { DatabaseFaults } from "./database-faults.js";
@@ -28,19 +30,22 @@ export interface WebhookOptions {
 export interface WebhookWorker {
   allowPrivate: boolean;
   now: () => number;
-  /** One run now: claims due deliveries and attempts them; answers how many. */
+  /** One claim now, and its attempts, waited for: answers how many. */
   deliverDue(): Promise<number>;
-  /** Asks for a run soon (after a commit that queued a delivery). */
+  /** Asks for a claim soon (after a commit that queued a delivery). */
   wake(): void;
 }
 
-/** Deliveries attempted per run, at most: one per endpoint in flight side by side. */
-const batchSize = 32;
+/** Attempts in flight in this process, at most, over all endpoints. */
+const inFlightLimit = 32;
 
 /**
- * The delivery worker: a run every pollMs, or sooner when woken, one run at a time; a full batch
- * asks for another at once. Close waits for a run in progress (its attempts end within the
- * timeout), so the database is never closed under it; what it did not finish stays pending.
+ * The delivery worker: claims due deliveries every pollMs, sooner when woken or when an attempt
+ * ends, one claim at a time, and starts their attempts without waiting for them: each endpoint
+ * has a few attempts in flight at most (deliveries.ts, attemptsPerEndpoint), so a receiver that
+ * never answers holds only its own deliveries, and the next claim serves the other endpoints.
+ * Close waits for the claim and the attempts in flight (each ends within the timeout), so the
+ * database is never closed under them; what they did not finish stays pending.
  */
 export function webhookWorker(
   app: FastifyInstance,
@@ -57,25 +62,41 @@ export function webhookWorker(
     random: options.random ?? Math.random,
     disableAfterFailures: options.disableAfterFailures ?? 50,
     disableAfterMs: defaultDisableAfterMs,
+    log: app.log,
   };
-  const deliverDue = () => deliverDueWebhooks(db, deps, { limit: batchSize });
-  let running: Promise<void> = Promise.resolve();
+  const report = (err: unknown) => {
+    if (!faults.reportIfUnavailable(err, "delivering webhooks")) {
+      app.log.error({ err }, "delivering webhooks failed; will retry");
+    }
+  };
+  const inFlight = new Set<Promise<void>>();
+  let claiming: Promise<void> = Promise.resolve();
   let queued = false;
   let closed = false;
+  /** Starts an attempt, not waited for; its end frees a place for the next claim. */
+  const start = (delivery: ClaimedDelivery): Promise<void> => {
+    const attempt = attemptDelivery(db, deps, delivery)
+      .catch(report)
+      .finally(() => {
+        inFlight.delete(attempt);
+        wake();
+      });
+    inFlight.add(attempt);
+    return attempt;
+  };
+  const claim = async () =>
+    (await claimDueWebhooks(db, deps, inFlightLimit - inFlight.size)).map(start);
   const run = () => {
     if (queued || closed) return;
     queued = true;
-    running = running.then(async () => {
+    claiming = claiming.then(async () => {
       queued = false;
-      try {
-        if ((await deliverDue()) === batchSize) run();
-      } catch (err) {
-        if (!faults.reportIfUnavailable(err, "delivering webhooks")) {
-          app.log.error({ err }, "delivering webhooks failed; will retry");
-        }
-      }
+      if (closed || inFlight.size >= inFlightLimit) return;
+      await claim().catch(report);
     });
   };
+  // Without a timer, tests claim by hand (deliverDue).
+  const wake = options.pollMs === undefined ? () => undefined : run;
   if (options.pollMs !== undefined) {
     const timer = setInterval(run, options.pollMs);
     timer.unref();
@@ -86,12 +107,17 @@ export function webhookWorker(
   }
   app.addHook("onClose", async () => {
     closed = true;
-    await running;
+    await claiming;
+    await Promise.all(inFlight);
   });
   return {
     allowPrivate: deps.allowPrivate,
     now: deps.now,
-    deliverDue,
-    wake: options.pollMs === undefined ? () => undefined : run,
+    deliverDue: async () => {
+      const attempts = await claim();
+      await Promise.all(attempts);
+      return attempts.length;
+    },
+    wake,
   };
 }

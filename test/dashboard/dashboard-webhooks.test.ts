@@ -3,7 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
+import { noAnswer } from "../../src/domain/webhooks/send.js";
 import {
+  closedPortUrl,
   manualClock,
   type ReceivedWebhook,
   startReceiver,
@@ -380,5 +382,18 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
       .where("event_type", "=", "license.created")
       .execute();
     expect(delivered.map((row) => row.status)).toEqual(["delivered", "delivered", "delivered"]);
+  });
+
+  it("a delivery without an answer shows only that, not why", async () => {
+    const created = await admin("POST", "/api/admin/webhook-endpoints", {
+      url: await closedPortUrl(),
+      events: ["license.created"],
+    });
+    const { id } = created.json<{ id: string }>();
+    await admin("POST", `/api/admin/webhook-endpoints/${id}/test`);
+    expect(await f.app.webhooks.deliverDue()).toBe(1);
+    const shown = await page(`/admin/webhooks/${id}`);
+    expect(shown.body).toContain(`<td>${noAnswer}</td>`);
+    expect(shown.body).not.toContain("ECONNREFUSED");
   });
 });

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
@@ -44,6 +44,48 @@ export async function startReceiver(): Promise<WebhookReceiver> {
       server.close(() => resolve());
     });
   return receiver;
+}
+
+/** A receiver that accepts TCP connections and never answers on them. */
+export interface Tarpit {
+  url: string;
+  /** Connections accepted so far. */
+  accepted: number;
+  /** Connections open at most at any one time. */
+  mostOpen: number;
+  /** Closes every connection and the server. */
+  close(): Promise<void>;
+}
+
+export async function startTarpit(): Promise<Tarpit> {
+  const sockets = new Set<Socket>();
+  const tarpit: Tarpit = { url: "", accepted: 0, mostOpen: 0, close: async () => undefined };
+  const server = createTcpServer((socket) => {
+    tarpit.accepted++;
+    sockets.add(socket);
+    tarpit.mostOpen = Math.max(tarpit.mostOpen, sockets.size);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => undefined);
+    // Reads what it is sent, answers nothing.
+    socket.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  tarpit.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  tarpit.close = () =>
+    new Promise((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    });
+  return tarpit;
+}
+
+/** A loopback port nothing listens on (connections to it are refused). */
+export async function closedPortUrl(): Promise<string> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/hooks`;
 }
 
 /**

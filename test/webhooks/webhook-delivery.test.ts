@@ -3,11 +3,18 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { buildApp } from "../../src/app.js";
 import { randomBytes } from "node:crypto";
 import { rotateMasterKeyAudited } from "../../src/domain/audit/audited-actions.js";
-import { retryDelaysMs } from "../../src/domain/webhooks/deliveries.js";
+import { attemptsPerEndpoint, retryDelaysMs } from "../../src/domain/webhooks/deliveries.js";
+import { noAnswer } from "../../src/domain/webhooks/send.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
-import { manualClock, startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
+import {
+  closedPortUrl,
+  manualClock,
+  startReceiver,
+  startTarpit,
+  type WebhookReceiver,
+} from "../helpers/webhook-receiver.js";
 
 describe.each(dialects)("webhook delivery (%s)", (dialect) => {
   let f: Fixture;
@@ -157,11 +164,146 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
     await admin("POST", "/api/admin/licenses", { productSlug: f.product.slug, maxMachines: 1 });
     await f.app.webhooks.deliverDue();
     const [first] = await deliveries();
-    expect(first).toMatchObject({ status: "pending", attempts: 1, last_error: "timed out" });
+    expect(first).toMatchObject({ status: "pending", attempts: 1, last_error: noAnswer });
     expect(first?.response_status).toBeNull();
+    expect(first?.duration_ms).toBeNull();
     clock.advance(5_100);
     await f.app.webhooks.deliverDue();
     expect((await deliveries())[0]).toMatchObject({ status: "delivered", attempts: 2 });
+  });
+
+  /** Another process on the same database, its log kept: lines of JSON. */
+  async function otherProcess(webhooks: Record<string, unknown>) {
+    const log: Array<Record<string, unknown>> = [];
+    const app = await buildApp({
+      database: f.database,
+      masterKey,
+      logger: {
+        level: "warn",
+        stream: { write: (line: string) => log.push(JSON.parse(line) as Record<string, unknown>) },
+      },
+      webhooks: { allowPrivate: true, ...webhooks },
+    });
+    return { app, log };
+  }
+
+  it("a receiver that never answers delays no other endpoint: 40 of 40 within 10 s, two processes", async () => {
+    const tarpit = await startTarpit();
+    await endpoint(["license.created"], { url: tarpit.url });
+    await endpoint(["license.created"]);
+    for (let i = 0; i < 40; i++) {
+      await admin("POST", "/api/admin/licenses", { productSlug: f.product.slug, maxMachines: 1 });
+    }
+    // As the server runs them: a claim every second, the default 10 s deadline per attempt.
+    const workers = [await otherProcess({ pollMs: 1000 }), await otherProcess({ pollMs: 1000 })];
+    const started = Date.now();
+    try {
+      await Promise.all(workers.map(({ app }) => app.ready()));
+      while (receiver.received.length < 40 && Date.now() - started < 10_000) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(receiver.received).toHaveLength(40);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      const ids = new Set(receiver.received.map((hit) => hit.headers["webhook-id"]));
+      expect(ids.size).toBe(40);
+      // The tarpit holds its own few attempts, over both processes together.
+      expect(tarpit.accepted).toBe(attemptsPerEndpoint);
+      expect(tarpit.mostOpen).toBe(attemptsPerEndpoint);
+    } finally {
+      // Close waits for the attempts in flight: they end at their deadline, and are recorded.
+      await Promise.all(workers.map(({ app }) => app.close()));
+      await tarpit.close();
+    }
+    expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+    const rows = await deliveries();
+    const tried = rows.filter((row) => row.attempts > 0 && row.status === "pending");
+    expect(tried).toHaveLength(attemptsPerEndpoint);
+    for (const row of tried) {
+      expect(row).toMatchObject({
+        claimed_until: null,
+        last_error: noAnswer,
+        response_status: null,
+      });
+    }
+  });
+
+  it("a refused private address, a closed port and a timeout look the same; the log says which", async () => {
+    const tarpit = await startTarpit();
+    const strict = await otherProcess({ allowPrivate: false, timeoutMs: 1_500, random: () => 0.5 });
+    const lenient = await otherProcess({ timeoutMs: 1_500, random: () => 0.5 });
+    try {
+      const port = new URL(receiver.url).port;
+      const refused = await endpoint(["release.yanked"], {
+        url: `https://localhost:${port}/hooks`,
+      });
+      expect(
+        (await admin("POST", `/api/admin/webhook-endpoints/${refused.id}/test`)).statusCode,
+      ).toBe(202);
+      expect(await strict.app.webhooks.deliverDue()).toBe(1);
+      const closed = await endpoint(["release.yanked"], { url: await closedPortUrl() });
+      const hanging = await endpoint(["release.yanked"], { url: tarpit.url });
+      for (const { id } of [closed, hanging]) {
+        await admin("POST", `/api/admin/webhook-endpoints/${id}/test`);
+      }
+      expect(await lenient.app.webhooks.deliverDue()).toBe(2);
+
+      const shown = [];
+      for (const { id } of [refused, closed, hanging]) {
+        const listed = await admin("GET", `/api/admin/webhook-endpoints/${id}/deliveries`);
+        const [delivery] = listed.json<{ items: Array<Record<string, unknown>> }>().items;
+        const { status, attempts, responseStatus, durationMs, lastError } = delivery ?? {};
+        shown.push({ status, attempts, responseStatus, durationMs, lastError });
+        // Each ended at its deadline: the next attempt is as far from the last.
+        const wait =
+          Date.parse(String(delivery?.nextAttemptAt)) - Date.parse(String(delivery?.lastAttemptAt));
+        expect(wait).toBeGreaterThanOrEqual(5_000 + 1_400);
+      }
+      expect(shown).toEqual(
+        Array(3).fill({
+          status: "pending",
+          attempts: 1,
+          responseStatus: null,
+          durationMs: null,
+          lastError: noAnswer,
+        }),
+      );
+      const why = (log: Array<Record<string, unknown>>) =>
+        log
+          .filter((line) => line.msg === "webhook delivery failed without an answer")
+          .map((line) => line.why);
+      expect(why(strict.log)).toEqual([
+        expect.stringMatching(
+          /^refused: localhost resolves to private address (127\.0\.0\.1|::1)$/,
+        ),
+      ]);
+      expect(why(lenient.log).sort()).toEqual([expect.stringMatching(/ECONNREFUSED/), "timed out"]);
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await tarpit.close();
+      await strict.app.close();
+      await lenient.app.close();
+    }
+  });
+
+  it("a delivery in flight is not sent again at once, even when redelivered", async () => {
+    const tarpit = await startTarpit();
+    try {
+      const { id } = await endpoint(["license.created"], { url: tarpit.url });
+      await admin("POST", "/api/admin/licenses", { productSlug: f.product.slug, maxMachines: 1 });
+      const first = f.app.webhooks.deliverDue();
+      while (tarpit.accepted === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      const [row] = await deliveries();
+      const again = await admin(
+        "POST",
+        `/api/admin/webhook-endpoints/${id}/deliveries/${row?.event_id ?? ""}/redeliver`,
+      );
+      expect(again.statusCode).toBe(202);
+      expect(await f.app.webhooks.deliverDue()).toBe(0);
+      expect(await first).toBe(1);
+      expect(tarpit.accepted).toBe(1);
+    } finally {
+      await tarpit.close();
+    }
   });
 
   it("follows the retry schedule, then fails; a day of failures disables the endpoint, audited", async () => {

@@ -3,6 +3,7 @@ import { buildApp } from "../../src/app.js";
 import { openDatabase } from "../../src/db/database.js";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { prune } from "../../src/domain/maintenance/prune.js";
+import { noAnswer } from "../../src/domain/webhooks/send.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
@@ -338,13 +339,14 @@ describe.each(dialects)("webhook endpoints and events (%s)", (dialect) => {
     expect(again.json()).toMatchObject({ status: "pending", attempts: 0 });
     const test = await admin("POST", `/api/admin/webhook-endpoints/${id}/test`);
     expect(test.statusCode).toBe(202);
+    // Both at once: an endpoint has a few attempts in flight.
     expect(await f.app.webhooks.deliverDue()).toBe(2);
-    expect(receiver.received.map((hit) => hit.headers["webhook-id"])).toEqual([
-      eventId,
-      eventId,
-      test.json<{ eventId: string }>().eventId,
-    ]);
-    expect(JSON.parse(receiver.received[2]?.body ?? "{}")).toMatchObject({ type: "webhook.test" });
+    const testId = test.json<{ eventId: string }>().eventId;
+    expect(receiver.received.map((hit) => hit.headers["webhook-id"]).sort()).toEqual(
+      [eventId, eventId, testId].sort(),
+    );
+    const testHit = receiver.received.find((hit) => hit.headers["webhook-id"] === testId);
+    expect(JSON.parse(testHit?.body ?? "{}")).toMatchObject({ type: "webhook.test" });
     const missing = await admin("GET", `/api/admin/webhook-endpoints/${id}/deliveries/msg_nope`);
     expect(missing.json()).toMatchObject({ code: "WEBHOOK_DELIVERY_NOT_FOUND" });
   });
@@ -382,7 +384,8 @@ describe.each(dialects)("webhook endpoints and events (%s)", (dialect) => {
       await admin("POST", "/api/admin/licenses", { productSlug: f.product.slug, maxMachines: 1 });
       expect(await strict.webhooks.deliverDue()).toBe(1);
       const [row] = await f.db.selectFrom("webhook_deliveries").selectAll().execute();
-      expect(row?.last_error).toMatch(/^refused: localhost resolves to private address/);
+      // The key holder sees no more than that there was no answer (the log says why).
+      expect(row?.last_error).toBe(noAnswer);
       expect(receiver.received).toEqual([]);
 
       // An endpoint stored while private addresses were allowed is refused all the same.

@@ -39,6 +39,11 @@ export function retryDelay(attempts: number, random: () => number): number | nul
   return Math.round(base * (0.9 + 0.2 * random()));
 }
 
+/** Where the worker writes what a key holder does not see: why an attempt had no answer. */
+export interface DeliveryLog {
+  warn(details: Record<string, unknown>, message: string): void;
+}
+
 /** How the delivery worker runs (app.ts: WebhookOptions). */
 export interface DeliveryDeps extends SendPolicy {
   masterKey: MasterKey;
@@ -47,50 +52,44 @@ export interface DeliveryDeps extends SendPolicy {
   /** Disable an endpoint after this many failed attempts in a row, spanning disableAfterMs. */
   disableAfterFailures: number;
   disableAfterMs: number;
+  log: DeliveryLog;
 }
 
 /** The endpoint is disabled only when it has failed this long too (the retries' own horizon). */
 export const defaultDisableAfterMs = 24 * 3_600_000;
 
+/**
+ * Attempts in flight to one endpoint at most, all processes together: a receiver that is slow
+ * or never answers holds up to this many of its own deliveries, and no other endpoint's.
+ */
+export const attemptsPerEndpoint = 4;
+
 /** An attempt holds its delivery this long: beyond the timeout, a process has died. */
 const leaseMarginMs = 60_000;
 
 /**
- * One run of the worker: claims up to `limit` due deliveries and attempts them, one endpoint's
- * in order, endpoints side by side; answers how many were attempted. No transaction is open while
- * a request is in flight.
+ * Takes up to `limit` due deliveries for this process, oldest first, each endpoint's up to its
+ * share of attempts in flight; each is then attempted with `attemptDelivery`.
  */
-export async function deliverDueWebhooks(
+export function claimDueWebhooks(
   db: Kysely<DB>,
   deps: DeliveryDeps,
-  options: { limit: number; skipEndpoints?: readonly string[] },
-): Promise<number> {
-  const claimed = await claimDueDeliveries(db, {
+  limit: number,
+): Promise<ClaimedDelivery[]> {
+  return claimDueDeliveries(db, {
     now: deps.now(),
     leaseMs: deps.timeoutMs + leaseMarginMs,
-    limit: options.limit,
-    skipEndpoints: options.skipEndpoints ?? [],
+    limit,
+    perEndpoint: attemptsPerEndpoint,
   });
-  const byEndpoint = new Map<string, ClaimedDelivery[]>();
-  for (const delivery of claimed) {
-    byEndpoint.set(delivery.endpoint_id, [
-      ...(byEndpoint.get(delivery.endpoint_id) ?? []),
-      delivery,
-    ]);
-  }
-  // Every endpoint's attempts end before the run does (close waits for the run), even when one
-  // fails; then the first failure is reported.
-  const settled = await Promise.allSettled(
-    [...byEndpoint.values()].map(async (deliveries) => {
-      for (const delivery of deliveries) await attemptDelivery(db, deps, delivery);
-    }),
-  );
-  const failure = settled.find((result) => result.status === "rejected");
-  if (failure) throw failure.reason;
-  return claimed.length;
 }
 
-async function attemptDelivery(
+/**
+ * One attempt of a claimed delivery: the signed POST, then its outcome, the next attempt's time
+ * or the final status, and the endpoint's failure count (which may disable it). No transaction
+ * is open while the request is in flight.
+ */
+export async function attemptDelivery(
   db: Kysely<DB>,
   deps: DeliveryDeps,
   delivery: ClaimedDelivery,
@@ -118,6 +117,17 @@ async function attemptDelivery(
   const outcome = await sendWebhook(endpoint.url, headers, delivery.payload, deps);
   const finished = deps.now();
   const attempts = delivery.attempts + 1;
+  if (outcome.detail !== null) {
+    deps.log.warn(
+      {
+        endpointId: endpoint.id,
+        eventId: delivery.event_id,
+        attempt: attempts,
+        why: outcome.detail,
+      },
+      "webhook delivery failed without an answer",
+    );
+  }
   const delay = outcome.ok ? null : retryDelay(attempts, deps.random);
   const status: WebhookDeliveryStatus = outcome.ok
     ? "delivered"
@@ -294,7 +304,8 @@ export async function getWebhookDelivery(
  * Sends a delivery again, same webhook-id and payload, with a fresh retry schedule. An event from
  * before the endpoint's URL last changed was meant for the receiver it had then: sending it to
  * the new one needs licenses:read (else whoever re-points an endpoint could have past events'
- * license keys and customers sent to a receiver of their choosing).
+ * license keys and customers sent to a receiver of their choosing). An attempt in flight keeps
+ * its claim (the delivery is never sent twice at once), and its outcome decides.
  */
 export async function redeliverWebhook(
   db: Kysely<DB>,
@@ -316,7 +327,7 @@ export async function redeliverWebhook(
   }
   await db
     .updateTable("webhook_deliveries")
-    .set({ status: "pending", attempts: 0, next_attempt_at: now, claimed_until: null })
+    .set({ status: "pending", attempts: 0, next_attempt_at: now })
     .where("endpoint_id", "=", endpointId)
     .where("event_id", "=", eventId)
     .execute();
