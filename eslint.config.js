@@ -8,6 +8,7 @@ export default tseslint.config(
     ignores: [
       "dist/",
       "packages/*/dist/",
+      "packages/publish/action/",
       "dist-bench/",
       "node_modules/",
       "test-results/",

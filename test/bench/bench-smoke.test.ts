@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { testEnvironment } from "../helpers/environment.js";
 
 // The benchmark reports, it never fails the build on speed: these only prove that it runs every
 // scenario end to end against the real server with every request answered 2xx, and cleans up.
@@ -28,7 +29,7 @@ async function runBench(databaseUrl: string): Promise<{ stdout: string; report: 
   const results = mkdtempSync(join(tmpdir(), "shipkey-bench-smoke-"));
   try {
     const { stdout } = await run(process.execPath, ["dist-bench/bench/run.js", ...tiny], {
-      env: { ...process.env, BENCH_RESULTS_DIR: results, BENCH_DATABASE_URL: databaseUrl },
+      env: testEnvironment({ BENCH_RESULTS_DIR: results, BENCH_DATABASE_URL: databaseUrl }),
     });
     const [file] = readdirSync(results);
     const report = JSON.parse(readFileSync(join(results, file ?? ""), "utf8")) as Report;
@@ -120,7 +121,7 @@ describe.concurrent("npm run bench (smoke: tiny data set, one round of 1 s turns
       try {
         const args = ["dist-bench/bench/run.js", ...tiny, "--duration", "30"];
         const bench = spawn(process.execPath, [...args, "--scenarios", "validate"], {
-          env: { ...process.env, TMPDIR: temp, BENCH_RESULTS_DIR: temp, BENCH_DATABASE_URL: "" },
+          env: testEnvironment({ TMPDIR: temp, BENCH_RESULTS_DIR: temp, BENCH_DATABASE_URL: "" }),
         });
         let stderr = "";
         const exited = new Promise<number | null>((done) => bench.once("exit", done));

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { testEnvironment } from "../helpers/environment.js";
 
 // The other CLI tests call runCli in-process; these run the compiled binaries as a shell does,
 // for what only a process shows: the launcher, exit statuses, real stdin, stdout and stderr.
@@ -21,7 +22,7 @@ async function exec(
   input = "",
 ): Promise<Exit> {
   const running = promisify(execFile)(process.execPath, [file, ...args], {
-    env: { ...process.env, ...env },
+    env: testEnvironment(env),
   });
   running.child.stdin?.end(input);
   try {

@@ -1,20 +1,29 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { basename, delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
 import { arches, platforms } from "../../packages/publish/src/index.js";
 import { type ServerProcess, startServer } from "../helpers/server-process.js";
+import { runAction } from "../helpers/action.js";
 import { runCli } from "../helpers/cli.js";
 import { packAndInstall } from "../helpers/packages.js";
 import {
   arches as serverArches,
   platforms as serverPlatforms,
 } from "../../src/contracts/vocabulary.js";
+import { testEnvironment } from "../helpers/environment.js";
 
 const run = promisify(execFile);
 
@@ -91,7 +100,7 @@ describe("@shipkey/publish installed from its tarball", () => {
     try {
       const { stdout, stderr } = await run(file, args, {
         cwd,
-        env: { ...process.env, PATH: path, ...env },
+        env: testEnvironment({ PATH: path, ...env }),
       });
       return { code: 0, stdout, stderr };
     } catch (err) {
@@ -217,10 +226,28 @@ describe("@shipkey/publish installed from its tarball", () => {
     });
   });
 
-  it("the repository's action (action.yml) publishes with the package given as a tarball", async () => {
-    const action = parse(readFileSync("action.yml", "utf8")) as ActionManifest;
-    const [step] = action.runs.steps;
-    if (!step) throw new Error("action.yml has no step");
+  it("npx runs the tarball with no registry reachable and an empty npm cache", async () => {
+    const job = join(dir, "job-npx");
+    mkdirSync(job);
+    copyFileSync(tarball, join(job, basename(tarball)));
+    const npx = process.platform === "win32" ? "npx.cmd" : "npx";
+    const ran = await runIn(
+      job,
+      npx,
+      ["--yes", "--package", `./${basename(tarball)}`, "shipkey-publish", "--help"],
+      {
+        npm_config_registry: "http://127.0.0.1:9/",
+        npm_config_cache: join(job, "npm-cache"),
+      },
+    );
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/^Usage: shipkey-publish /);
+  });
+
+  it("the repository's action (action.yml) runs the tarball given as publisher, with no registry", async () => {
+    // A job's workspace that holds the tarball and the artifacts, and no node_modules.
+    const job = join(dir, "job");
+    mkdirSync(job);
     const inputs: Record<string, string> = {
       server: server.baseUrl,
       "api-key": apiKey,
@@ -229,24 +256,15 @@ describe("@shipkey/publish installed from its tarball", () => {
       "base-url": "https://cdn.example.com/app/1.4.1/",
       files: `${ci}/dist/*.exe\n  ${ci}/dist/*.exe.sig\n\n${ci}/dist/*.AppImage\n`,
       "notes-file": join(ci, "CHANGES.md"),
-      package: tarball,
+      publisher: `./${basename(tarball)}`,
     };
-    // Each ${{ inputs.name }} of the step's environment, as the runner substitutes it.
-    const env: Record<string, string> = {};
-    for (const [name, value] of Object.entries(step.env)) {
-      const input = /^\$\{\{ inputs\.([a-z-]+) \}\}$/.exec(value)?.[1];
-      if (input === undefined) throw new Error(`${name} is not an input`);
-      env[name] = inputs[input] ?? action.inputs[input]?.default ?? "";
-    }
-    const output = join(dir, "github-output");
-    writeFileSync(output, "");
-    // A job's directory with no package.json: npx installs the tarball, not the copy in ci/.
-    const job = join(dir, "job");
-    mkdirSync(job);
-    const ran = await runIn(job, "bash", ["-c", step.run], { ...env, GITHUB_OUTPUT: output });
-    expect({ code: ran.code, stderr: ran.stderr }).toMatchObject({ code: 0 });
-    const answer = /^answer<<(\S+)\n([\s\S]*)\n\1\n$/.exec(readFileSync(output, "utf8"));
-    expect(JSON.parse(answer?.[2] ?? "null")).toMatchObject({ product: "App", version: "1.4.1" });
+    copyFileSync(tarball, join(job, basename(tarball)));
+    const ran = await runAction(inputs, job);
+    expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(ran.outputs.answer ?? "null")).toMatchObject({
+      product: "App",
+      version: "1.4.1",
+    });
 
     const response = await fetch(
       `${server.baseUrl}/api/updates/app/latest?platform=WINDOWS&arch=X64`,
@@ -257,9 +275,27 @@ describe("@shipkey/publish installed from its tarball", () => {
       signature,
     });
   });
-});
 
-interface ActionManifest {
-  inputs: Record<string, { default?: string }>;
-  runs: { steps: Array<{ env: Record<string, string>; run: string }> };
-}
+  it("the action refuses a publisher that is not a packed @shipkey/publish", async () => {
+    const job = join(dir, "job-wrong-tarball");
+    mkdirSync(join(job, "other", "package"), { recursive: true });
+    writeFileSync(join(job, "other", "package", "index.js"), "");
+    await run("tar", ["-czf", "../other.tgz", "package"], { cwd: join(job, "other") });
+    const ran = await runAction(
+      {
+        server: server.baseUrl,
+        "api-key": apiKey,
+        product: "app",
+        version: "1.4.2",
+        "base-url": "https://cdn.example.com/app/1.4.2/",
+        files: `${ci}/dist/*.exe`,
+        publisher: "other.tgz",
+      },
+      job,
+    );
+    expect(ran.code).toBe(1);
+    expect(ran.stdout).toContain(
+      "::error::shipkey publish: other.tgz is not a packed @shipkey/publish",
+    );
+  });
+});

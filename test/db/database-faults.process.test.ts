@@ -15,6 +15,7 @@ import type { DB } from "../../src/db/schema.js";
 import { createLicense } from "../../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../../src/domain/products/products.js";
 import { createPgCluster, findPostgresBin, type PgCluster } from "../helpers/pg-cluster.js";
+import { testEnvironment } from "../helpers/environment.js";
 
 /**
  * The database failing under the service: PostgreSQL stopped, restarted under load, out of
@@ -169,15 +170,14 @@ const children: ChildProcess[] = [];
  */
 function spawnService(env: Record<string, string>): Service {
   const child = spawn(process.execPath, ["dist/server.js"], {
-    env: {
-      ...process.env,
+    env: testEnvironment({
       PORT: "0",
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       RATE_LIMITS: "off",
       SHIPKEY_MASTER_KEY: "fedcba9876543210".repeat(4),
       ...env,
-    },
+    }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);

@@ -10,11 +10,12 @@ import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 import { runCli } from "../helpers/cli.js";
 import { apiKeyScopes } from "../../src/contracts/vocabulary.js";
+import { testEnvironment } from "../helpers/environment.js";
 
 const run = promisify(execFile);
 const tauri = (...args: string[]) =>
   run(process.execPath, ["node_modules/@tauri-apps/cli/tauri.js", "signer", ...args], {
-    env: { ...process.env, CI: "true", TAURI_SIGNING_PRIVATE_KEY_PASSWORD: "" },
+    env: testEnvironment({ CI: "true", TAURI_SIGNING_PRIVATE_KEY_PASSWORD: "" }),
   });
 
 interface SignerKey {

@@ -17,6 +17,7 @@ import { describeAdminAuth } from "../helpers/admin-auth-cases.js";
 import { createTestDatabase, dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 import { type Arch, type Channel, type Platform } from "../../src/contracts/vocabulary.js";
+import { testEnvironment } from "../helpers/environment.js";
 
 /** base64 of a real SHA-512 digest, as electron-builder writes it. */
 const sha512Of = (text: string) => createHash("sha512").update(text).digest("base64");
@@ -863,7 +864,7 @@ describe.each(dialects)("shipkey releases yank|unyank (%s)", (dialect) => {
         const { stdout } = await promisify(execFile)(
           process.execPath,
           ["bin/shipkey.js", "releases", ...args, "--product", "cli-feed", "--version", "2.0.0"],
-          { env: { ...process.env, DATABASE_URL: testDatabase.url } },
+          { env: testEnvironment({ DATABASE_URL: testDatabase.url }) },
         );
         return stdout;
       };

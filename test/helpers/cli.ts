@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import type { CommandContext } from "../../src/cli/commands/shared.js";
 import { runCli as run } from "../../src/cli/run.js";
+import { testEnvironment } from "./environment.js";
 
 export interface CliResult {
   code: number;
@@ -10,8 +11,9 @@ export interface CliResult {
 
 /**
  * Runs a `shipkey` command line in this process (the CLI's own runCli, as bin/shipkey.js runs
- * it) on the database at `databaseUrl`, with `input` on its standard input and `env` over this
- * process's environment; resolves with its exit status and output, whatever the status.
+ * it) on the database at `databaseUrl`, with `input` on its standard input and `env` over
+ * testEnvironment() (none of the shell's configuration); resolves with its exit status and
+ * output, whatever the status.
  * test/cli/cli-binary.process.test.ts runs the binary itself.
  */
 export async function runCli(
@@ -22,7 +24,7 @@ export async function runCli(
   let stdout = "";
   let stderr = "";
   const code = await run(args, {
-    env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
+    env: testEnvironment({ DATABASE_URL: databaseUrl, ...env }),
     stdin: Readable.from([input]),
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text) },
@@ -30,13 +32,16 @@ export async function runCli(
   return { code, stdout, stderr };
 }
 
-/** A context for calling a command's run() directly: this environment, no input, warnings kept. */
+/**
+ * A context for calling a command's run() directly: `env` over testEnvironment(), no input,
+ * warnings kept.
+ */
 export function commandContext(env: Record<string, string> = {}): CommandContext & {
   warnings: string[];
 } {
   const warnings: string[] = [];
   return {
-    env: { ...process.env, ...env },
+    env: testEnvironment(env),
     stdin: Readable.from([]),
     warn: (line) => warnings.push(line),
     warnings,

@@ -1,7 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { testEnvironment } from "./environment.js";
 
-/** The compiled service (built by the global setup), run exactly as `npm start` runs it. */
+/**
+ * The compiled service (built by the global setup), run exactly as `npm start` runs it, with the
+ * test's variables over testEnvironment(): none of the shell's configuration reaches it.
+ */
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
@@ -20,7 +24,12 @@ const withMasterKey = (env: Record<string, string>) =>
 
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, ["dist/server.js"], {
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...withMasterKey(env) },
+    env: testEnvironment({
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      ...withMasterKey(env),
+    }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -61,7 +70,7 @@ export function runCliToExit(args: string[], env: Record<string, string>): Promi
 
 async function runToExit(args: string[], env: Record<string, string>): Promise<ExitResult> {
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...withMasterKey(env) },
+    env: testEnvironment({ PORT: "0", HOST: "127.0.0.1", ...withMasterKey(env) }),
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

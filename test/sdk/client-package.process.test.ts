@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServer } from "../helpers/server-process.js";
 import { runCli } from "../helpers/cli.js";
+import { testEnvironment } from "../helpers/environment.js";
 import { packAndInstall } from "../helpers/packages.js";
 
 const run = promisify(execFile);
@@ -95,7 +96,7 @@ describe("@shipkey/client installed from its tarball", () => {
           await run(
             process.execPath,
             ["use.mjs", step, server.baseUrl, licenseKey, jwks, storage],
-            { cwd: app },
+            { cwd: app, env: testEnvironment() },
           )
         ).stdout,
       ) as { validate: { valid: boolean; offline: boolean } };

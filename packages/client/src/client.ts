@@ -12,6 +12,7 @@ import { ShipkeyError } from "./errors.js";
 import { type Answer, defaultRetry, type FetchFunction, type RetryOptions, send } from "./http.js";
 import { hashMachineId, machineId as osMachineId, osMachineIdRequired } from "./machine-id.js";
 import { type KeySource, PinnedKeys, type PublicKeys, RemoteKeys } from "./keys.js";
+import { detectTamperedRuntime } from "./runtime.js";
 import { checkSignature } from "./signature.js";
 import type { ShipkeyStorage } from "./storage.js";
 
@@ -50,6 +51,14 @@ export interface ShipkeyClientOptions {
    * throws a TypeError for a value that is not semver or is longer than 128 characters.
    */
   appVersion?: string;
+  /**
+   * activate, validate and checkout throw TAMPERED_RUNTIME when the process shows signs that
+   * other code may run in it and replace these checks (detectTamperedRuntime: NODE_OPTIONS or
+   * Node's options with --require, --import, --loader or --inspect, ELECTRON_RUN_AS_NODE, an open
+   * inspector). Off by default. A speed bump, not a guarantee: code that runs first can hide the
+   * signs; Electron's fuses close these routes (docs/client.md, "Injected code").
+   */
+  refuseTamperedRuntime?: boolean;
 }
 
 export type { Activation };
@@ -154,6 +163,7 @@ export class ShipkeyClient {
   readonly #keys: KeySource;
   readonly #machineIdOption: ShipkeyClientOptions["machineId"];
   readonly #reactivate: boolean;
+  readonly #refuseTamperedRuntime: boolean;
   /** The appVersion field of license requests, or nothing when the app gave none. */
   readonly #appVersion: { appVersion?: string };
   #machineId: Promise<string> | undefined;
@@ -175,6 +185,7 @@ export class ShipkeyClient {
     this.#retry = { ...defaultRetry, ...options.retry };
     this.#machineIdOption = options.machineId;
     this.#reactivate = options.reactivate === true;
+    this.#refuseTamperedRuntime = options.refuseTamperedRuntime === true;
     this.#appVersion =
       options.appVersion === undefined ? {} : { appVersion: appVersion(options.appVersion) };
     this.#keys = options.publicKeys
@@ -206,6 +217,7 @@ export class ShipkeyClient {
     licenseKey: string,
     options: { machineName?: string; platform?: string } = {},
   ): Promise<ActivateResult> {
+    await this.#checkRuntime();
     const machineId = await this.machineId();
     const { json, answer } = await this.#post<ActivateAnswer>("api/license/activate", {
       licenseKey,
@@ -248,6 +260,7 @@ export class ShipkeyClient {
    * the certificate is renewed once half its period has passed.
    */
   async validate(): Promise<ValidateResult> {
+    await this.#checkRuntime();
     return this.#validate(this.#reactivate);
   }
 
@@ -330,6 +343,7 @@ export class ShipkeyClient {
    * product's offline period.
    */
   async checkout(options: { ttlSeconds?: number } = {}): Promise<CheckoutResult> {
+    await this.#checkRuntime();
     const state = await this.#requireState();
     let online: { json: Unchecked<CheckoutAnswer>; answer: Answer };
     try {
@@ -574,6 +588,17 @@ export class ShipkeyClient {
       await this.#storage.set(key, installationId);
     }
     return hashMachineId(this.productSlug, `installation:${installationId}`);
+  }
+
+  /** With refuseTamperedRuntime: TAMPERED_RUNTIME when the process shows signs of injected code. */
+  async #checkRuntime(): Promise<void> {
+    if (!this.#refuseTamperedRuntime) return;
+    const signs = await detectTamperedRuntime();
+    if (signs.length === 0) return;
+    throw new ShipkeyError(
+      "TAMPERED_RUNTIME",
+      `Other code may run inside this app (${signs.join(", ")}): start it without that to use the license`,
+    );
   }
 
   /** This machine's state; NOT_ACTIVATED without one, STATE_FROM_ANOTHER_MACHINE for a copy. */

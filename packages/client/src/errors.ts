@@ -54,7 +54,13 @@ export type SdkErrorCode =
   /** The stored license was written on another machine (copied storage); activate here. */
   | "STATE_FROM_ANOTHER_MACHINE"
   /** checkForUpdate: the feed offered a download URL that is not https (http only on loopback). */
-  | "UNSAFE_UPDATE_URL";
+  | "UNSAFE_UPDATE_URL"
+  /**
+   * With refuseTamperedRuntime: activate, validate or checkout saw signs that other code may run
+   * in the process (a preload or a debugger through NODE_OPTIONS or Node's options,
+   * ELECTRON_RUN_AS_NODE, an open inspector); the message names them.
+   */
+  | "TAMPERED_RUNTIME";
 
 /** `string & {}` keeps autocompletion of the known codes while accepting a newer server's. */
 export type ShipkeyErrorCode = ServerErrorCode | SdkErrorCode | (string & {});

@@ -33,5 +33,6 @@ export {
   type TrustedJwk,
 } from "./keys.js";
 export { hashMachineId, machineId, type MachineIdSources, readOsMachineId } from "./machine-id.js";
+export { detectTamperedRuntime, type RuntimeSources } from "./runtime.js";
 export { type SignedParts, signingString } from "./signature.js";
 export { FileStorage, MemoryStorage, type ShipkeyStorage } from "./storage.js";
