@@ -7,6 +7,18 @@
  */
 export const benchProducts = ["bench-alpha", "bench-beta", "bench-gamma"] as const;
 
+/**
+ * The appcast scenarios' products: 20 macOS versions each, with notes of the longest allowed
+ * length (64 KiB), plain words on one, the worst Markdown for the renderer (`![` repeated) on
+ * the other; and the notes themselves.
+ */
+export const appcastProducts = { plain: "bench-notes-plain", worst: "bench-notes-worst" } as const;
+export const appcastVersions = 20;
+export const appcastNotes = {
+  plain: "Fixed a crash when resuming from sleep. ".repeat(1638),
+  worst: "![".repeat(32_768),
+} as const;
+
 export interface DatasetShape {
   licenses: number;
   machines: number;

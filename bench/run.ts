@@ -145,7 +145,18 @@ async function main(): Promise<void> {
         }
       : { validate: 0.25 };
   const pair = results.get("validate-2");
-  const unsubscribed = results.get("activate-deactivate");
+  // Hostile input costs no more than twice normal input: its rate is at least half.
+  const pairedTargets: Partial<Record<ScenarioName, [ScenarioName, number]>> = {
+    "activate-webhook": ["activate-deactivate", 0.8],
+    "public-hostile": ["public-normal", 0.5],
+    "appcast-worst-notes": ["appcast-plain-notes", 0.5],
+  };
+  const pairedVerdict = (scenario: ScenarioName, turns: Turns): [string, boolean | null] => {
+    const [other, share] = pairedTargets[scenario] ?? [];
+    const against = other === undefined ? undefined : results.get(other);
+    if (other === undefined || share === undefined || against === undefined) return ["", null];
+    return [`≥ ${share.toFixed(2)}× ${other}`, rps(turns.service) >= share * rps(against.service)];
+  };
   const rows = [...results].map(([scenario, turns]) => {
     const ratio = rps(turns.service) / rps(turns.baseline);
     const limit = ratioTargets[scenario];
@@ -154,9 +165,7 @@ async function main(): Promise<void> {
         ? [`≥ ${limit.toFixed(2)}× baseline`, ratio >= limit]
         : scenario === "validate-1000" && pair
           ? ["≥ 0.80× validate-2", rps(turns.service) >= 0.8 * rps(pair.service)]
-          : scenario === "activate-webhook" && unsubscribed
-            ? ["≥ 0.80× activate-deactivate", rps(turns.service) >= 0.8 * rps(unsubscribed.service)]
-            : ["", null];
+          : pairedVerdict(scenario, turns);
     return {
       scenario,
       serviceRequestsPerSecond: Math.round(rps(turns.service)),

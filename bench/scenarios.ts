@@ -1,6 +1,7 @@
 import type autocannon from "autocannon";
 import {
   activatedMachine,
+  appcastProducts,
   benchProducts,
   bigLicense,
   type DatasetShape,
@@ -19,6 +20,10 @@ export const scenarioNames = [
   "validate-2",
   "update-check",
   "update-check-rollout",
+  "public-normal",
+  "public-hostile",
+  "appcast-plain-notes",
+  "appcast-worst-notes",
 ] as const;
 /** `baseline`: the validate request, sent to the bare node:http server. */
 export type ScenarioName = (typeof scenarioNames)[number] | "baseline";
@@ -101,6 +106,44 @@ function publishRequest(apiKey: string, context: Context): Partial<Request> {
   };
 }
 
+/**
+ * The public routes a client reaches without a key, in turn: validate, the Tauri, electron-updater
+ * and Sparkle feeds and the latest-release lookup. `hostile` sends each as the
+ * review's attacker did (a 15 KiB User-Agent of slashes, every value a route reads at its longest
+ * allowed length) where a normal client sends a normal one; both get the same 2xx answers.
+ */
+function publicRequest(shape: DatasetShape, hostile: boolean, context: Context): Partial<Request> {
+  const turn = typeof context.turn === "number" ? context.turn : 0;
+  context.turn = turn + 1;
+  const product = benchProducts[0];
+  const agent = hostile ? "/".repeat(15_000) : "Bench App/0.9.0 Sparkle/2.6.0";
+  const machine = hostile ? "m".repeat(255) : "3f9a0c1e";
+  const headers = {
+    "user-agent": agent,
+    "shipkey-machine": machine,
+    "if-none-match": hostile ? `W/"${"x".repeat(1016)}"`.padEnd(1024, ",") : 'W/"old"',
+  };
+  const gets = [
+    `/api/updates/${product}/tauri/windows/x86_64/0.9.0?bundle=${hostile ? "b".repeat(255) : "msi"}`,
+    `/api/updates/${product}/electron/latest.yml`,
+    `/api/updates/${product}/sparkle/windows/x64/appcast.xml`,
+    `/api/updates/${product}/latest?platform=WINDOWS&arch=X64&currentVersion=0.9.0`,
+  ];
+  if (turn % (gets.length + 1) === 0) {
+    const body = activatedMachine(shape);
+    return {
+      method: "POST",
+      path: "/api/license/validate",
+      headers: { ...json, "user-agent": agent },
+      body: JSON.stringify(
+        hostile ? { ...body, machineName: "n".repeat(255), platform: "p".repeat(255) } : body,
+      ),
+    };
+  }
+  const path = gets[(turn % (gets.length + 1)) - 1] ?? gets[0];
+  return { method: "GET", path, headers };
+}
+
 const setup = (build: (context: Context) => Partial<Request>): Request =>
   ({
     setupRequest: (request: Request, context: object) => ({
@@ -145,6 +188,18 @@ export function requestsFor(name: ScenarioName, shape: DatasetShape, apiKey: str
         {
           method: "GET",
           path: `/api/updates/${benchProducts[0]}/tauri/windows/x86_64/0.9.0`,
+        } as Request,
+      ];
+    case "public-normal":
+    case "public-hostile":
+      return [setup((c) => publicRequest(shape, name === "public-hostile", c))];
+    case "appcast-plain-notes":
+    case "appcast-worst-notes":
+      // A Sparkle app asking for the appcast of 20 versions with 64 KiB notes each.
+      return [
+        {
+          method: "GET",
+          path: `/api/updates/${name === "appcast-plain-notes" ? appcastProducts.plain : appcastProducts.worst}/sparkle/macos/arm64/appcast.xml`,
         } as Request,
       ];
     case "update-check-rollout":

@@ -6,6 +6,9 @@ import { createProduct, requireProduct } from "../src/domain/products/products.j
 import { publishRelease } from "../src/domain/releases/publish-release.js";
 import { setRollout } from "../src/domain/releases/rollout.js";
 import {
+  appcastNotes,
+  appcastProducts,
+  appcastVersions,
   benchProducts,
   type DatasetShape,
   licenseKeyFor,
@@ -33,6 +36,8 @@ const seededEntry = {
     "https://github.com/example-org/example-app/releases/download/v1.0.0/app_x64-setup.msi",
   signature: `untrusted comment: signature from tauri secret key\n${"RUQ".repeat(40)}`,
   fileSize: 52_000_000,
+  // electron-updater is offered only entries with a sha512 (64 bytes, base64).
+  sha512: `${"A".repeat(85)}A==`,
 } as const;
 
 /** Rows per statement stay under SQLite's 32,766 bound parameters. */
@@ -150,6 +155,28 @@ export async function seed(
       entries: [{ ...seededEntry, downloadUrl: seededEntry.downloadUrl.replace("1.0.0", version) }],
     });
     if (rollout) await setRollout(db, benchProducts[1], version, rollout);
+  }
+  // The appcast scenarios: 20 versions whose notes are the longest allowed, plain or the worst.
+  for (const kind of ["plain", "worst"] as const) {
+    const product = await createProduct(db, {
+      slug: appcastProducts[kind],
+      name: `Bench notes ${kind}`,
+    });
+    for (let v = 0; v < appcastVersions; v++) {
+      await publishRelease(db, product, {
+        version: `1.${v}.0`,
+        channel: "STABLE",
+        releaseNotes: appcastNotes[kind],
+        entries: [
+          {
+            ...seededEntry,
+            platform: "MACOS",
+            arch: "ARM64",
+            downloadUrl: `https://dl.example.com/notes-${kind}-1.${v}.0.zip`,
+          },
+        ],
+      });
+    }
   }
   // webhooks:write: the activate-webhook scenario subscribes an endpoint for its turns.
   const key = await createApiKey(db, {

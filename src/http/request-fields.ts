@@ -142,7 +142,7 @@ export function rejectNulInput(request: { query: unknown; params: unknown; body:
  * Public routes, before anything parses the URL's values: a NUL in a path parameter or the query
  * (PostgreSQL cannot compare it) is a 400, and so is a query value longer than any value a public
  * route reads (an identifier: 255 characters), so no pattern ever runs on a longer one. Path
- * parameters are bounded by the router (Fastify's maxParamLength: longer is a 404).
+ * parameters are bounded by the router (Fastify's maxParamLength: longer is a 400 BAD_REQUEST).
  * `licenseKeyParam` names a query parameter that carries a license key: one with a NUL cannot
  * exist, so it is refused as an unknown key, and spends the unknown-key budget like any other
  * guess.

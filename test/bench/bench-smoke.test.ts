@@ -53,6 +53,10 @@ function expectClean({ stdout, report }: { stdout: string; report: Report }, dat
     "validate-2",
     "update-check",
     "update-check-rollout",
+    "public-normal",
+    "public-hostile",
+    "appcast-plain-notes",
+    "appcast-worst-notes",
   ]);
   for (const scenario of report.scenarios) {
     expect({ scenario: scenario.scenario, errors: scenario.errors }).toEqual({

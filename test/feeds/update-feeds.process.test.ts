@@ -639,7 +639,7 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
       {
         url: `/api/updates/{p}/latest?platform=LINUX&arch=X64&currentVersion=${"1.".repeat(5000)}0`,
         status: 400,
-        code: "INVALID_FIELD_VALUE",
+        code: "FIELD_TOO_LONG",
         field: "currentVersion",
       },
       {

@@ -284,19 +284,20 @@ describe.each(dialects)("webhook endpoints and events (%s)", (dialect) => {
   it("a refused checkout is activation.refused with OFFLINE_LIMIT_REACHED", async () => {
     await endpoint({ events: ["activation.refused"] });
     const licenseKey = await f.createLicense({ maxMachines: 1 });
-    await f.db
-      .updateTable("products")
-      .set({ offline_allowance: 0 })
-      .where("id", "=", f.product.id)
-      .execute();
     const call = (route: string, machineId: string) =>
       f.post(`/api/license/${route}`, { licenseKey, machineId, productSlug: "desktop-app" });
     try {
-      // m-a's certificate still counts after m-a is deactivated: m-b's is one too many.
+      // m-a's certificate still counts after m-a is deactivated; once the allowance is lowered
+      // to none, m-b's is one too many.
       expect((await call("activate", "m-a")).statusCode).toBe(200);
       expect((await call("checkout", "m-a")).statusCode).toBe(200);
       expect((await call("deactivate", "m-a")).statusCode).toBe(200);
       expect((await call("activate", "m-b")).statusCode).toBe(200);
+      await f.db
+        .updateTable("products")
+        .set({ offline_allowance: 0 })
+        .where("id", "=", f.product.id)
+        .execute();
       expect((await call("checkout", "m-b")).json()).toMatchObject({
         code: "OFFLINE_LIMIT_REACHED",
       });

@@ -3,6 +3,7 @@ import { openDatabase } from "../../src/db/database.js";
 import { migrateTo, migrateToLatest } from "../../src/db/migrate.js";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { recordAudit } from "../../src/domain/audit/audit-log.js";
+import { heldForUrlChange } from "../../src/domain/webhooks/deliveries.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { createTestDatabase, dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
@@ -163,6 +164,23 @@ describe.each(dialects)("webhook data within a key's scope (%s)", (dialect) => {
     expect(page.body).toContain("ada@example.com");
   });
 
+  it("a URL change by a caller holding licenses:read keeps the earlier events' retries", async () => {
+    const id = await endpoint();
+    await adaLicense();
+    const [old] = await deliveries(id);
+    after(Number(old?.created_at));
+    const both = await keyWith("webhooks:write", "licenses:read");
+    expect(
+      (await as(both, "PATCH", `/api/admin/webhook-endpoints/${id}`, { url: evil })).statusCode,
+    ).toBe(200);
+    const rows = await f.db
+      .selectFrom("webhook_deliveries")
+      .select("status")
+      .where("endpoint_id", "=", id)
+      .execute();
+    expect(rows.map((r) => r.status)).toEqual(["pending", "pending"]);
+  });
+
   it("a URL change is audited with the old and new origin, never a path or query", async () => {
     const id = await endpoint();
     const changed = await as(
@@ -263,13 +281,24 @@ describe.each(dialects)("webhook data within a key's scope (%s)", (dialect) => {
         "changed: redelivering it to the new URL needs the licenses:read scope too",
       code: "REDELIVERY_SCOPE_NOT_HELD",
     });
-    // Nothing queued, nothing audited.
+    // The move held back the earlier events' retries (they were meant for the old receiver), and
+    // the refused redelivery queued nothing and audited nothing.
     const untouched = await f.db
       .selectFrom("webhook_deliveries")
-      .select(["status", "next_attempt_at"])
-      .where("event_id", "=", old?.event_id ?? "")
+      .select(["status", "next_attempt_at", "last_error"])
+      .where("endpoint_id", "=", id)
+      .execute();
+    expect(untouched).toEqual([
+      { status: "failed", next_attempt_at: null, last_error: heldForUrlChange },
+      { status: "failed", next_attempt_at: null, last_error: heldForUrlChange },
+    ]);
+    const moveEntry = await f.db
+      .selectFrom("audit_log")
+      .select("details")
+      .where("action", "=", "webhook_endpoint.update")
+      .where("target_id", "=", id)
       .executeTakeFirstOrThrow();
-    expect(untouched).toMatchObject({ status: "pending" });
+    expect(JSON.parse(String(moveEntry.details))).toMatchObject({ heldDeliveries: 2 });
     const redeliveries = () =>
       f.db
         .selectFrom("audit_log")

@@ -89,7 +89,7 @@ import {
   urlOrigin,
   type UrlPolicy,
 } from "../webhooks/endpoints.js";
-import { redeliverWebhook, sendWebhookTest } from "../webhooks/deliveries.js";
+import { holdDeliveriesBefore, redeliverWebhook, sendWebhookTest } from "../webhooks/deliveries.js";
 import type { License, ReleaseRollout } from "../../contracts/admin.js";
 import type { PublishAnswer } from "../../contracts/releases.js";
 import type { WebhookEndpoint } from "../../contracts/webhooks.js";
@@ -964,15 +964,27 @@ export const updateWebhookEndpointAudited = (
         .selectAll()
         .where("id", "=", id)
         .executeTakeFirst();
-      const before = row && toEndpointView(row, Date.now());
+      const now = Date.now();
+      const before = row && toEndpointView(row, now);
       const endpoint = await updateWebhookEndpoint(trx, id, changes, policy);
-      return { endpoint, changes: before ? endpointChanges(before, endpoint) : {} };
+      const values = before ? endpointChanges(before, endpoint) : {};
+      // Retries of earlier events were meant for the old receiver: without licenses:read they
+      // are not sent to the new one (as a redelivery of them would not be).
+      const held =
+        values.url !== undefined && !(await actorHoldsScope(trx, actor, "licenses:read"))
+          ? await holdDeliveriesBefore(trx, id, now)
+          : 0;
+      return { endpoint, changes: values, held };
     },
     // What actually changed, each setting with its old and new value, as license.update does;
     // the URL as its origins only.
-    ({ changes: values }) => ({
+    ({ changes: values, held }) => ({
       target: endpointTarget(id),
-      details: { changed: Object.keys(values), changes: values },
+      details: {
+        changed: Object.keys(values),
+        changes: values,
+        ...(held > 0 ? { heldDeliveries: held } : {}),
+      },
     }),
   ).then(({ endpoint }) => endpoint);
 

@@ -72,8 +72,8 @@ export function isPrivateAddress(address: string): boolean {
 /** The IPv4 address in the last 32 bits of an IPv6 address (a valid literal, zone allowed). */
 function lastIPv4Of(address: string): string {
   const text = address.split("%")[0] ?? "";
-  const dotted = /\d+\.\d+\.\d+\.\d+$/.exec(text);
-  if (dotted) return dotted[0];
+  const dotted = text.slice(text.lastIndexOf(":") + 1);
+  if (isIP(dotted) === 4) return dotted;
   // The last two groups: of the whole address, or of what follows "::" after zeros it stands for.
   const end = text.includes("::") ? `0:0:${text.split("::")[1] ?? ""}` : text;
   const [high = 0, low = 0] = end

@@ -300,6 +300,31 @@ export async function getWebhookDelivery(
   };
 }
 
+/** What a delivery held back by a URL change says (holdDeliveriesBefore). */
+export const heldForUrlChange =
+  "not sent: the endpoint's URL changed; redelivering it needs licenses:read";
+
+/**
+ * The endpoint's pending deliveries of events from before `at` end as failed, unsent to its new
+ * URL (a change by a caller without licenses:read); they can be redelivered with that scope.
+ * Returns how many.
+ */
+export async function holdDeliveriesBefore(
+  trx: Kysely<DB>,
+  endpointId: string,
+  at: number,
+): Promise<number> {
+  const held = await trx
+    .updateTable("webhook_deliveries")
+    .set({ status: "failed", next_attempt_at: null, last_error: heldForUrlChange })
+    .where("endpoint_id", "=", endpointId)
+    .where("status", "=", "pending")
+    .where("created_at", "<", at)
+    .returning("event_id")
+    .execute();
+  return held.length;
+}
+
 /**
  * Sends a delivery again, same webhook-id and payload, with a fresh retry schedule. An event from
  * before the endpoint's URL last changed was meant for the receiver it had then: sending it to
