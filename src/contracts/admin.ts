@@ -475,7 +475,9 @@ export const LicenseDetail = Type.Object(
       description: "Ended activations, newest first (at most 100)",
     }),
     offlinePlaces: Type.Array(OfflinePlace, {
-      description: "Deactivated machines still running on a certificate, the soonest to end first",
+      description:
+        "Deactivated machines still running on a certificate, the soonest to end first (at " +
+        "most 200)",
     }),
     offlineAllowance: Product.properties.offlineAllowance,
   },
@@ -1055,7 +1057,7 @@ export const revokeApiKey = contract({
     "INVALID_FIELD_VALUE). An already revoked key keeps its revocation time, and withCreated " +
     "still revokes the keys below it.",
   auth: "api-keys:write",
-  errors: ["API_KEY_NOT_FOUND", "SCOPE_NOT_HELD", "PRODUCT_NOT_IN_KEY"],
+  errors: ["API_KEY_NOT_FOUND", "SCOPE_NOT_HELD", "PRODUCT_NOT_IN_KEY", "INVALID_FIELD_VALUE"],
   schema: {
     params: Type.Object({ id: Type.String({ maxLength: limits.id }) }),
     body: Type.Unsafe<{ withCreated?: boolean } | null>({

@@ -3,7 +3,8 @@ import { contract } from "./kit.js";
 import { License, LicenseKeyParams } from "./admin.js";
 import { limits } from "./vocabulary.js";
 
-// A license's seats as support handles them: reset its machines, move it, delete it.
+// A license's seats as support handles them: reset its machines, move it, delete it. (Ending an
+// offline place is in admin.ts, beside the machines.)
 
 const licenseErrors = ["LICENSE_NOT_FOUND", "PRODUCT_NOT_IN_KEY"] as const;
 

@@ -67,6 +67,11 @@ export const WebhookEndpoint = Type.Object(
       description: "Why the service disabled the endpoint (a long run of failures); null otherwise",
     }),
     consecutiveFailures: Type.Integer({ description: "Failed attempts since the last success" }),
+    licenseDataWithheld: Type.Boolean({
+      description:
+        "Whoever last set the URL lacked licenses:read: what is sent there has license keys " +
+        "masked and no customer name or e-mail. Setting the URL with licenses:read clears it",
+    }),
     previousSecretExpiresAt: NullableDateTime(
       "After a rotation: until when the previous secret signs too; null when it does not",
     ),

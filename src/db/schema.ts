@@ -311,6 +311,11 @@ export interface WebhookEndpointsTable {
    * from before it needs licenses:read too (the event was meant for another receiver).
    */
   url_changed_at: number | null;
+  /**
+   * 1: whoever last set the URL lacked licenses:read, so what is sent there has license keys
+   * masked and no customer (webhooks/license-data.ts).
+   */
+  withholds_license_data: Generated<number>;
   created_at: number;
   updated_at: number;
 }

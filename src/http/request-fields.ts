@@ -139,13 +139,11 @@ export function rejectNulInput(request: { query: unknown; params: unknown; body:
 }
 
 /**
- * Public routes, before anything parses the URL's values: a NUL in a path parameter or the query
- * (PostgreSQL cannot compare it) is a 400, and so is a query value longer than any value a public
- * route reads (an identifier: 255 characters), so no pattern ever runs on a longer one. Path
- * parameters are bounded by the router (Fastify's maxParamLength: longer is a 400 BAD_REQUEST).
- * `licenseKeyParam` names a query parameter that carries a license key: one with a NUL cannot
- * exist, so it is refused as an unknown key, and spends the unknown-key budget like any other
- * guess.
+ * The update feeds and downloads, before anything parses the URL's values: rejectNulInUrl, and a
+ * query value longer than any value they read (an identifier: 255 characters) is a 400, so no
+ * pattern ever runs on a longer one. (The license endpoints and publish read no query value, so
+ * the spec's answers stand whatever it holds.) Path
+ * parameters are bounded by the router (maxParamLength, 256: longer is a 400 BAD_REQUEST).
  */
 export function checkPublicUrl(
   request: { query: unknown; params: unknown },
@@ -165,7 +163,16 @@ export function checkPublicUrl(
   }
 }
 
-function rejectNulInUrl(request: { query: unknown; params: unknown }, licenseKeyParam?: string) {
+/**
+ * Public routes: a NUL in a path parameter or the query (PostgreSQL cannot compare it) is a 400
+ * before any query runs. `licenseKeyParam` names a query parameter that carries a license key:
+ * one with a NUL cannot exist, so it is refused as an unknown key, and spends the unknown-key
+ * budget like any other guess.
+ */
+export function rejectNulInUrl(
+  request: { query: unknown; params: unknown },
+  licenseKeyParam?: string,
+): void {
   // The name of the first parameter whose name or value holds a NUL.
   const withNul = (part: unknown) =>
     typeof part === "object" && part !== null

@@ -13,7 +13,7 @@ import { productKeysRoute } from "./routes/product-keys.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import type { RateLimitHooks } from "./rate-limits.js";
 import { registerIdempotency } from "./idempotency.js";
-import { rejectNulInput, checkPublicUrl } from "./request-fields.js";
+import { checkPublicUrl, rejectNulInput, rejectNulInUrl } from "./request-fields.js";
 import { activateMachineRoute } from "./routes/activate-machine.js";
 import { adminApiKeyRoutes } from "./routes/admin/api-keys.js";
 import { adminAuditRoutes } from "./routes/admin/audit.js";
@@ -66,7 +66,7 @@ export function registerRoutes(
       license.addHook("onRequest", limits.perAddress("license"));
       license.addHook("onError", limits.countUnknownKey);
     }
-    license.addHook("preValidation", async (request) => checkPublicUrl(request));
+    license.addHook("preValidation", async (request) => rejectNulInUrl(request));
     signLicenseAnswers(license, signing.ring);
     countLicenseAnswers(license, counts);
     const routes = typed(license);
@@ -83,7 +83,7 @@ export function registerRoutes(
       publish.addHook("onError", limits.countUnknownKey);
       publish.addHook("preParsing", limits.perCaller("publish"));
     }
-    publish.addHook("preValidation", async (request) => checkPublicUrl(request));
+    publish.addHook("preValidation", async (request) => rejectNulInUrl(request));
     publishReleaseRoute(typed(publish), db);
   });
 

@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAdmin, createSession } from "../../src/domain/admins/admins.js";
 import { createApiKey, hashApiKey } from "../../src/domain/api-keys/api-keys.js";
+import { sql } from "kysely";
+import { openDatabase } from "../../src/db/database.js";
+import { migrateTo, migrateToLatest } from "../../src/db/migrate.js";
+import { recordAudit } from "../../src/domain/audit/audit-log.js";
 import { newId } from "../../src/lib/ids.js";
 import { apiKeyScopes, limits } from "../../src/contracts/vocabulary.js";
 import { callWithApiKey } from "../helpers/admin-access.js";
 import { runCli } from "../helpers/cli.js";
-import { dialects } from "../helpers/database.js";
+import { createTestDatabase, dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 
 interface ListedKey {
@@ -417,5 +421,68 @@ describe.each(dialects)("API keys: their creators and the keys below them (%s)",
       expect(unknownKey.statusCode).toBe(404);
       expect(unknownKey.json().code).toBe("API_KEY_NOT_FOUND");
     });
+  });
+});
+
+describe.each(dialects)("API keys made before their creators were recorded (%s)", (dialect) => {
+  it("0026 takes each key's creator from its api_key.create audit entry", async () => {
+    const testDatabase = await createTestDatabase(dialect);
+    const { db, close } = await openDatabase(testDatabase.url);
+    try {
+      await migrateTo(db, "0025_webhook_url_changes");
+      const now = Date.now();
+      const key = (id: string) => ({
+        id,
+        name: id,
+        key_hash: hashApiKey(`${id}-${now}`),
+        display_prefix: "shk_old",
+        scopes: JSON.stringify(["api-keys:write"]),
+        created_at: now,
+      });
+      await sql`insert into api_keys (id, name, key_hash, display_prefix, scopes, created_at)
+        values ${sql.join(
+          ["key_parent", "key_child", "key_nobody"].map((id) => {
+            const k = key(id);
+            return sql`(${k.id}, ${k.name}, ${k.key_hash}, ${k.display_prefix}, ${k.scopes}, ${k.created_at})`;
+          }),
+        )}`.execute(db);
+      const entry = (
+        target: string,
+        actor: { type: "admin" | "api_key"; id: string; label: string },
+      ) =>
+        recordAudit(
+          db,
+          { ...actor, ip: null },
+          "api_key.create",
+          { type: "api_key", id: target },
+          {},
+        );
+      await entry("key_parent", { type: "admin", id: "adm_1", label: "ops@example.com" });
+      await entry("key_child", { type: "api_key", id: "key_parent", label: "key_parent" });
+      await migrateToLatest(db);
+      const rows = await db
+        .selectFrom("api_keys")
+        .select(["id", "created_by_type", "created_by_id", "created_by_label"])
+        .orderBy("id")
+        .execute();
+      expect(rows).toEqual([
+        {
+          id: "key_child",
+          created_by_type: "api_key",
+          created_by_id: "key_parent",
+          created_by_label: "key_parent",
+        },
+        { id: "key_nobody", created_by_type: null, created_by_id: null, created_by_label: null },
+        {
+          id: "key_parent",
+          created_by_type: "admin",
+          created_by_id: "adm_1",
+          created_by_label: "ops@example.com",
+        },
+      ]);
+    } finally {
+      await close();
+      await testDatabase.drop();
+    }
   });
 });

@@ -279,6 +279,32 @@ describe("migrations (sqlite, several processes)", () => {
     }
   });
 
+  it("0027 renders the release notes already stored, in a process with nothing else to wait on", async () => {
+    const testDatabase = await createTestDatabase("sqlite");
+    try {
+      const database = await openDatabase(testDatabase.url);
+      await migrateTo(database.db, "0026_api_key_creators");
+      const now = Date.now();
+      await sql`insert into products (id, slug, name, created_at)
+        values ('prod_1', 'app', 'App', ${now})`.execute(database.db);
+      await sql`insert into release_versions (id, product_id, version, channel, release_notes,
+          sort_key, created_at, updated_at)
+        values ('ver_1', 'prod_1', '1.0.0', 'STABLE', '**Fixed**', '', ${now}, ${now})`.execute(
+        database.db,
+      );
+      await database.close();
+      // The renderer's thread never holds a process open; its pending render must.
+      expect(await migrateInAnotherProcess(testDatabase.url)).toBe("ok");
+      const migrated = await openDatabase(testDatabase.url);
+      const { rows } = await sql<{ html: string }>`
+        select release_notes_html as html from release_versions`.execute(migrated.db);
+      await migrated.close();
+      expect(rows).toEqual([{ html: "<p><strong>Fixed</strong></p>\n" }]);
+    } finally {
+      await testDatabase.drop();
+    }
+  });
+
   /** A fresh file in WAL mode, and another connection that holds its write lock. */
   const lockedDatabase = async (migrated: boolean) => {
     const testDatabase = await createTestDatabase("sqlite");

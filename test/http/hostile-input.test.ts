@@ -227,6 +227,17 @@ describe("hostile input to every public route", () => {
     }
   });
 
+  it("the license endpoints read no query value: a long one changes none of the spec's answers", async () => {
+    for (const probe of probes.filter((p) => p.url.startsWith("/api/license/"))) {
+      const plain = await send(probe);
+      const long = await send(probe, {}, `${probe.url}?x=${"a".repeat(4096)}`);
+      expect([long.statusCode, long.json<{ code?: string }>().code], probe.url).toEqual([
+        plain.statusCode,
+        plain.json<{ code?: string }>().code,
+      ]);
+    }
+  });
+
   it("the feeds refuse a Shipkey-Machine header longer than a machine id, naming it", async () => {
     for (const probe of probes.filter((p) => p.url.startsWith("/api/updates/"))) {
       const answer = await send(probe, { "shipkey-machine": "m".repeat(16_000) });

@@ -108,6 +108,29 @@ describe.each(dialects)(
       expect(license.offlinePlaces.map((p) => p.machineId)).toEqual(["b"]);
     });
 
+    it("a machine holding its own offline place may activate again, and validate says so", async () => {
+      await withAllowance(0, async () => {
+        const licenseKey = await f.createLicense({ maxMachines: 2 });
+        for (const machine of ["a", "b"]) {
+          await activate(licenseKey, machine);
+          expect((await checkout(licenseKey, machine)).statusCode).toBe(200);
+        }
+        const reset = await callWithApiKey(
+          f,
+          apiKey,
+          "POST",
+          `/api/admin/licenses/${licenseKey}/reset-machines`,
+        );
+        expect(reset.statusCode).toBe(200);
+        // Both run offline and fill the license; each may take its own place back, no one else.
+        expect((await validate(licenseKey, "a")).json()).toMatchObject({ canActivate: true });
+        expect((await validate(licenseKey, "c")).json()).toMatchObject({ canActivate: false });
+        expect((await activate(licenseKey, "c")).body).toBe(full);
+        expect((await activate(licenseKey, "a")).statusCode).toBe(200);
+        expect((await activate(licenseKey, "b")).statusCode).toBe(200);
+      });
+    });
+
     it("clients that never check out see exactly the spec's behaviour", async () => {
       const licenseKey = await f.createLicense({ maxMachines: 2 });
       for (let i = 0; i < 10; i++) {

@@ -3,7 +3,7 @@ import { openDatabase } from "../../src/db/database.js";
 import { migrateTo, migrateToLatest } from "../../src/db/migrate.js";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { recordAudit } from "../../src/domain/audit/audit-log.js";
-import { heldForUrlChange } from "../../src/domain/webhooks/deliveries.js";
+import { startReceiver } from "../helpers/webhook-receiver.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { createTestDatabase, dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
@@ -164,21 +164,46 @@ describe.each(dialects)("webhook data within a key's scope (%s)", (dialect) => {
     expect(page.body).toContain("ada@example.com");
   });
 
-  it("a URL change by a caller holding licenses:read keeps the earlier events' retries", async () => {
-    const id = await endpoint();
-    await adaLicense();
-    const [old] = await deliveries(id);
-    after(Number(old?.created_at));
-    const both = await keyWith("webhooks:write", "licenses:read");
-    expect(
-      (await as(both, "PATCH", `/api/admin/webhook-endpoints/${id}`, { url: evil })).statusCode,
-    ).toBe(200);
-    const rows = await f.db
-      .selectFrom("webhook_deliveries")
-      .select("status")
-      .where("endpoint_id", "=", id)
-      .execute();
-    expect(rows.map((r) => r.status)).toEqual(["pending", "pending"]);
+  it("a URL set without licenses:read is sent no license data, retries of earlier events included", async () => {
+    const receiver = await startReceiver();
+    try {
+      receiver.answer = () => 500;
+      const id = await endpoint();
+      await adaLicense();
+      const hooksOnly = await keyWith("webhooks:write");
+      // Re-pointed at the key holder's own receiver: the pending retries go there masked.
+      const moved = await as(hooksOnly, "PATCH", `/api/admin/webhook-endpoints/${id}`, {
+        url: receiver.url,
+      });
+      expect(moved.json()).toMatchObject({ licenseDataWithheld: true });
+      await f.db.updateTable("webhook_deliveries").set({ next_attempt_at: 0 }).execute();
+      await f.app.webhooks.deliverDue();
+      expect(receiver.received).toHaveLength(2);
+      for (const hit of receiver.received) {
+        expect(hit.body).not.toContain("ada@example.com");
+        expect(hit.body).not.toContain("Ada Lovelace");
+        expect(hit.body).toMatch(/"licenseKey":"…[0-9A-Z]{4}"/);
+      }
+      // A key that may read licenses sets the URL again (the same one): full payloads.
+      const both = await keyWith("webhooks:write", "licenses:read");
+      const reset = await as(both, "PATCH", `/api/admin/webhook-endpoints/${id}`, {
+        url: receiver.url,
+      });
+      expect(reset.json()).toMatchObject({ licenseDataWithheld: false });
+      receiver.received.length = 0;
+      await f.db.updateTable("webhook_deliveries").set({ next_attempt_at: 0 }).execute();
+      await f.app.webhooks.deliverDue();
+      expect(receiver.received.some((hit) => hit.body.includes("ada@example.com"))).toBe(true);
+
+      // An endpoint a webhooks:write key creates gets no license data from the start.
+      const created = await as(hooksOnly, "POST", "/api/admin/webhook-endpoints", {
+        url: receiver.url,
+        events: ["license.created"],
+      });
+      expect(created.json()).toMatchObject({ licenseDataWithheld: true });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it("a URL change is audited with the old and new origin, never a path or query", async () => {
@@ -281,24 +306,13 @@ describe.each(dialects)("webhook data within a key's scope (%s)", (dialect) => {
         "changed: redelivering it to the new URL needs the licenses:read scope too",
       code: "REDELIVERY_SCOPE_NOT_HELD",
     });
-    // The move held back the earlier events' retries (they were meant for the old receiver), and
-    // the refused redelivery queued nothing and audited nothing.
+    // Nothing queued, nothing audited.
     const untouched = await f.db
       .selectFrom("webhook_deliveries")
-      .select(["status", "next_attempt_at", "last_error"])
-      .where("endpoint_id", "=", id)
-      .execute();
-    expect(untouched).toEqual([
-      { status: "failed", next_attempt_at: null, last_error: heldForUrlChange },
-      { status: "failed", next_attempt_at: null, last_error: heldForUrlChange },
-    ]);
-    const moveEntry = await f.db
-      .selectFrom("audit_log")
-      .select("details")
-      .where("action", "=", "webhook_endpoint.update")
-      .where("target_id", "=", id)
+      .select(["status", "next_attempt_at"])
+      .where("event_id", "=", old?.event_id ?? "")
       .executeTakeFirstOrThrow();
-    expect(JSON.parse(String(moveEntry.details))).toMatchObject({ heldDeliveries: 2 });
+    expect(untouched).toMatchObject({ status: "pending" });
     const redeliveries = () =>
       f.db
         .selectFrom("audit_log")

@@ -3,6 +3,9 @@ import { type Kysely, sql } from "kysely";
 /**
  * - webhook_endpoints.url_changed_at: when the endpoint's URL last changed (null: never since it
  *   was made). Redelivering an event from before it needs licenses:read too.
+ * - webhook_endpoints.withholds_license_data: 1 when whoever last set the URL lacked
+ *   licenses:read; what is sent there then has license keys masked and no customer. 0 on the
+ *   endpoints made before (only admins and full keys could make them).
  * - The audit log names a webhook URL by its origin only (scheme, host, port): a URL's path and
  *   query may be a bearer secret (Slack, Discord, Zapier). The `url` of earlier
  *   webhook_endpoint.create entries is rewritten so (one that does not parse is left out).
@@ -10,6 +13,10 @@ import { type Kysely, sql } from "kysely";
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable("webhook_endpoints").addColumn("url_changed_at", "bigint").execute();
+  await db.schema
+    .alterTable("webhook_endpoints")
+    .addColumn("withholds_license_data", "integer", (col) => col.notNull().defaultTo(0))
+    .execute();
   const entries = await sql<{ id: string; details: string }>`
     select id, details from audit_log where action = 'webhook_endpoint.create'`.execute(db);
   for (const entry of entries.rows) {
@@ -38,4 +45,5 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable("webhook_endpoints").dropColumn("url_changed_at").execute();
+  await db.schema.alterTable("webhook_endpoints").dropColumn("withholds_license_data").execute();
 }

@@ -176,6 +176,17 @@ export async function revokeApiKeys(
   });
 }
 
+/** Row locks on the keys (a no-op write); returns the ids of those not revoked. */
+export async function lockKeys(db: Kysely<DB>, ids: readonly string[]): Promise<string[]> {
+  const rows = await db
+    .updateTable("api_keys")
+    .set((eb) => ({ revoked_at: eb.ref("revoked_at") }))
+    .where("id", "in", [...ids])
+    .returning(["id", "revoked_at"])
+    .execute();
+  return rows.filter((row) => row.revoked_at === null).map((row) => row.id);
+}
+
 /** A key below another, with what revoking it needs to know. */
 export interface KeyBelow {
   id: string;
@@ -191,17 +202,22 @@ export interface KeyBelow {
  * their state, creators before the keys they created. More than `limit` of them is refused (400
  * INVALID_FIELD_VALUE on withCreated), so one revocation stays a bounded transaction. A key is
  * visited once, so a cycle written by hand into the table ends too.
+ *
+ * `lock` (a revocation, in its transaction): each level's creators are locked before the keys
+ * they created are read. A key creating a key locks itself first (createApiKeyAudited), so a
+ * key created during the revocation is either seen here or refused, its creator revoked.
  */
 export async function keysBelow(
   db: Kysely<DB>,
   id: string,
   now = Date.now(),
-  limit: number = limits.keysRevokedWithCreated,
+  { limit = limits.keysRevokedWithCreated, lock = false } = {},
 ): Promise<KeyBelow[]> {
   const found: KeyBelow[] = [];
   const seen = new Set([id]);
   let creators = [id];
   while (creators.length > 0) {
+    if (lock) await lockKeys(db, creators);
     const rows = await db
       .selectFrom("api_keys")
       .select(["id", "scopes", "products", "revoked_at", "expires_at"])

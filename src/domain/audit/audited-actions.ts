@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
+import { ShipkeyError } from "../../errors.js";
 import {
   insertAdmin,
   prepareAdmin,
@@ -11,6 +12,7 @@ import {
   createApiKey,
   keyProductIds,
   keysBelow,
+  lockKeys,
   requireApiKey,
   resolveKeyProducts,
   revokeApiKey,
@@ -89,7 +91,7 @@ import {
   urlOrigin,
   type UrlPolicy,
 } from "../webhooks/endpoints.js";
-import { holdDeliveriesBefore, redeliverWebhook, sendWebhookTest } from "../webhooks/deliveries.js";
+import { redeliverWebhook, sendWebhookTest } from "../webhooks/deliveries.js";
 import type { License, ReleaseRollout } from "../../contracts/admin.js";
 import type { PublishAnswer } from "../../contracts/releases.js";
 import type { WebhookEndpoint } from "../../contracts/webhooks.js";
@@ -590,6 +592,12 @@ export const createApiKeyAudited = (
         products === undefined || products === null
           ? null
           : await resolveKeyProducts(trx, products);
+      // A key creating a key holds its own row first, so a revocation of it with the keys it
+      // created either sees this one or comes first (and this key is refused, revoked).
+      if (actor.type === "api_key" && actor.id !== null) {
+        const [live] = await lockKeys(trx, [actor.id]);
+        if (live === undefined) throw ShipkeyError.spec("INVALID_API_KEY");
+      }
       // An API key grants at most its own scopes, for its own products, for no longer than its
       // own life.
       const authority = await keyAuthorityOf(trx, actor);
@@ -652,7 +660,7 @@ export const revokeApiKeyAudited = (
         });
       }
       const below = options.withCreated
-        ? (await keysBelow(trx, id, now)).filter((key) => key.active)
+        ? (await keysBelow(trx, id, now, { lock: true })).filter((key) => key.active)
         : [];
       // A key creates keys within its own authority, so the keys below one the caller may
       // revoke are within the caller's too; one beyond it (changed by hand since) refuses the
@@ -935,7 +943,14 @@ export const createWebhookEndpointAudited = (
     db,
     actor,
     "webhook_endpoint.create",
-    (trx) => createWebhookEndpoint(trx, masterKey, input, policy),
+    async (trx) =>
+      createWebhookEndpoint(
+        trx,
+        masterKey,
+        input,
+        policy,
+        await actorHoldsScope(trx, actor, "licenses:read"),
+      ),
     (created) => ({
       target: endpointTarget(created.id),
       details: {
@@ -966,25 +981,15 @@ export const updateWebhookEndpointAudited = (
         .executeTakeFirst();
       const now = Date.now();
       const before = row && toEndpointView(row, now);
-      const endpoint = await updateWebhookEndpoint(trx, id, changes, policy);
-      const values = before ? endpointChanges(before, endpoint) : {};
-      // Retries of earlier events were meant for the old receiver: without licenses:read they
-      // are not sent to the new one (as a redelivery of them would not be).
-      const held =
-        values.url !== undefined && !(await actorHoldsScope(trx, actor, "licenses:read"))
-          ? await holdDeliveriesBefore(trx, id, now)
-          : 0;
-      return { endpoint, changes: values, held };
+      const licenseData = await actorHoldsScope(trx, actor, "licenses:read");
+      const endpoint = await updateWebhookEndpoint(trx, id, changes, policy, licenseData);
+      return { endpoint, changes: before ? endpointChanges(before, endpoint) : {} };
     },
     // What actually changed, each setting with its old and new value, as license.update does;
     // the URL as its origins only.
-    ({ changes: values, held }) => ({
+    ({ changes: values }) => ({
       target: endpointTarget(id),
-      details: {
-        changed: Object.keys(values),
-        changes: values,
-        ...(held > 0 ? { heldDeliveries: held } : {}),
-      },
+      details: { changed: Object.keys(values), changes: values },
     }),
   ).then(({ endpoint }) => endpoint);
 

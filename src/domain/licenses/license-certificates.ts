@@ -49,7 +49,7 @@ export function reserveCertificate(
       .where("deactivated_at", "is", null)
       .executeTakeFirst();
     if (!active) {
-      const room = await seatRoom(trx, input.licenseId, now);
+      const room = await seatRoom(trx, input.licenseId, now, input.machineId);
       throw ShipkeyError.spec("MACHINE_NOT_ACTIVATED", {
         canActivate: room !== null && roomForAnother(room),
       });

@@ -2,6 +2,7 @@ import type { ExpressionBuilder, Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { toIso } from "../../lib/time.js";
+import { lockLicense } from "./license-record.js";
 import type { OfflinePlace } from "../../contracts/admin.js";
 
 /**
@@ -30,11 +31,16 @@ export interface SeatRoom {
   offlinePlaces: number;
 }
 
-/** The license's machine counts and its offline places; null when the license is gone. */
+/**
+ * The license's machine counts and its offline places; null when the license is gone. `asker`'s
+ * own place, if it holds one, is left out: activating it turns that place back into an active
+ * machine, so it stands in no one's way.
+ */
 export async function seatRoom(
   db: Kysely<DB>,
   licenseId: string,
   now: number,
+  asker?: string,
 ): Promise<SeatRoom | null> {
   const row = await db
     .selectFrom("licenses")
@@ -49,6 +55,9 @@ export async function seatRoom(
         .whereRef("license_certificates.license_id", "=", "licenses.id")
         .where("license_certificates.expires_at", ">", now)
         .where(machineNotActive)
+        .$if(asker !== undefined, (q) =>
+          q.where("license_certificates.machine_id", "!=", asker ?? ""),
+        )
         .as("places"),
     ])
     .where("licenses.id", "=", licenseId)
@@ -75,6 +84,9 @@ export function withinSeats(room: SeatRoom): boolean {
   return room.activeMachines + room.offlinePlaces <= room.maxMachines + room.offlineAllowance;
 }
 
+/** The offline places a license's page and answer list: the soonest to end first. */
+export const listedOfflinePlaces = 200;
+
 /** The license's offline places, the soonest to end first, with what the machine last reported. */
 export async function listOfflinePlaces(
   db: Kysely<DB>,
@@ -89,6 +101,7 @@ export async function listOfflinePlaces(
     .where(machineNotActive)
     .orderBy("expires_at")
     .orderBy("machine_id")
+    .limit(listedOfflinePlaces)
     .execute();
   if (rows.length === 0) return [];
   const ended = await db
@@ -124,7 +137,8 @@ export async function listOfflinePlaces(
 /**
  * Ends a machine's offline place before its certificate expires (a stolen laptop): the
  * certificate keeps working offline, but the server no longer counts it. 404
- * OFFLINE_PLACE_NOT_FOUND when the machine holds none (active, or its certificate expired).
+ * OFFLINE_PLACE_NOT_FOUND when the machine holds none (active, or its certificate expired). Under
+ * the license row's lock, as activations and checkouts of the license are.
  */
 export async function endOfflinePlace(
   trx: Transaction<DB>,
@@ -132,18 +146,20 @@ export async function endOfflinePlace(
   machineId: string,
   now: number,
 ): Promise<{ endsAt: string }> {
-  const places = await listOfflinePlaces(trx, licenseId, now);
-  const place = places.find((p) => p.machineId === machineId);
-  if (!place) {
+  await lockLicense(trx, { licenseId });
+  const [ended] = await trx
+    .deleteFrom("license_certificates")
+    .where("license_id", "=", licenseId)
+    .where("machine_id", "=", machineId)
+    .where("expires_at", ">", now)
+    .where(machineNotActive)
+    .returning("expires_at")
+    .execute();
+  if (!ended) {
     throw new ShipkeyError(
       "OFFLINE_PLACE_NOT_FOUND",
       "The machine holds no offline place on this license",
     );
   }
-  await trx
-    .deleteFrom("license_certificates")
-    .where("license_id", "=", licenseId)
-    .where("machine_id", "=", machineId)
-    .execute();
-  return { endsAt: place.endsAt };
+  return { endsAt: toIso(ended.expires_at) };
 }

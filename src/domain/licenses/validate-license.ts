@@ -49,7 +49,7 @@ export async function validateLicenseOf(
   assertMaxLength("machineId", input.machineId, limits.identifier);
 
   if (!machineActive) {
-    const room = await seatRoom(db, license.id, now);
+    const room = await seatRoom(db, license.id, now, input.machineId);
     throw ShipkeyError.spec("MACHINE_NOT_ACTIVATED", {
       canActivate: room !== null && roomForAnother(room),
     });

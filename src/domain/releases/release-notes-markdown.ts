@@ -41,7 +41,7 @@ for (const rule of ["th_open", "td_open"] as const) {
 
 /**
  * Release notes rendered as sanitised HTML (see above). Its cost grows faster than the text on
- * some inputs (64 KiB of `![` takes a second): the service runs it only through
+ * some inputs (64 KiB of `![` takes about a second on a busy 2-core machine): the service runs it only through
  * renderReleaseNotes (release-notes.ts), on a thread of its own and with a deadline.
  */
 export function markdownToHtml(markdown: string): string {

@@ -15,54 +15,59 @@ const workerUrl = import.meta.url.endsWith(".ts")
   ? new URL("../../../dist/domain/releases/release-notes-worker.js", import.meta.url)
   : new URL("./release-notes-worker.js", import.meta.url);
 
-type Done = (html: string | null) => void;
-
-/** One renderer thread per process, started at the first publish with notes, never holding it. */
+/**
+ * One renderer thread per process, started at the first publish with notes. Renders run one at a
+ * time, each with its own deadline from when the thread takes it: notes that miss theirs end the
+ * thread (and its work) and leave the next render to a fresh one, so one product's slow notes
+ * never cut another's short. While a render waits, its timer holds the process open (a
+ * migration may be the only thing running); the idle thread never does.
+ */
 class NotesRenderer {
   #worker: Worker | null = null;
-  #pending = new Map<number, Done>();
-  #nextId = 0;
+  #queue: Promise<unknown> = Promise.resolve();
 
   render(markdown: string, deadlineMs: number): Promise<string | null> {
+    const next = this.#queue.then(() => this.#renderNow(markdown, deadlineMs));
+    this.#queue = next;
+    return next;
+  }
+
+  #renderNow(markdown: string, deadlineMs: number): Promise<string | null> {
+    const worker = this.#start();
     return new Promise((resolve) => {
-      const id = this.#nextId++;
-      const worker = this.#start();
-      const timer = setTimeout(() => {
-        // Past the deadline the thread is ended: its work stops with it.
-        this.#pending.delete(id);
-        resolve(null);
-        this.#stop(worker);
-      }, deadlineMs);
-      timer.unref();
-      this.#pending.set(id, (html) => {
+      const finish = (html: string | null) => {
         clearTimeout(timer);
+        worker.off("message", onMessage);
+        worker.off("exit", onExit);
         resolve(html);
-      });
-      worker.postMessage({ id, markdown });
+      };
+      const onMessage = (html: string) => finish(html);
+      const onExit = () => finish(null);
+      const timer = setTimeout(() => {
+        this.#stop(worker);
+        finish(null);
+      }, deadlineMs);
+      worker.on("message", onMessage);
+      worker.on("exit", onExit);
+      worker.postMessage(markdown);
     });
   }
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(workerUrl);
+    // Not the process's own flags (`--input-type` or a loader would break the thread).
+    const worker = new Worker(workerUrl, { execArgv: [] });
     worker.unref();
-    worker.on("message", ({ id, html }: { id: number; html: string }) => {
-      const done = this.#pending.get(id);
-      this.#pending.delete(id);
-      done?.(html);
-    });
     worker.on("error", () => this.#stop(worker));
-    worker.on("exit", () => this.#stop(worker));
+    worker.on("exit", () => {
+      if (this.#worker === worker) this.#worker = null;
+    });
     this.#worker = worker;
     return worker;
   }
 
-  /** Ends the thread; the renders it still had fall back to plain text. */
   #stop(worker: Worker): void {
-    if (this.#worker !== worker) return;
-    this.#worker = null;
-    for (const done of this.#pending.values()) done(null);
-    this.#pending.clear();
+    if (this.#worker === worker) this.#worker = null;
     void worker.terminate();
   }
 }

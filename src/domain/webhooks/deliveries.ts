@@ -102,6 +102,11 @@ export async function attemptDelivery(
   if (!endpoint) return;
   const now = deps.now();
   const timestamp = Math.floor(now / 1000);
+  // A URL set by a caller without licenses:read gets no license data, whatever the event's age.
+  const body =
+    endpoint.withholds_license_data === 1
+      ? JSON.stringify(withoutLicenseData(JSON.parse(delivery.payload)))
+      : delivery.payload;
   const headers = {
     "content-type": "application/json",
     "user-agent": "Shipkey-Webhooks",
@@ -111,10 +116,10 @@ export async function attemptDelivery(
       signingSecrets(deps.masterKey, endpoint, now),
       delivery.event_id,
       timestamp,
-      delivery.payload,
+      body,
     ),
   };
-  const outcome = await sendWebhook(endpoint.url, headers, delivery.payload, deps);
+  const outcome = await sendWebhook(endpoint.url, headers, body, deps);
   const finished = deps.now();
   const attempts = delivery.attempts + 1;
   if (outcome.detail !== null) {
@@ -298,31 +303,6 @@ export async function getWebhookDelivery(
     payload: access.licensesRead ? payload : (withoutLicenseData(payload) as typeof payload),
     licenseDataWithheld: !access.licensesRead,
   };
-}
-
-/** What a delivery held back by a URL change says (holdDeliveriesBefore). */
-export const heldForUrlChange =
-  "not sent: the endpoint's URL changed; redelivering it needs licenses:read";
-
-/**
- * The endpoint's pending deliveries of events from before `at` end as failed, unsent to its new
- * URL (a change by a caller without licenses:read); they can be redelivered with that scope.
- * Returns how many.
- */
-export async function holdDeliveriesBefore(
-  trx: Kysely<DB>,
-  endpointId: string,
-  at: number,
-): Promise<number> {
-  const held = await trx
-    .updateTable("webhook_deliveries")
-    .set({ status: "failed", next_attempt_at: null, last_error: heldForUrlChange })
-    .where("endpoint_id", "=", endpointId)
-    .where("status", "=", "pending")
-    .where("created_at", "<", at)
-    .returning("event_id")
-    .execute();
-  return held.length;
 }
 
 /**

@@ -30,11 +30,17 @@ export interface UrlPolicy {
   allowPrivate: boolean;
 }
 
+/**
+ * `licenseData`: whether whoever sets the URL (here and in updateWebhookEndpoint) holds
+ * licenses:read. Without it, what is sent to that URL has license keys masked and no customer,
+ * so a key cannot read license data by pointing an endpoint at a receiver of its own.
+ */
 export async function createWebhookEndpoint(
   db: Kysely<DB>,
   masterKey: MasterKey,
   input: EndpointSettings & { url: string; events: string[] },
   policy: UrlPolicy,
+  licenseData: boolean,
   now = Date.now(),
 ): Promise<CreatedWebhookEndpoint> {
   const id = newId("whe", now);
@@ -58,6 +64,7 @@ export async function createWebhookEndpoint(
     failing_since: null,
     disabled_reason: null,
     url_changed_at: null,
+    withholds_license_data: licenseData ? 0 : 1,
     created_at: now,
     updated_at: now,
   };
@@ -152,10 +159,15 @@ export async function updateWebhookEndpoint(
   id: string,
   changes: EndpointSettings,
   policy: UrlPolicy,
+  licenseData: boolean,
   now = Date.now(),
 ): Promise<WebhookEndpoint> {
   const set: Partial<EndpointRow> = { updated_at: now };
-  if (changes.url !== undefined) set.url = checkEndpointUrl(changes.url, policy.allowPrivate);
+  if (changes.url !== undefined) {
+    set.url = checkEndpointUrl(changes.url, policy.allowPrivate);
+    // Setting the URL, even to the one it has, decides what is sent there from now on.
+    set.withholds_license_data = licenseData ? 0 : 1;
+  }
   if (changes.events !== undefined) set.events = JSON.stringify(checkedEvents(changes.events));
   if (changes.products !== undefined) set.products = await checkedProducts(db, changes.products);
   if (changes.description !== undefined) {
@@ -310,6 +322,7 @@ export function toEndpointView(row: EndpointRow, now: number): WebhookEndpoint {
     products: row.products === null ? null : (JSON.parse(row.products) as string[]),
     enabled: row.enabled === 1,
     disabledReason: row.disabled_reason,
+    licenseDataWithheld: row.withholds_license_data === 1,
     consecutiveFailures: row.consecutive_failures,
     previousSecretExpiresAt: previousActive ? isoOrNull(row.previous_secret_expires_at) : null,
     createdAt: toIso(row.created_at),
