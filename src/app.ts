@@ -112,7 +112,7 @@ export async function buildApp({
     bodyLimit: 64 * 1024,
     // A path parameter holds at most an identifier (a machine id in the admin API's license
     // routes: 255 characters); longer is refused before routing.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     // Fastify's two info lines per request cost a fifth of validate's CPU time (profiled). One
     // line per request, at debug, replaces them; faults still log at
     // error from the error handler.
