@@ -15,8 +15,10 @@ export function isHotStatement(text: string): boolean {
  *
  * The builder receives placeholders instead of values; wherever one lands in the compiled
  * parameters, the value given at run time takes its place. So a builder must pass each parameter
- * through unchanged (no arithmetic, no `??`); a placeholder that does not arrive intact, or one
- * that is never used, fails loudly on first use. A LIMIT must be a literal (`sql.lit`).
+ * through unchanged, and it is checked on first use: a placeholder that does not arrive intact
+ * (arithmetic on it), one that is never used, and a builder whose query changes with a value (a
+ * `??`, a ternary or an `if` on a parameter: built again with every parameter null, it must give
+ * the same SQL with nulls in the same places) all throw. A LIMIT must be a literal (`sql.lit`).
  */
 export function compileOnce<Params extends Record<string, unknown>, Row>(
   names: ReadonlyArray<keyof Params & string>,
@@ -39,6 +41,20 @@ export function compileOnce<Params extends Record<string, unknown>, Row>(
     });
     for (const name of names) {
       if (!slots.includes(name)) throw new Error(`compiled query: parameter ${name} is not used`);
+    }
+    const nulls = Object.fromEntries(names.map((name) => [name, null]));
+    const again = build(db, nulls as Params).compile();
+    const same =
+      again.sql === compiled.sql &&
+      again.parameters.length === compiled.parameters.length &&
+      again.parameters.every((value, i) =>
+        slots[i] === null ? value === compiled.parameters[i] : value === null,
+      );
+    if (!same) {
+      throw new Error(
+        "compiled query: the query changes with a parameter's value (a ??, a ternary or an if " +
+          `on a parameter): ${compiled.sql}`,
+      );
     }
     hotStatements.add(compiled.sql);
     const entry = { compiled, slots };

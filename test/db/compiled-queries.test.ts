@@ -188,6 +188,22 @@ describe("queries compiled once", () => {
     expect(() => unused(f.db, { slug: "x", name: "y" })).toThrow(/name is not used/);
   });
 
+  it("refuse a builder whose query depends on a value: a ?? or a ternary on a parameter", () => {
+    const defaulted = compileOnce<{ name: string | null }, unknown>(["name"], (db, p) =>
+      db
+        .selectFrom("products")
+        .selectAll()
+        .where("name", "=", p.name ?? "unnamed"),
+    );
+    expect(() => defaulted(f.db, { name: null })).toThrow(/changes with a parameter's value/);
+    const branched = compileOnce<{ slug: string | null }, unknown>(["slug"], (db, p) =>
+      p.slug === null
+        ? db.selectFrom("products").selectAll().where("slug", "is", null)
+        : db.selectFrom("products").selectAll().where("slug", "=", p.slug),
+    );
+    expect(() => branched(f.db, { slug: "x" })).toThrow(/changes with a parameter's value/);
+  });
+
   it("run a compiled write in one transaction after another, each with its own values", async () => {
     const rename = compileOnce<{ id: string; name: string }, never>(["id", "name"], (db, p) =>
       db.updateTable("products").set({ name: p.name }).where("id", "=", p.id),

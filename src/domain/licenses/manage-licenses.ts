@@ -1,4 +1,5 @@
-import { type Insertable, type Kysely, SqliteAdapter, sql } from "kysely";
+import { type Insertable, type Kysely, sql } from "kysely";
+import { foldedForLike } from "../../db/case-folding.js";
 import { type DB, type LicensesTable } from "../../db/schema.js";
 import { isUniqueViolation } from "../../db/faults.js";
 import { errorsOf, ShipkeyError, throwFirst } from "../../errors.js";
@@ -430,12 +431,7 @@ function filteredLicenses(db: Kysely<DB>, filter: Omit<LicenseFilter, "cursor">,
   if (filter.q !== undefined && filter.q !== "") {
     const escaped = filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
     const contains = sql`${`%${escaped}%`} escape '\\'`;
-    // SQLite's LIKE already ignores ASCII case, and its lower() folds nothing more: the same
-    // matches without lower(), every license read in half the time. PostgreSQL's LIKE does not.
-    const folded = (column: string) =>
-      db.getExecutor().adapter instanceof SqliteAdapter
-        ? sql.ref(column)
-        : sql`lower(${sql.ref(column)})`;
+    const folded = (column: string) => foldedForLike(db, column);
     query = query.where((eb) =>
       eb.or([
         eb(folded("licenses.license_key"), "like", sql`${`${escaped}%`} escape '\\'`),
