@@ -1,15 +1,24 @@
 import type { TSchema } from "typebox";
 import {
   ActivateAnswer,
+  activate,
   Activation,
   CheckoutAnswer,
+  checkout,
   DeactivateAnswer,
+  deactivate,
   Jwks,
   PublishedJwk,
+  productKeys,
   ValidateAnswer,
+  validate,
 } from "../../src/contracts/license-api.js";
 import { Failure, SuccessFailure, ValidFailure } from "../../src/contracts/kit.js";
-import { LatestAnswer } from "../../src/contracts/releases.js";
+import { LatestAnswer, latest } from "../../src/contracts/releases.js";
+import { errorCodesOf } from "../../src/http/contract-route.js";
+
+/** The endpoints the SDK calls: their error codes are the ones it may meet. */
+const sdkEndpoints = [activate, validate, deactivate, checkout, productKeys, latest];
 
 /** The answers the SDK reads, by the name it knows them by. */
 const sdkTypes: Record<string, TSchema> = {
@@ -82,11 +91,15 @@ export function sdkContractSource(): string {
   const declarations = Object.entries(sdkTypes).map(
     ([name, schema]) => `export type ${name} = ${typeOf(schema as JsonSchema, "", named)};`,
   );
+  const codes = [...new Set(sdkEndpoints.flatMap((c) => errorCodesOf(c)))].sort();
   return [
     "// Generated from the server's contracts (src/contracts) by `npm run contracts`; do not edit.",
     "// test/sdk/sdk-contract.test.ts fails when this file and the contracts disagree.",
     "",
     declarations.join("\n\n"),
+    "",
+    "/** Every code the server may answer the endpoints the SDK calls with (docs/reference/errors.md). */",
+    `export type ServerErrorCode = ${codes.map((code) => JSON.stringify(code)).join(" | ")};`,
     "",
   ].join("\n");
 }

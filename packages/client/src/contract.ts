@@ -113,3 +113,34 @@ export type ValidFailure = {
   /** MISSING_REQUIRED_FIELDS: every missing field, in check order */
   fields?: string[];
 };
+
+/** Every code the server may answer the endpoints the SDK calls with (docs/reference/errors.md). */
+export type ServerErrorCode =
+  | "ACTIVATION_NOT_FOUND"
+  | "BODY_NOT_OBJECT"
+  | "DATABASE_UNAVAILABLE"
+  | "DEACTIVATION_LIMIT_REACHED"
+  | "FIELD_TOO_LONG"
+  | "INTERNAL_ERROR"
+  | "INVALID_CHANNEL"
+  | "INVALID_FIELD_TYPE"
+  | "INVALID_FIELD_VALUE"
+  | "INVALID_JSON"
+  | "INVALID_NONCE"
+  | "INVALID_PLATFORM_ARCH"
+  | "LICENSE_EXPIRED"
+  | "LICENSE_NOT_ACTIVE"
+  | "LICENSE_NOT_FOUND"
+  | "LICENSE_PRODUCT_MISMATCH"
+  | "MACHINE_NOT_ACTIVATED"
+  | "MAX_MACHINES_REACHED"
+  | "MISSING_REQUIRED_FIELDS"
+  | "OFFLINE_LIMIT_REACHED"
+  | "PAYLOAD_TOO_LARGE"
+  | "PRODUCT_NOT_FOUND"
+  | "RATE_LIMITED"
+  | "RELEASE_NOT_FOUND"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "UPDATES_LICENSE_NOT_FOUND"
+  | "UPDATES_LICENSE_REFUSED"
+  | "UPDATES_LICENSE_REQUIRED";

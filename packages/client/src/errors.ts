@@ -1,33 +1,7 @@
-/** Codes the server gives on the license endpoints and the update feed (docs/reference/errors.md). */
-export type ServerErrorCode =
-  | "MISSING_REQUIRED_FIELDS"
-  | "INVALID_FIELD_TYPE"
-  | "INVALID_FIELD_VALUE"
-  | "FIELD_TOO_LONG"
-  | "INVALID_JSON"
-  | "BODY_NOT_OBJECT"
-  | "UNSUPPORTED_MEDIA_TYPE"
-  | "PAYLOAD_TOO_LARGE"
-  | "INVALID_NONCE"
-  | "PRODUCT_NOT_FOUND"
-  | "LICENSE_NOT_FOUND"
-  | "LICENSE_NOT_ACTIVE"
-  | "LICENSE_EXPIRED"
-  | "LICENSE_PRODUCT_MISMATCH"
-  | "MAX_MACHINES_REACHED"
-  | "MACHINE_NOT_ACTIVATED"
-  | "ACTIVATION_NOT_FOUND"
-  | "OFFLINE_LIMIT_REACHED"
-  | "DEACTIVATION_LIMIT_REACHED"
-  | "INVALID_PLATFORM_ARCH"
-  | "INVALID_CHANNEL"
-  | "RELEASE_NOT_FOUND"
-  | "UPDATES_LICENSE_REQUIRED"
-  | "UPDATES_LICENSE_NOT_FOUND"
-  | "UPDATES_LICENSE_REFUSED"
-  | "RATE_LIMITED"
-  | "DATABASE_UNAVAILABLE"
-  | "INTERNAL_ERROR";
+import type { ServerErrorCode } from "./contract.js";
+
+/** Codes the server gives on the license endpoints and the update feed: from its contracts. */
+export type { ServerErrorCode };
 
 /** Codes the SDK raises itself. */
 export type SdkErrorCode =
