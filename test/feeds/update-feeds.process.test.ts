@@ -13,7 +13,6 @@ import { findFeedReleases } from "../../src/domain/releases/update-feed.js";
 import { listReleases } from "../../src/domain/releases/manage-releases.js";
 import { publishRelease } from "../../src/domain/releases/publish-release.js";
 import { adminAccess } from "../helpers/admin-access.js";
-import { describeAdminAuth } from "../helpers/admin-auth-cases.js";
 import { createTestDatabase, dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 import { type Arch, type Channel, type Platform } from "../../src/contracts/vocabulary.js";
@@ -478,22 +477,6 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
     expect(await latestVersion(slug, "stable")).toBe("1.1.0");
     expect(await page()).not.toContain("badge-yanked");
   });
-
-  describeAdminAuth(
-    () => f,
-    [
-      {
-        method: "POST",
-        url: "/api/admin/products/desktop-app/releases/1.0.0/yank",
-        scope: "releases:write",
-      },
-      {
-        method: "POST",
-        url: "/api/admin/products/desktop-app/releases/1.0.0/unyank",
-        scope: "releases:write",
-      },
-    ],
-  );
 
   describe("bad input: a 4xx JSON error, never a 5xx", () => {
     // routed: false for what fails before routing (no feed hook runs).

@@ -30,8 +30,8 @@ import {
   masterKeyFileOf,
   resolveMasterKey,
 } from "../../src/master-key.js";
-import { type AdminRoute, describeAdminAuth } from "../helpers/admin-auth-cases.js";
 import { callWithApiKey } from "../helpers/admin-access.js";
+import type { AdminRoute } from "../helpers/admin-auth-cases.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 import { runServerToExit } from "../helpers/server-process.js";
@@ -40,17 +40,6 @@ import { apiKeyScopes } from "../../src/contracts/vocabulary.js";
 
 const masterKey = randomBytes(32);
 const cli = { type: "cli", id: null, label: "test", ip: null } as const;
-
-const routes: AdminRoute[] = [
-  { method: "GET", url: "/api/admin/products/desktop-app/keys", scope: "products:read" },
-  { method: "POST", url: "/api/admin/products/desktop-app/keys/prepare", scope: "products:write" },
-  { method: "POST", url: "/api/admin/products/desktop-app/keys/promote", scope: "products:write" },
-  {
-    method: "DELETE",
-    url: "/api/admin/products/desktop-app/keys/some-kid",
-    scope: "products:write",
-  },
-];
 
 interface Jwks {
   keys: Array<{ kid: string }>;
@@ -78,10 +67,6 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
     await f.post("/api/license/activate", body);
     return body;
   };
-
-  describe("authentication, generated for every key route", () => {
-    describeAdminAuth(() => f, routes);
-  });
 
   it("every product gets a key at start; a product created through the API has one at once", async () => {
     await ensureAllSigningKeys(f.db, masterKey);
