@@ -8,7 +8,8 @@ export type ClaimedDelivery = Pick<
 > & { claimed_until: number };
 
 /**
- * Takes up to `limit` pending deliveries that are due, oldest first, for this process: each is
+ * Takes up to `limit` pending deliveries that are due, for this process, an endpoint's next before
+ * another's after it and then oldest first: each is
  * held until `now + leaseMs` (a process that dies holding one lets it go when the lease ends).
  * Of one endpoint it takes no more than `perEndpoint` less the attempts in flight there, in any
  * process: its deliveries under a live lease. One statement, never a transaction around the
@@ -57,6 +58,10 @@ export async function claimDueDeliveries(
       "<=",
       options.perEndpoint,
     )
+    // The endpoints with the fewest attempts in flight first, then the oldest: an endpoint's
+    // first attempt goes before another's second, so receivers that never answer cannot take
+    // every attempt from one that does.
+    .orderBy((eb) => eb("due.place", "+", eb.fn.coalesce("busy.attempts", eb.lit(0))))
     .orderBy("due.created_at")
     .orderBy("due.event_id")
     .limit(options.limit);

@@ -227,6 +227,32 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
     }
   });
 
+  it("eight receivers that never answer fill a server's attempts, yet a healthy one's go first as they free", async () => {
+    const tarpit = await startTarpit();
+    for (let i = 0; i < 8; i++) await endpoint(["license.created"], { url: tarpit.url });
+    const create = () =>
+      admin("POST", "/api/admin/licenses", { productSlug: f.product.slug, maxMachines: 1 });
+    for (let i = 0; i < 5; i++) await create();
+    // Newer than every tarpit's: oldest first alone would give the tarpits every attempt.
+    await endpoint(["license.created"]);
+    for (let i = 0; i < 5; i++) await create();
+    const worker = await otherProcess({ pollMs: 1000 });
+    const started = Date.now();
+    try {
+      await worker.app.ready();
+      while (receiver.received.length < 5 && Date.now() - started < 9_000) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // Before the tarpits' first attempts reach their 10 s deadline.
+      expect(receiver.received).toHaveLength(5);
+      expect(Date.now() - started).toBeLessThan(9_000);
+      expect(tarpit.mostOpen).toBeLessThanOrEqual(8 * attemptsPerEndpoint);
+    } finally {
+      await worker.app.close();
+      await tarpit.close();
+    }
+  });
+
   it("a refused private address, a closed port and a timeout look the same; the log says which", async () => {
     const tarpit = await startTarpit();
     const strict = await otherProcess({ allowPrivate: false, timeoutMs: 1_500, random: () => 0.5 });
