@@ -13,6 +13,7 @@ export type ErrorCode =
   | "INVALID_FIELD_TYPE"
   | "FIELD_TOO_LONG"
   | "INVALID_FIELD_VALUE"
+  | "UNKNOWN_FIELD"
   | "INVALID_NONCE"
   | "ROUTE_NOT_FOUND"
   | "BAD_REQUEST"
@@ -84,6 +85,7 @@ export const httpStatusByCode: Record<ErrorCode, number> = {
   INVALID_FIELD_TYPE: 400,
   FIELD_TOO_LONG: 400,
   INVALID_FIELD_VALUE: 400,
+  UNKNOWN_FIELD: 400,
   INVALID_NONCE: 400,
   ROUTE_NOT_FOUND: 404,
   BAD_REQUEST: 400,

@@ -107,8 +107,9 @@ export const publish = contract({
   summary: "Publish release entries for a product version",
   description:
     "A key limited to products is refused with 403 PRODUCT_NOT_IN_KEY for any other product, " +
-    "where the spec checks that the product exists (an unknown one stays 404). Each publish is " +
-    "audited (release.publish) in its transaction.",
+    "where the spec checks that the product exists (an unknown one stays 404). A field the " +
+    "request or an entry does not define is refused with 400 UNKNOWN_FIELD, after the spec's " +
+    "checks. Each publish is audited (release.publish) in its transaction.",
   auth: "releases:write",
   errors: [
     "INVALID_CHANNEL",
@@ -118,6 +119,7 @@ export const publish = contract({
     "INVALID_VERSION",
     "PRODUCT_NOT_FOUND",
     "PRODUCT_NOT_IN_KEY",
+    "UNKNOWN_FIELD",
     "TOO_MANY_RELEASES",
     "DUPLICATE_RELEASE_ENTRY",
     "TAURI_SIGNATURE_INVALID",

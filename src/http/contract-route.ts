@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawServerDefault } from "fastify";
 import { type Contract, type ContractSchema, Failure } from "../contracts/kit.js";
 import type { DB } from "../db/schema.js";
 import { requireScope } from "./admin-auth.js";
 import type { Kysely } from "kysely";
 import { type ErrorCode, httpStatusByCode } from "../errors.js";
+import { assertKnownFields } from "./unknown-fields.js";
 
 /** A Fastify scope whose routes take their types from their contract's schemas. */
 export type App = FastifyInstance<
@@ -41,6 +42,9 @@ export function errorCodesOf(c: Contract): ErrorCode[] {
   const add = (...more: ErrorCode[]) => more.forEach((code) => codes.add(code));
   if (c.schema.body) add(...bodyErrors);
   if (c.schema.params || c.schema.querystring) add("INVALID_FIELD_VALUE");
+  if ([c.schema.body, c.schema.querystring].some(refusesUnknown) || takesNoBody(c)) {
+    add("UNKNOWN_FIELD");
+  }
   if (c.url.startsWith("/api/license/")) add("INVALID_NONCE");
   if (c.auth !== "public") add("INVALID_API_KEY", "MISSING_SCOPE");
   if (c.url.startsWith("/api/admin/")) {
@@ -80,12 +84,43 @@ export function routeSchema<S extends ContractSchema>(c: Contract<S>): S {
   };
 }
 
+/** Whether a schema, or an object within it, refuses properties it does not define. */
+function refusesUnknown(schema: unknown): boolean {
+  if (typeof schema !== "object" || schema === null) return false;
+  const { additionalProperties, properties, items, anyOf } = schema as Record<string, unknown>;
+  if (additionalProperties === false) return true;
+  const inner = [
+    ...(typeof properties === "object" && properties !== null ? Object.values(properties) : []),
+    items,
+    ...(Array.isArray(anyOf) ? (anyOf as unknown[]) : []),
+  ];
+  return inner.some(refusesUnknown);
+}
+
+/** An admin write whose contract takes no body: any field a body holds is unknown. */
+function takesNoBody(c: Contract): boolean {
+  return c.auth !== "public" && c.method !== "GET" && c.schema.body === undefined;
+}
+
+/** The body of a write that takes none: an object with a field is refused (UNKNOWN_FIELD). */
+async function refuseBodyFields(request: FastifyRequest): Promise<void> {
+  const body = request.body;
+  if (typeof body === "object" && body !== null && !Array.isArray(body)) {
+    assertKnownFields(body as Record<string, unknown>, []);
+  }
+}
+
 /**
  * An admin route's options from its contract: its schema, and the scope the contract names as
  * its guard (an API key holding it, or a signed-in admin), so the documented scope is the one
- * enforced.
+ * enforced. A write without a body in its contract refuses a body holding any field, as the
+ * others refuse the fields their schema does not define.
  */
 export function adminRoute<S extends ContractSchema>(db: Kysely<DB>, c: Contract<S>) {
   if (c.auth === "public") throw new Error(`${c.operationId} is public: it has no scope`);
-  return { onRequest: requireScope(db, c.auth), schema: routeSchema(c) };
+  return {
+    onRequest: requireScope(db, c.auth),
+    schema: routeSchema(c),
+    ...(takesNoBody(c) ? { preValidation: refuseBodyFields } : {}),
+  };
 }

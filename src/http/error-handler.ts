@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { type ErrorCode, httpStatusByCode, ShipkeyError } from "../errors.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import { fieldPath } from "./request-fields.js";
+import { unknownField } from "./unknown-fields.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -113,12 +114,10 @@ function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyEr
     case "FST_ERR_CTP_INVALID_JSON_BODY":
       return new ShipkeyError("INVALID_JSON", "Request body is not valid JSON");
     case "FST_ERR_VALIDATION": {
+      const unknown = unknownFieldOf(error);
+      if (unknown) return unknown;
       const field = validationField(error);
-      return new ShipkeyError(
-        "INVALID_FIELD_VALUE",
-        validationMessage(error),
-        field === undefined ? {} : { field },
-      );
+      return new ShipkeyError("INVALID_FIELD_VALUE", error.message, field ? { field } : {});
     }
   }
   // JSON.parse / secure-json-parse failures (including __proto__ poisoning) arrive as
@@ -133,32 +132,56 @@ function toShipkeyError(error: FastifyError, request: FastifyRequest): ShipkeyEr
 }
 
 /**
- * Admin routes validate with JSON Schema. Fastify's message names the field and the rule
- * ("body/maxMachines must be integer", "body must have required property 'name'") except for an
- * unknown field, which is named here: "body/foo is not allowed".
+ * Admin routes validate with JSON Schema; Fastify's message names the field and the rule
+ * ("body/maxMachines must be integer", "body must have required property 'name'"). A property
+ * the object's schema does not define is UNKNOWN_FIELD instead, with the close known property
+ * (unknown-fields.ts): Ajv's additionalProperties error, or its required one when the object
+ * also holds a property it does not define (Ajv checks required first; a misspelt required field
+ * is both). Ajv's verbose errors carry the object's schema and value.
  */
-function validationMessage(error: FastifyError): string {
-  const first = error.validation?.[0];
-  const unknown: unknown = first?.params.additionalProperty;
-  if (first?.keyword === "additionalProperties" && typeof unknown === "string") {
-    return `${error.validationContext ?? "body"}${first.instancePath}/${unknown} is not allowed`;
+function unknownFieldOf(error: FastifyError): ShipkeyError | undefined {
+  const first: unknown = error.validation?.[0];
+  if (!isRecord(first) || !isRecord(first.params) || !isRecord(first.parentSchema)) return;
+  const { keyword, instancePath, params, parentSchema, data } = first;
+  if (typeof instancePath !== "string") return;
+  const known = isRecord(parentSchema.properties) ? Object.keys(parentSchema.properties) : [];
+  let name: unknown;
+  if (keyword === "additionalProperties") name = params.additionalProperty;
+  else if (
+    keyword === "required" &&
+    parentSchema.additionalProperties === false &&
+    isRecord(data)
+  ) {
+    name = Object.keys(data).find((key) => !known.includes(key));
   }
-  return error.message;
+  if (typeof name !== "string") return;
+  const path = fieldPath([...pathSegments(instancePath), name]) ?? name;
+  const what = error.validationContext === "querystring" ? "query parameter" : "field";
+  return unknownField(path, name, known, what);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** An Ajv instance path's segments: "/releases/0" → ["releases", "0"]. */
+function pathSegments(instancePath: string): string[] {
+  return instancePath
+    .split("/")
+    .slice(1)
+    .map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
 /**
  * The field an Ajv error is about, as a path (`name`, `features[2]`, `releases[0].downloadUrl`):
- * the instance path, plus the missing or unknown property the error names.
+ * the instance path, plus the missing property the error names.
  */
 function validationField(error: FastifyError): string | undefined {
   const first = error.validation?.[0];
   if (!first) return undefined;
-  const segments = first.instancePath
-    .split("/")
-    .slice(1)
-    .map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
-  const named: unknown = first.params.missingProperty ?? first.params.additionalProperty;
-  if (typeof named === "string") segments.push(named);
+  const segments = pathSegments(first.instancePath);
+  const missing: unknown = first.params.missingProperty;
+  if (typeof missing === "string") segments.push(missing);
   return fieldPath(segments);
 }
 

@@ -15,10 +15,11 @@ type CompileSerializer = FastifySerializerCompiler<unknown>;
 
 /**
  * Admin request schemas: no type coercion ("5" is not 5), unknown fields are an error rather than
- * silently dropped; the first error is reported.
+ * silently dropped; the first error is reported, with the schema and value of the object at fault
+ * (verbose: the refusal of an unknown field names the known field meant).
  */
 export const ajvOptions = {
-  customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+  customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true },
 } as const;
 
 // Fastify's pool of Ajv instances, one per set of options: apps built in one process (the tests

@@ -58,7 +58,7 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
     it.each([
       [{ slug: "x" }, "body must have required property 'name'"],
       [{ slug: "Bad Slug", name: "n" }, "slug must be lowercase letters"],
-      [{ slug: "ok", name: "n", extra: 1 }, "body/extra is not allowed"],
+      [{ slug: "ok", name: "n", extra: 1 }, "Unknown field extra"],
       [{ slug: 5, name: "n" }, "body/slug must be string"],
     ])("invalid body %j is a 400", async (body, message) => {
       const response = await call("POST", "/api/admin/products", body);
@@ -239,7 +239,7 @@ describe.each(dialects)("admin API (%s)", (dialect) => {
         "querystring/status must be equal to one of the allowed values",
       ],
       ["/api/admin/licenses?cursor=nonsense", "cursor is not valid"],
-      ["/api/admin/licenses?bogus=1", "querystring/bogus is not allowed"],
+      ["/api/admin/licenses?bogus=1", "Unknown query parameter bogus"],
     ])("GET %s is a 400", async (url, message) => {
       const response = await call("GET", url);
       expect(response.statusCode).toBe(400);

@@ -127,13 +127,13 @@ describe.each(dialects)("failure bodies name the field at fault (%s)", (dialect)
 
   describe("admin routes (JSON Schema validation)", () => {
     it.each([
-      ["an extra property", { slug: "a", name: "A", colour: "red" }, "colour"],
-      ["a missing property", { slug: "a" }, "name"],
-      ["a property of the wrong type", { slug: "a", name: 5 }, "name"],
-    ])("%s on POST /api/admin/products is named", async (_label, body, field) => {
+      ["an extra property", { slug: "a", name: "A", colour: "red" }, "UNKNOWN_FIELD", "colour"],
+      ["a missing property", { slug: "a" }, "INVALID_FIELD_VALUE", "name"],
+      ["a property of the wrong type", { slug: "a", name: 5 }, "INVALID_FIELD_VALUE", "name"],
+    ])("%s on POST /api/admin/products is named", async (_label, body, code, field) => {
       const response = await admin("POST", "/api/admin/products", body);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toMatchObject({ code: "INVALID_FIELD_VALUE", field });
+      expect(response.json()).toMatchObject({ code, field });
     });
 
     it("an element of a list is named by its index", async () => {
@@ -152,8 +152,8 @@ describe.each(dialects)("failure bodies name the field at fault (%s)", (dialect)
     it("an unknown query parameter is named", async () => {
       const response = await admin("GET", "/api/admin/licenses?colour=red");
       expect(response.json()).toEqual({
-        error: "querystring/colour is not allowed",
-        code: "INVALID_FIELD_VALUE",
+        error: "Unknown query parameter colour",
+        code: "UNKNOWN_FIELD",
         field: "colour",
       });
     });

@@ -2,7 +2,11 @@ import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../db/schema.js";
 import { authenticateApiKey } from "../../domain/api-keys/authenticate.js";
-import { publish as publishContract } from "../../contracts/releases.js";
+import {
+  publish as publishContract,
+  PublishEntry,
+  PublishRequest as PublishFields,
+} from "../../contracts/releases.js";
 import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import { findProductBySlug } from "../../domain/products/products.js";
 import {
@@ -30,6 +34,7 @@ import {
   wrongType,
 } from "../request-fields.js";
 import { arches, channels, limits, platforms, rolloutRange } from "../../contracts/vocabulary.js";
+import { assertKnownFields } from "../unknown-fields.js";
 
 export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
   app.post(publishContract.url, {
@@ -55,6 +60,7 @@ export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
       if (!product) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
       // A key limited to products publishes only theirs (after the spec's 404, before limits).
       assertKeyCovers(key(request).productIds, product);
+      refuseUnknownFields(publish);
       const typed = typedPublish(publish);
       const { releaseNotes, entries } = checkPublishLimits(typed);
       const { rollout, critical } = typed;
@@ -78,11 +84,12 @@ function key(request: FastifyRequest): Actor {
   return request.actor;
 }
 
-/** A publish after the spec's checks: its optional fields not yet read. */
+/** A publish after the spec's checks: its optional fields not yet read, `fields` the body. */
 interface SpecChecked extends Omit<
   PublishRequest,
   "releaseNotes" | "releases" | "rollout" | "critical"
 > {
+  fields: JsonObject;
   releaseNotes: unknown;
   rollout: unknown;
   critical: unknown;
@@ -91,8 +98,8 @@ interface SpecChecked extends Omit<
 
 /**
  * The spec's publish checks in their binding order; each check is one pass over all entries.
- * Product existence, then the optional fields' types (typedPublish) and the documented limits
- * follow in the handler.
+ * Product existence, then unknown fields, the optional fields' types (typedPublish) and the
+ * documented limits follow in the handler.
  */
 export function parsePublishRequest(rawBody: unknown): SpecChecked {
   const body = requireJsonObject(rawBody);
@@ -149,6 +156,7 @@ export function parsePublishRequest(rawBody: unknown): SpecChecked {
   if (version === null) throw ShipkeyError.spec("INVALID_VERSION", { field: "version" });
 
   return {
+    fields: body,
     productSlug,
     version,
     channel,
@@ -157,6 +165,22 @@ export function parsePublishRequest(rawBody: unknown): SpecChecked {
     rollout: body.rollout,
     critical: body.critical,
   };
+}
+
+const requestFields = Object.keys(PublishFields.properties);
+const entryFields = Object.keys(PublishEntry.properties);
+
+/**
+ * A field the contract does not define, in the body, then in each entry in order (after the
+ * spec's checks, so a request failing one gets the spec's answer): 400 UNKNOWN_FIELD, naming it
+ * and the known field it is close to (`notes`: releaseNotes). Nothing would read it, so the
+ * publish would succeed without what was meant.
+ */
+function refuseUnknownFields(publish: SpecChecked): void {
+  assertKnownFields(publish.fields, requestFields);
+  publish.releases.forEach(({ fields }, i) => {
+    assertKnownFields(fields, entryFields, `releases[${i}]`);
+  });
 }
 
 /** The optional fields, each of its type or null ("" is missing, like any optional field). */
@@ -183,7 +207,9 @@ function typedPublish(publish: SpecChecked): PublishRequest {
   // The spec's pass already refused notes that are neither missing nor a string.
   const notes = publish.releaseNotes;
   return {
-    ...publish,
+    productSlug: publish.productSlug,
+    version: publish.version,
+    channel: publish.channel,
     releaseNotes: typeof notes === "string" && notes !== "" ? notes : null,
     releases,
     ...rolloutSettings(publish),
