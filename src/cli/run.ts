@@ -124,7 +124,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (created !== null) context.warn(created);
     const database = await openDatabase(databaseUrl);
     try {
-      await migrateToLatest(database.db);
+      // `migrate` migrates itself, to say what it did.
+      if (name !== "migrate") await migrateToLatest(database.db);
       stdout.write(printed(await command.run(database.db, args, options, context), json));
       return 0;
     } finally {

@@ -9,12 +9,18 @@ export class MigrationError extends Error {
   override name = "MigrationError";
 }
 
+/** What migrateToLatest did: Kysely's results, and whether the database had no schema before. */
+export interface MigrationOutcome extends MigrationResultSet {
+  /** No `kysely_migration` table was there: a new SQLite file, or an empty PostgreSQL database. */
+  fresh: boolean;
+}
+
 /**
  * Brings the schema to the latest version, then gives the planner fresh statistics if anything
  * ran; throws MigrationError if any step fails. All pending migrations run in one transaction on
  * both dialects: all or nothing, and processes starting together migrate one at a time.
  */
-export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
+export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationOutcome> {
   // Most starts, and every CLI command, find nothing to do: they read and stop, taking no write
   // lock (and working on a read-only file).
   const executed = await sql<{ name: string }>`select name from kysely_migration`.execute(db).then(
@@ -23,14 +29,14 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSe
   );
   const names = Object.keys(migrations).sort();
   if (executed?.length === names.length && executed.every((name, i) => name === names[i])) {
-    return { results: [] };
+    return { results: [], fresh: false };
   }
   const result = await migrate(db, async (migrator) => {
     await foldLegacyLastSeenLog(db);
     return migrator.migrateToLatest();
   });
   if ((result.results ?? []).length > 0) await analyzeHotTables(db, true);
-  return result;
+  return { ...result, fresh: executed === null };
 }
 
 /** Brings the schema to the named version, up or down; throws like migrateToLatest. */

@@ -5,6 +5,7 @@ import type { Tag } from "../contracts/kit.js";
 import { limits } from "../contracts/vocabulary.js";
 import { noncePattern } from "../domain/signing/response-signature.js";
 import { writeMethods } from "./idempotency.js";
+import { type OperationExamples, operationExamples } from "./openapi-examples.js";
 
 /** The document's tags, in reading order. */
 const tags: Tag[] = [
@@ -82,6 +83,36 @@ function withSignatureHeaders(response: unknown): unknown {
 }
 
 /**
+ * The operation's examples on its request body and answers (@fastify/swagger moves `x-examples`
+ * from a schema to its media type). Copies: the route's own schemas stay as they are.
+ */
+function withExamples(
+  schema: FastifySchema & Record<string, unknown>,
+  examples: OperationExamples,
+): void {
+  if (examples.request && typeof schema.body === "object" && schema.body !== null) {
+    schema.body = { ...schema.body, "x-examples": examples.request };
+  }
+  const response = schema.response;
+  if (typeof response !== "object" || response === null) return;
+  schema.response = Object.fromEntries(
+    Object.entries(response).map(([status, answer]) => {
+      const named = examples.answers[status];
+      return [status, named ? { ...(answer as object), "x-examples": named } : answer];
+    }),
+  );
+}
+
+/** The product's name in /docs' header, where Swagger UI puts its own logo. */
+const logo = {
+  type: "image/svg+xml",
+  content:
+    '<svg xmlns="http://www.w3.org/2000/svg" width="180" height="40" viewBox="0 0 180 40">' +
+    '<text x="0" y="29" font-family="system-ui, sans-serif" font-size="24" font-weight="700" ' +
+    'fill="#ffffff">Shipkey API</text></svg>',
+};
+
+/**
  * Swagger UI loads only its own files and /openapi.json, and no page may frame it. It sets
  * styles from its scripts, hence 'unsafe-inline' for styles only.
  */
@@ -102,8 +133,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: "Shipkey",
         version: "1",
         description:
-          "Release publishing and license activation. Failure bodies: {error, code} plus success/valid " +
-          "on the license endpoints; see docs/reference/errors.md for every code.",
+          "Shipkey, self-hosted release publishing and license activation for desktop software: " +
+          "CI publishes release entries (`POST /api/releases/publish`, an API key with " +
+          "releases:write), apps activate, validate and deactivate machines against license keys " +
+          "(`/api/license/*`, no key) and read the update feeds; the admin API (`/api/admin`) " +
+          "manages products, licenses, releases, API keys and webhooks. Failure bodies are " +
+          "`{error, code}`, plus `success: false` (`valid: false` on validate) on the license " +
+          "endpoints; docs/reference/errors.md lists every code, docs/api.md the public contract.",
       },
       tags: tags.map((name) => ({ name })),
       components: {
@@ -133,11 +169,18 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         transformed.headers = nonceRequestHeader;
         transformed.response = withSignatureHeaders(transformed.response);
       }
+      const examples = operationExamples[url];
+      if (examples) withExamples(transformed, examples);
       // The dashboard's pages and assets, and the viewer, are not API.
       if (/^\/(admin|docs|documentation)(\/|$)/.test(url)) transformed.hide = true;
       return { schema: transformed, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: docsContentSecurityPolicy });
+  await app.register(swaggerUi, {
+    routePrefix: "/docs",
+    staticCSP: docsContentSecurityPolicy,
+    theme: { title: "Shipkey API" },
+    logo,
+  });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 }

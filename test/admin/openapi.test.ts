@@ -1,5 +1,13 @@
+import { Value } from "typebox/value";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { activate } from "../../src/contracts/license-api.js";
+import { operationExamples } from "../../src/http/openapi-examples.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
+
+interface Media {
+  schema: unknown;
+  examples?: Record<string, { summary?: string; value: unknown }>;
+}
 
 describe("OpenAPI document and viewer", () => {
   let f: Fixture;
@@ -119,6 +127,52 @@ describe("OpenAPI document and viewer", () => {
       "fileSize",
       "critical",
     ]);
+  });
+
+  it("shows every example on its operation, each one valid against the schema beside it", async () => {
+    const doc = (await f.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    const mismatches: string[] = [];
+    const check = (where: string, media: Media | undefined, names: string[]) => {
+      expect(Object.keys(media?.examples ?? {}), where).toEqual(names);
+      for (const [name, example] of Object.entries(media?.examples ?? {})) {
+        expect(example.summary, `${where} ${name}`).toBeTruthy();
+        if (!Value.Check(media?.schema as never, example.value)) {
+          const errors = [...Value.Errors(media?.schema as never, example.value)];
+          mismatches.push(`${where} ${name}: ${JSON.stringify(errors.slice(0, 3))}`);
+        }
+      }
+    };
+    for (const [url, examples] of Object.entries(operationExamples)) {
+      const operation = doc.paths[url.replace(/:(\w+)/g, "{$1}")]?.post;
+      expect(operation, url).toBeDefined();
+      if (examples.request) {
+        const media = operation.requestBody.content["application/json"];
+        check(`${url} request`, media, Object.keys(examples.request));
+      }
+      for (const [status, named] of Object.entries(examples.answers)) {
+        const media = operation.responses[status]?.content?.["application/json"];
+        check(`${url} ${status}`, media, Object.keys(named));
+      }
+    }
+    expect(mismatches).toEqual([]);
+    // The document's copies carry them; the schemas the routes validate and serialize with do not.
+    expect(Object.keys(activate.schema.body)).not.toContain("x-examples");
+    expect(Object.keys(activate.schema.response[200])).not.toContain("x-examples");
+  });
+
+  it("/docs and the document carry the product's name", async () => {
+    const doc = (await f.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    expect(doc.info.title).toBe("Shipkey");
+    expect(doc.info.description).toMatch(/^Shipkey, self-hosted release publishing/);
+    const page = await f.app.inject({ method: "GET", url: "/docs/" });
+    expect(page.body).toContain("<title>Shipkey API</title>");
+    const initializer = await f.app.inject({
+      method: "GET",
+      url: "/docs/static/swagger-initializer.js",
+    });
+    expect(initializer.statusCode).toBe(200);
+    const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(initializer.body)?.[1] ?? "";
+    expect(Buffer.from(logo, "base64").toString()).toContain(">Shipkey API</text>");
   });
 
   it("/docs renders the viewer from the service's own assets, with no external URL", async () => {

@@ -2,6 +2,8 @@ import { once } from "node:events";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/database.js";
+import { migrateTo } from "../../src/db/migrate.js";
+import { migrations } from "../../src/db/migrations/index.js";
 import { createSession, findSession, verifySignIn } from "../../src/domain/admins/admins.js";
 import { activateMachine } from "../../src/domain/licenses/activate-machine.js";
 import { deactivateMachine } from "../../src/domain/licenses/deactivate-machine.js";
@@ -10,6 +12,13 @@ import { publishRelease } from "../../src/domain/releases/publish-release.js";
 import { createTestDatabase, dialects, type TestDatabase } from "../helpers/database.js";
 import { postJson, startServer } from "../helpers/server-process.js";
 import { type CliResult, runCli } from "../helpers/cli.js";
+
+/** A PostgreSQL URL as migrate names it: no password, no parameters. */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  const user = parsed.username === "" ? "" : `${parsed.username}@`;
+  return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
+}
 
 describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
   let testDatabase: TestDatabase;
@@ -38,15 +47,46 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
   }
 
   it("migrate works on a fresh database; on SQLite it says on stderr that it creates it, and where", async () => {
-    const first = await cli("migrate", "--json");
+    const total = Object.keys(migrations).length;
+    const label = dialect === "sqlite" ? testDatabase.url : withoutPassword(testDatabase.url);
+    const first = await cli("migrate");
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toEqual({ migrated: true });
+    expect(first.stdout).toBe(`Created and migrated ${label} (${total} migrations).\n`);
     expect(first.stderr).toBe(
       dialect === "sqlite"
         ? `shipkey: creating a new database at ${testDatabase.url.slice("sqlite:".length)} (DATABASE_URL=${testDatabase.url}, run from ${process.cwd()})\n`
         : "",
     );
-    expect(await json("migrate")).toEqual({ migrated: true });
+    expect(await json("migrate")).toEqual({
+      migrated: true,
+      created: false,
+      applied: 0,
+      migrations: total,
+    });
+    expect((await cli("migrate")).stdout).toBe(`Up to date: ${label} (${total} migrations).\n`);
+  });
+
+  it("migrate on a database some migrations behind says how many it applied", async () => {
+    const behind = await createTestDatabase(dialect);
+    try {
+      const database = await openDatabase(behind.url);
+      const names = Object.keys(migrations);
+      try {
+        await migrateTo(database.db, names[names.length - 3] ?? "");
+      } finally {
+        await database.close();
+      }
+      const result = await runCli(behind.url, ["migrate", "--json"]);
+      expect(result).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(result.stdout)).toEqual({
+        migrated: true,
+        created: false,
+        applied: 2,
+        migrations: names.length,
+      });
+    } finally {
+      await behind.drop();
+    }
   });
 
   it("prune deletes ended activations past ACTIVATION_HISTORY_DAYS and says how many", async () => {

@@ -4,6 +4,8 @@ import {
   databaseUrlFrom,
   masterKeyFromEnv,
 } from "../../config.js";
+import { migrateToLatest } from "../../db/migrate.js";
+import { migrations } from "../../db/migrations/index.js";
 import { rotateMasterKeyAudited } from "../../domain/audit/audited-actions.js";
 import { prune } from "../../domain/maintenance/prune.js";
 import { rotateMasterKey } from "../../master-key.js";
@@ -17,10 +19,23 @@ export const maintenanceCommands: Record<string, Command> = {
       options: [],
       example: "DATABASE_URL=postgres://shipkey@db/shipkey shipkey migrate",
     },
-    // main() migrates before any command runs; this one only reports it.
-    run: async (_db, args) => {
+    // runCli migrates before every other command; this one migrates and says what it did.
+    run: async (db, args, _options, { env }) => {
       noArguments(args);
-      return { data: { migrated: true }, text: "Database is up to date." };
+      const outcome = await migrateToLatest(db);
+      const applied = (outcome.results ?? []).filter((r) => r.status === "Success").length;
+      const total = Object.keys(migrations).length;
+      // Another process may have migrated the fresh database first: then this one created nothing.
+      const created = outcome.fresh && applied > 0;
+      const database = databaseLabel(databaseUrlFrom(env));
+      return {
+        data: { migrated: true, created, applied, migrations: total },
+        text: created
+          ? `Created and migrated ${database} (${total} migrations).`
+          : applied > 0
+            ? `Migrated ${database}: ${applied} applied (${total} migrations).`
+            : `Up to date: ${database} (${total} migrations).`,
+      };
     },
   },
   prune: {
@@ -70,3 +85,10 @@ export const maintenanceCommands: Record<string, Command> = {
     },
   },
 };
+
+/** DATABASE_URL as migrate names it: a PostgreSQL URL without its password or parameters. */
+function databaseLabel(url: string): string {
+  if (url.startsWith("sqlite:")) return url;
+  const { protocol, username, host, pathname } = new URL(url);
+  return `${protocol}//${username === "" ? "" : `${username}@`}${host}${pathname}`;
+}
