@@ -268,7 +268,7 @@ export const promoteSigningKey = contract({
   tag: "Admin: products",
   summary: "Promote the next signing key (rotation, step two)",
   description:
-    "The next key becomes current (every server signs with it within 30 s) and the current one " +
+    "The next key becomes current (every server signs with it within 15 s) and the current one " +
     "is retired, still published. Refused (409 SIGNING_KEY_TOO_NEW) while the next key is " +
     "younger than the product's offline period, unless force is true.",
   auth: "products:write",
