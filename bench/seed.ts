@@ -3,7 +3,7 @@ import type { Dialect } from "../src/db/database.js";
 import type { DB } from "../src/db/schema.js";
 import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createProduct, requireProduct } from "../src/domain/products/products.js";
-import { publishRelease } from "../src/domain/releases/publish-release.js";
+import { publishReleaseAudited } from "../src/domain/audit/audited-actions.js";
 import { setRollout } from "../src/domain/releases/rollout.js";
 import {
   appcastNotes,
@@ -20,6 +20,9 @@ import {
 } from "./dataset.js";
 
 type Row = Array<string | number | null>;
+
+/** Who the seed's releases are published by, as the CLI would. */
+const benchActor = { type: "cli", id: null, label: "bench", ip: null } as const;
 
 const licenseColumns = `id license_key product_id status expires_at edition edition_name features
   max_machines active_machines created_at updated_at customer_name customer_email note`.split(
@@ -136,7 +139,7 @@ export async function seed(
   // Hint bits now, not during the first measured turns. No ANALYZE: the service gathers the
   // statistics it needs at start, as it must on a database that autovacuum has not visited.
   if (dialect === "postgres") await sql`vacuum`.execute(db);
-  await publishRelease(db, await requireProduct(db, benchProducts[0]), {
+  await publishReleaseAudited(db, benchActor, await requireProduct(db, benchProducts[0]), {
     version: "1.0.0",
     channel: "STABLE",
     releaseNotes: "## 1.0.0\n- First release\n",
@@ -148,7 +151,7 @@ export async function seed(
     ["1.0.0", null],
     ["1.1.0", { percent: 10 }],
   ] as const) {
-    await publishRelease(db, rolloutProduct, {
+    await publishReleaseAudited(db, benchActor, rolloutProduct, {
       version,
       channel: "STABLE",
       releaseNotes: `## ${version}\n- A release\n`,
@@ -163,7 +166,7 @@ export async function seed(
       name: `Bench notes ${kind}`,
     });
     for (let v = 0; v < appcastVersions; v++) {
-      await publishRelease(db, product, {
+      await publishReleaseAudited(db, benchActor, product, {
         version: `1.${v}.0`,
         channel: "STABLE",
         releaseNotes: appcastNotes[kind],

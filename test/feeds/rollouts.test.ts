@@ -5,7 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { listAudit } from "../../src/domain/audit/audit-log.js";
 import { createProduct, type Product } from "../../src/domain/products/products.js";
-import { publishRelease } from "../../src/domain/releases/publish-release.js";
+import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { testActor } from "../helpers/actions.js";
 import {
   changeRollout,
   isOffered,
@@ -159,7 +160,7 @@ describe.each(dialects)("phased rollouts in every feed (%s)", (dialect) => {
   });
 
   const publish = (version: string) =>
-    publishRelease(f.db, product, {
+    publishReleaseAudited(f.db, testActor, product, {
       version,
       channel: "STABLE",
       releaseNotes: null,

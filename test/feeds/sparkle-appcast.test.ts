@@ -1,7 +1,8 @@
 import semver from "semver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProduct, type Product } from "../../src/domain/products/products.js";
-import { publishRelease } from "../../src/domain/releases/publish-release.js";
+import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { testActor } from "../helpers/actions.js";
 import { sparkleVersion } from "../../src/domain/releases/version.js";
 import { type Channel } from "../../src/contracts/vocabulary.js";
 import { dialects } from "../helpers/database.js";
@@ -103,7 +104,7 @@ describe.each(dialects)("the Sparkle appcast, read as Sparkle reads it (%s)", (d
   });
 
   const publish = (version: string, channel: Channel, notes: string | null = null) =>
-    publishRelease(f.db, product, {
+    publishReleaseAudited(f.db, testActor, product, {
       version,
       channel,
       releaseNotes: notes,

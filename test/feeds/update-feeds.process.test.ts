@@ -11,7 +11,8 @@ import { listAudit } from "../../src/domain/audit/audit-log.js";
 import { createProduct, requireProduct } from "../../src/domain/products/products.js";
 import { findFeedReleases } from "../../src/domain/releases/update-feed.js";
 import { listReleases } from "../../src/domain/releases/manage-releases.js";
-import { publishRelease } from "../../src/domain/releases/publish-release.js";
+import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { testActor } from "../helpers/actions.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { createTestDatabase, dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
@@ -837,7 +838,7 @@ describe.each(dialects)("shipkey releases yank|unyank (%s)", (dialect) => {
     try {
       await migrateToLatest(database.db);
       const product = await createProduct(database.db, { slug: "cli-feed", name: "CLI Feed" });
-      await publishRelease(database.db, product, {
+      await publishReleaseAudited(database.db, testActor, product, {
         version: "2.0.0",
         channel: "STABLE",
         releaseNotes: null,
@@ -868,6 +869,7 @@ describe.each(dialects)("shipkey releases yank|unyank (%s)", (dialect) => {
       expect(actions).toEqual([
         ["release.unyank", "cli"],
         ["release.yank", "cli"],
+        ["release.publish", "cli"],
       ]);
     } finally {
       await database.close();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "../../src/domain/api-keys/api-keys.js";
-import { publishRelease } from "../../src/domain/releases/publish-release.js";
+import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { testActor } from "../helpers/actions.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 import { type Platform } from "../../src/contracts/vocabulary.js";
@@ -562,7 +563,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
     it("a request either writes every entry or none: a failure on a later entry rolls back the earlier ones", async () => {
       // The schema's CHECK constraint rejects the second entry inside the transaction, after the
       // version row and the first entry were written.
-      const write = publishRelease(f.db, f.product, {
+      const write = publishReleaseAudited(f.db, testActor, f.product, {
         version: "14.0.0",
         channel: "STABLE",
         releaseNotes: null,
