@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { overview } from "../../src/domain/overview/overview.js";
+import { createProduct } from "../../src/domain/products/products.js";
 import { dayOf } from "../../src/domain/releases/usage-counts.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
@@ -106,5 +107,186 @@ describe.each(dialects)("dashboard overview (%s)", (dialect) => {
     const charts = await f.app.inject({ method: "GET", url: "/admin/assets/charts.js" });
     expect(charts.statusCode).toBe(200);
     expect(charts.body).toContain("uPlot");
+  });
+
+  // The tests below use a product of their own, after the ones above, whose counts they keep.
+  const day = 86_400_000;
+  const today = (days: string[]) => days.indexOf(dayOf(Date.now()));
+  const apiKeyFor = async (email: string) => (await adminAccess(f, email)).apiKey;
+
+  it("counts an ACTIVE license past its expiry as EXPIRED; a suspended one stays SUSPENDED", async () => {
+    const { slug: productSlug } = await createProduct(f.db, { slug: "expiry-app", name: "E" });
+    await f.createLicense({ productSlug });
+    await f.createLicense({ productSlug, expiresAt: Date.now() + 10 * day });
+    const expired = await f.createLicense({ productSlug, expiresAt: Date.now() - day });
+    const suspended = await f.createLicense({ productSlug, expiresAt: Date.now() - 2 * day });
+    const apiKey = await apiKeyFor("expiry@example.com");
+    const suspend = `/api/admin/licenses/${suspended}/suspend`;
+    expect((await callWithApiKey(f, apiKey, "POST", suspend)).statusCode).toBe(200);
+    const shown = await overview(f.db, productSlug);
+    expect(shown.byStatus).toEqual([
+      { status: "ACTIVE", count: 2 },
+      { status: "EXPIRED", count: 1 },
+      { status: "SUSPENDED", count: 1 },
+    ]);
+    const all = await overview(f.db, null);
+    expect(all.byStatus.find((s) => s.status === "EXPIRED")).toEqual({
+      status: "EXPIRED",
+      count: 1,
+    });
+    const page = await f.app.inject({
+      method: "GET",
+      url: `/admin?product=${productSlug}`,
+      headers: { cookie },
+    });
+    const bucket = `/admin/licenses?status=ACTIVE&amp;expired=yes&amp;product=${productSlug}`;
+    expect(page.body).toContain(`href="${bucket}"`);
+    expect(page.body).toContain(
+      `href="/admin/licenses?status=ACTIVE&amp;expired=no&amp;product=${productSlug}"`,
+    );
+    // The bucket's link lists exactly that license.
+    const list = await f.app.inject({
+      method: "GET",
+      url: bucket.replaceAll("&amp;", "&"),
+      headers: { cookie },
+    });
+    expect(list.body).toContain(expired);
+    expect(list.body).not.toContain(suspended);
+  });
+
+  it("counts a deactivation under the license's product: the request names none, or another", async () => {
+    const { slug: productSlug } = await createProduct(f.db, { slug: "counted-app", name: "C" });
+    const licenseKey = await f.createLicense({ productSlug, maxMachines: 3 });
+    for (const machineId of ["d-1", "d-2"]) {
+      const activated = await f.post("/api/license/activate", {
+        licenseKey,
+        machineId,
+        productSlug,
+      });
+      expect(activated.statusCode).toBe(200);
+    }
+    const deactivated = await f.post("/api/license/deactivate", { licenseKey, machineId: "d-1" });
+    expect(deactivated.statusCode).toBe(200);
+    expect(deactivated.body).toBe(
+      '{"success":true,"message":"Machine deactivated","machineId":"d-1"}',
+    );
+    const named = await f.post("/api/license/deactivate", {
+      licenseKey,
+      machineId: "d-2",
+      productSlug: f.product.slug,
+    });
+    expect(named.statusCode).toBe(200);
+    // Refused: not a deactivation.
+    const again = await f.post("/api/license/deactivate", { licenseKey, machineId: "d-1" });
+    expect(again.statusCode).toBe(404);
+    await f.app.usageCounts.flush(f.db);
+    const shown = await overview(f.db, productSlug);
+    expect(shown.daily.deactivation[today(shown.days)]).toBe(2);
+    expect(shown.daily.activation[today(shown.days)]).toBe(2);
+    const other = await overview(f.db, f.product.slug);
+    expect(other.daily.deactivation[today(other.days)]).toBe(0);
+  });
+
+  it("shows the failing webhook endpoints and the rollouts in progress, per product", async () => {
+    const { slug: productSlug } = await createProduct(f.db, { slug: "watched-app", name: "W" });
+    const apiKey = await apiKeyFor("watched@example.com");
+    const empty = await f.app.inject({
+      method: "GET",
+      url: `/admin?product=${productSlug}`,
+      headers: { cookie },
+    });
+    expect(empty.body).toContain("No webhook endpoint is failing.");
+    expect(empty.body).toContain("No version is in a rollout.");
+    const endpoint = async (url: string, products?: string[]) => {
+      const response = await callWithApiKey(f, apiKey, "POST", "/api/admin/webhook-endpoints", {
+        url,
+        events: ["license.created"],
+        ...(products ? { products } : {}),
+      });
+      expect(response.statusCode, response.body).toBe(201);
+      return (response.json() as { id: string }).id;
+    };
+    const failing = await endpoint("https://hooks.example.com/failing", [productSlug]);
+    const disabled = await endpoint("https://hooks.example.com/disabled");
+    const elsewhere = await endpoint("https://hooks.example.com/elsewhere", [f.product.slug]);
+    await endpoint("https://hooks.example.com/fine", [productSlug]);
+    const since = Date.now() - 3_600_000;
+    // As the delivery worker leaves them after failed attempts.
+    for (const [id, failures, reason] of [
+      [failing, 22, null],
+      [disabled, 40, "failing for 5 days"],
+      [elsewhere, 3, null],
+    ] as const) {
+      await f.db
+        .updateTable("webhook_endpoints")
+        .set({
+          consecutive_failures: failures,
+          failing_since: since,
+          ...(reason === null ? {} : { enabled: 0, disabled_reason: reason }),
+        })
+        .where("id", "=", id)
+        .execute();
+    }
+    const shown = await overview(f.db, productSlug);
+    expect(shown.failingEndpoints.map((e) => [e.id, e.consecutiveFailures, e.enabled])).toEqual([
+      [disabled, 40, false],
+      [failing, 22, true],
+    ]);
+    expect(shown.failingEndpoints[0]?.disabledReason).toBe("failing for 5 days");
+    expect(shown.failingEndpoints[1]?.failingSince).toBe(new Date(since).toISOString());
+    expect((await overview(f.db, null)).failingEndpoints).toHaveLength(3);
+
+    for (const version of ["1.0.0", "1.1.0", "1.2.0"]) {
+      const published = await f.post(
+        "/api/releases/publish",
+        {
+          productSlug,
+          version,
+          channel: "STABLE",
+          releases: [
+            { platform: "LINUX", arch: "X64", downloadUrl: `https://cdn.example.com/${version}` },
+          ],
+        },
+        { authorization: `Bearer ${f.publishKey}` },
+      );
+      expect(published.statusCode, published.body).toBe(200);
+    }
+    const rollout = (version: string, action = "", body?: unknown) =>
+      callWithApiKey(
+        f,
+        apiKey,
+        "POST",
+        `/api/admin/products/${productSlug}/releases/${version}/rollout${action}`,
+        body,
+      );
+    expect((await rollout("1.1.0", "", { percent: 25 })).statusCode).toBe(200);
+    expect((await rollout("1.2.0", "", { percent: 5 })).statusCode).toBe(200);
+    expect((await rollout("1.2.0", "/pause")).statusCode).toBe(200);
+    expect((await rollout("1.0.0", "", { percent: 50 })).statusCode).toBe(200);
+    expect((await rollout("1.0.0", "/complete")).statusCode).toBe(200);
+    const withRollouts = await overview(f.db, productSlug);
+    expect(withRollouts.rollouts.map((r) => [r.product, r.version, r.state, r.percent])).toEqual([
+      [productSlug, "1.2.0", "paused", 5],
+      [productSlug, "1.1.0", "rolling", 25],
+    ]);
+    expect((await overview(f.db, f.product.slug)).rollouts).toEqual([]);
+    expect((await overview(f.db, null)).rollouts).toHaveLength(2);
+
+    const page = await f.app.inject({
+      method: "GET",
+      url: `/admin?product=${productSlug}`,
+      headers: { cookie },
+    });
+    const section = (id: string) => page.body.split(`id="${id}"`)[1]?.split("</section>")[0] ?? "";
+    const endpoints = section("failing-endpoints");
+    expect(endpoints).toContain(`href="/admin/webhooks/${failing}"`);
+    expect(endpoints).toContain(`href="/admin/webhooks/${disabled}"`);
+    expect(endpoints).not.toContain(elsewhere);
+    expect(endpoints.replace(/\s+/g, " ")).toContain("22 failed attempts in a row");
+    expect(endpoints).toContain("failing for 5 days");
+    const rollouts = section("rollouts").replace(/\s+/g, " ");
+    expect(rollouts).toContain("at 25 %");
+    expect(rollouts).toContain("paused at 5 %");
+    expect(rollouts).not.toContain("1.0.0");
   });
 });

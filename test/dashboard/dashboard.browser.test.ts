@@ -357,41 +357,6 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     expect(headers["referrer-policy"]).toBe("same-origin");
   });
 
-  it("fits a 390 px phone: no page scrolls sideways, tables scroll in their own box", async () => {
-    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
-    await phone.context().addCookies(await page.context().cookies());
-    const pages = [
-      ["overview", "/admin"],
-      ["overview-product", "/admin?product=desktop-app"],
-      ["licenses", "/admin/licenses"],
-      ["licenses-sorted", "/admin/licenses?sort=customer&dir=asc"],
-      ["license-new", "/admin/licenses/new"],
-      ["license-detail", "/admin/licenses/BROWSER-TEST-LICENSE-1"],
-      ["license-history", "/admin/licenses/BROWSER-TEST-LICENSE-1/history"],
-      ["products", "/admin/products"],
-      ["releases", "/admin/releases?product=desktop-app"],
-      ["api-keys", "/admin/api-keys"],
-      ["webhooks", "/admin/webhooks"],
-      ["audit", "/admin/audit"],
-      ["audit-filtered", "/admin/audit?action=license"],
-      ["admins", "/admin/admins"],
-    ] as const;
-    const overflowing: string[] = [];
-    for (const [name, path] of pages) {
-      const response = await phone.goto(`${base}${path}`);
-      expect(response?.status(), path).toBe(200);
-      expect(new URL(phone.url()).pathname, path).toBe(path.split("?")[0]);
-      const { scrollWidth, innerWidth } = await phone.evaluate<{
-        scrollWidth: number;
-        innerWidth: number;
-      }>("({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })");
-      if (scrollWidth > innerWidth) overflowing.push(`${path}: ${scrollWidth} > ${innerWidth}`);
-      await phone.screenshot({ path: `${screenshots}/phone-${name}.png`, fullPage: true });
-    }
-    await phone.close();
-    expect(overflowing).toEqual([]);
-  });
-
   it("shows a refused move on the license's page once, and asks before a yank", async () => {
     const database = await openDatabase(testDatabase.url);
     try {
@@ -507,6 +472,133 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     await phone.screenshot({ path: `${screenshots}/phone-webhook-endpoint.png`, fullPage: true });
     await phone.close();
     expect(widths.scrollWidth).toBeLessThanOrEqual(widths.innerWidth);
+  });
+
+  /** Every page of the dashboard, signed in, with the data the tests above made. */
+  const everyPage = [
+    ["overview", "/admin"],
+    ["overview-product", "/admin?product=desktop-app"],
+    ["licenses", "/admin/licenses"],
+    ["licenses-sorted", "/admin/licenses?sort=customer&dir=asc"],
+    ["license-new", "/admin/licenses/new"],
+    ["license-detail", "/admin/licenses/BROWSER-TEST-LICENSE-1"],
+    ["license-history", "/admin/licenses/BROWSER-TEST-LICENSE-1/history"],
+    ["products", "/admin/products"],
+    ["product-keys", "/admin/products/desktop-app/keys"],
+    ["releases", "/admin/releases?product=desktop-app"],
+    ["api-keys", "/admin/api-keys"],
+    ["webhooks", "/admin/webhooks"],
+    ["audit", "/admin/audit"],
+    ["audit-filtered", "/admin/audit?action=license"],
+    ["admins", "/admin/admins"],
+    ["not-found", "/admin/no-such-page"],
+  ] as const;
+
+  /** Opens a page of everyPage, expecting its own address (a 404 for the unknown one). */
+  const open = async (on: Page, path: string) => {
+    const response = await on.goto(`${base}${path}`);
+    expect(response?.status(), path).toBe(path === "/admin/no-such-page" ? 404 : 200);
+    expect(new URL(on.url()).pathname, path).toBe(path.split("?")[0]);
+  };
+
+  const sideways = async (on: Page) => {
+    const { scrollWidth, innerWidth } = await on.evaluate<{
+      scrollWidth: number;
+      innerWidth: number;
+    }>("({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })");
+    return scrollWidth > innerWidth ? `${scrollWidth} > ${innerWidth}` : null;
+  };
+
+  it("fits a 390 px phone: no page scrolls sideways, tables scroll in their own box", async () => {
+    // The overview's panels of things to look at: an endpoint failing (as the delivery worker
+    // leaves it) and a version in a rollout.
+    const database = await openDatabase(testDatabase.url);
+    try {
+      await database.db
+        .updateTable("webhook_endpoints")
+        .set({ consecutive_failures: 22, failing_since: Date.now() - 3_600_000 })
+        .execute();
+      await database.db
+        .updateTable("release_versions")
+        .set({ rollout_started_at: Date.now(), rollout_percent: 10 })
+        .where("version", "=", "2.4.0")
+        .execute();
+    } finally {
+      await database.close();
+    }
+    await page.goto(`${base}/admin`);
+    expect(await page.locator("#failing-endpoints li").count()).toBe(1);
+    expect(await textOf(page.locator("#rollouts li"))).toMatch(/2\.4\.0\s+STABLE\s+at 10 %/);
+    await shot("overview-attention");
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const overflowing: string[] = [];
+    // Signed out first: the sign-in page.
+    await phone.goto(`${base}/admin/login`);
+    const login = await sideways(phone);
+    if (login) overflowing.push(`/admin/login: ${login}`);
+    await phone.screenshot({ path: `${screenshots}/phone-login.png`, fullPage: true });
+    await phone.context().addCookies(await page.context().cookies());
+    for (const [name, path] of everyPage) {
+      await open(phone, path);
+      const wide = await sideways(phone);
+      if (wide) overflowing.push(`${path}: ${wide}`);
+      await phone.screenshot({ path: `${screenshots}/phone-${name}.png`, fullPage: true });
+    }
+    await phone.close();
+    expect(overflowing).toEqual([]);
+  });
+
+  it("at 1280 px hides no table's last column behind a scroll, keeps keys on one line and audit details readable", async () => {
+    const machine = {
+      licenseKey: "BROWSER-TEST-LICENSE-1",
+      machineId: "a-machine-id-as-long-as-a-uuid-0f8e4c2a-9d1b",
+      machineName: "Ada's second laptop, the big one",
+      appVersion: "2.3.0-beta.12",
+      platform: "MACOS",
+      productSlug: "desktop-app",
+    };
+    expect((await postJson(base, "/api/license/activate", machine)).status).toBe(200);
+    // Every row's last cell within its table's scroll box: what is right of it needs a scroll.
+    const hiddenCells = `[...document.querySelectorAll("main table")].flatMap((table, t) => {
+      const box = (table.closest(".table-wrap") ?? table).getBoundingClientRect();
+      return [...table.rows].flatMap((row, r) => {
+        const last = row.cells[row.cells.length - 1];
+        if (!last) return [];
+        const right = last.getBoundingClientRect().right;
+        return right > box.right + 1 ? ["table " + t + " row " + r + ": " + right + " > " + box.right] : [];
+      });
+    })`;
+    const hidden: string[] = [];
+    for (const [, path] of everyPage) {
+      await open(page, path);
+      const wide = await sideways(page);
+      if (wide) hidden.push(`${path}: the page scrolls, ${wide}`);
+      for (const cell of await page.evaluate<string[]>(hiddenCells))
+        hidden.push(`${path}: ${cell}`);
+    }
+    expect(hidden).toEqual([]);
+
+    await open(page, "/admin/licenses/BROWSER-TEST-LICENSE-1");
+    await page
+      .locator(`tr[data-machine="${machine.machineId}"]`)
+      .getByRole("button", { name: "Deactivate" })
+      .waitFor({ state: "visible" });
+    await shot("license-detail-wide");
+
+    await open(page, "/admin/licenses");
+    const keyLines = await page.evaluate<number[]>(
+      `[...document.querySelectorAll("table.licenses tbody td:first-child a")].map((a) => a.getClientRects().length)`,
+    );
+    expect(keyLines.length).toBeGreaterThan(0);
+    expect(keyLines.every((lines) => lines === 1)).toBe(true);
+
+    await open(page, "/admin/audit");
+    const detailWidths = await page.evaluate<number[]>(
+      `[...document.querySelectorAll("td.details")].map((td) => td.getBoundingClientRect().width)`,
+    );
+    expect(detailWidths.length).toBeGreaterThan(0);
+    expect(Math.min(...detailWidths)).toBeGreaterThanOrEqual(240);
+    await shot("audit-wide");
   });
 
   it("signs out", async () => {

@@ -26,13 +26,13 @@ export const deactivationWindowMs = 30 * 86_400_000;
  * A client's deactivation is refused with 403 DEACTIVATION_LIMIT_REACHED when the license's
  * churn limit (its own, else its product's; none by default) is spent: that many client
  * deactivations in the trailing 30 days, this one included. Administrators are never limited,
- * and theirs do not count.
+ * and theirs do not count. Returns the machine and the license's product (the request names none).
  */
 export async function deactivateMachine(
   db: Kysely<DB>,
   input: DeactivateInput,
   options: { by: DeactivatedBy; now?: number },
-): Promise<{ machineId: string }> {
+): Promise<{ machineId: string; productSlug: string }> {
   const now = options.now ?? Date.now();
   // An oversized key was never stored: the query would find nothing.
   const [license] =
@@ -70,7 +70,7 @@ export async function deactivateMachine(
     }
     await emitWebhookEvent(trx, event, now);
   });
-  return { machineId: input.machineId };
+  return { machineId: input.machineId, productSlug: license.product_slug };
 }
 
 /**

@@ -21,8 +21,9 @@ main { padding:28px 32px; max-width:1200px; width:100%; min-width:0; }
 h1 { margin:0 0 20px; font-size:24px; overflow-wrap:anywhere; }
 h2 { font-size:17px; margin:28px 0 12px; }
 .panel { background:var(--panel); border:1px solid var(--line); border-radius:var(--radius); padding:20px; margin-bottom:20px; }
-table { width:100%; border-collapse:collapse; background:var(--panel); border:1px solid var(--line); border-radius:var(--radius); overflow:hidden; }
-th, td { text-align:left; padding:10px 12px; border-bottom:1px solid var(--line); vertical-align:top; }
+table { width:100%; border-collapse:collapse; background:var(--panel); border:1px solid var(--line); border-radius:var(--radius); overflow:clip; }
+th, td { text-align:left; padding:9px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
+td { font-size:14px; }
 th { font-size:12px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); background:#fafbfc; }
 tr:last-child td { border-bottom:none; }
 .table-wrap { overflow-x:auto; }
@@ -33,6 +34,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .badge-suspended, .badge-beta, .badge-alpha { background:#fef0c7; color:var(--warn); }
 .badge-revoked, .badge-expired, .badge-yanked { background:#fee4e2; color:var(--bad); }
 .badge-stable { background:#e0e7ff; color:#3730a3; }
+.badge-disabled { background:#f2f4f7; color:var(--muted); }
 form.stack { display:grid; gap:14px; max-width:560px; }
 .grid-2 { display:grid; grid-template-columns: 1fr 1fr; gap:14px; }
 label { display:grid; gap:4px; font-weight:600; font-size:14px; }
@@ -53,6 +55,10 @@ button.link { background:none; border:none; color:#cbd5e1; padding:0; text-align
 .flash { background:#ecfdf3; border:1px solid #abefc6; color:var(--ok); padding:10px 14px; border-radius:6px; }
 .alert { background:#fef3f2; border:1px solid #fecdca; color:var(--bad); padding:10px 14px; border-radius:6px; }
 .secret { display:flex; gap:8px; align-items:center; background:#111827; color:#f9fafb; padding:12px; border-radius:6px; word-break:break-all; }
+.secret > code, .secret > pre { flex:1; min-width:0; margin:0; }
+.secret > pre { white-space:pre-wrap; }
+.secret > button { flex-shrink:0; }
+h2 .mono { overflow-wrap:anywhere; }
 .empty { text-align:center; padding:36px; color:var(--muted); background:var(--panel); border:1px dashed var(--line); border-radius:var(--radius); }
 dl.facts { display:grid; grid-template-columns: max-content 1fr; gap:6px 18px; margin:0; }
 dl.facts dt { color:var(--muted); }
@@ -76,10 +82,13 @@ label.check { display:flex; gap:8px; align-items:center; font-weight:400; }
 pre.snippet { background:#111827; color:#f9fafb; padding:12px; border-radius:6px; overflow-x:auto; font-size:13px; margin:8px 0 4px; }
 p.hint { color:var(--muted); font-size:13px; margin:0 0 8px; }
 .release h2 { margin:0; }
-time { white-space:nowrap; }
+time, time > span { white-space:nowrap; }
+td time { white-space:normal; }
 dd.note { white-space:pre-wrap; overflow-wrap:anywhere; }
 .overview-grid { display:grid; grid-template-columns:repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap:0 20px; }
 .overview-grid h2 { margin-top:0; }
+ul.attention { margin:0; padding-left:1.2em; display:grid; gap:6px; }
+ul.attention a.url { overflow-wrap:anywhere; }
 ul.totals { display:flex; gap:16px; flex-wrap:wrap; padding:0; margin:8px 0 0; list-style:none; color:var(--muted); }
 .pager { display:flex; gap:14px; align-items:center; flex-wrap:wrap; margin:14px 0; }
 .tabs { display:flex; gap:4px; border-bottom:1px solid var(--line); margin:0 0 14px; }
@@ -92,7 +101,15 @@ ul.diff ins { text-decoration:none; }
 .list-summary p { margin:0; }
 th a { color:inherit; text-decoration:none; }
 th[aria-sort="ascending"], th[aria-sort="descending"] { color:var(--text); }
-td.details { white-space:pre-wrap; overflow-wrap:anywhere; min-width:16ch; max-width:48ch; }
+td.details { white-space:pre-wrap; overflow-wrap:anywhere; width:40%; min-width:30ch; }
+td.target { overflow-wrap:anywhere; min-width:12ch; }
+table.licenses td:first-child > a { white-space:nowrap; font-size:12.5px; }
+@media (min-width: 761px) {
+  /* A row's buttons stay in view when a table is wider than its box (a long name or e-mail). */
+  .table-wrap td:last-child:has(button), .table-wrap th:last-child:empty {
+    position:sticky; right:0; background:var(--panel); box-shadow:-6px 0 6px -6px rgba(16,24,40,.25); }
+  .table-wrap th:last-child:empty { background:#fafbfc; }
+}
 .login { min-height:100vh; display:grid; place-items:center; }
 .login .panel { width:min(400px, 92vw); }
 @media (max-width: 760px) {

@@ -167,7 +167,9 @@ export function badge(status: string): Html {
 export function when(iso: string | null): Html | string {
   return iso === null
     ? html`<span class="muted">never</span>`
-    : html`<time datetime="${iso}">${iso.replace("T", " ").slice(0, 19)} UTC</time>`;
+    : html`<time datetime="${iso}"
+        ><span>${iso.slice(0, 10)}</span> <span>${iso.slice(11, 19)} UTC</span></time
+      >`;
 }
 
 /**

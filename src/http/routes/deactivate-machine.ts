@@ -17,7 +17,7 @@ export function deactivateMachineRoute(app: App, db: Kysely<DB>): void {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId"]);
       // A productSlug, if sent, is ignored: freeing a slot needs only the key and the machine.
-      const { machineId } = await deactivateMachine(
+      const { machineId, productSlug } = await deactivateMachine(
         db,
         {
           licenseKey: normalizeLicenseKey(requiredString(body, "licenseKey")),
@@ -25,6 +25,8 @@ export function deactivateMachineRoute(app: App, db: Kysely<DB>): void {
         },
         { by: "client" },
       );
+      // The daily counters count it under the license's product.
+      request.countedProduct = productSlug;
       return { success: true, message: "Machine deactivated", machineId } as const;
     },
   });

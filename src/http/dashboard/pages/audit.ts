@@ -141,7 +141,7 @@ function auditRow(e: AuditEntry): Html {
       <span class="muted">(${e.actor.type === "api_key" ? "API key" : e.actor.type})</span>
     </td>
     <td class="mono">${e.action}</td>
-    <td class="mono">
+    <td class="mono target">
       ${
         e.target.type === "license"
           ? html`<a href="/admin/licenses/by-id/${e.target.id}"

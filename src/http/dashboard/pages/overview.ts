@@ -1,10 +1,24 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { type Overview, overview, overviewDays } from "../../../domain/overview/overview.js";
+import {
+  type Overview,
+  overview,
+  overviewDays,
+  type OverviewStatus,
+} from "../../../domain/overview/overview.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import type { LicenseEvent } from "../../../domain/releases/usage-counts.js";
-import { badge, type Html, html, layout, type PageContext, productPicker, raw } from "../html.js";
+import {
+  badge,
+  type Html,
+  html,
+  layout,
+  type PageContext,
+  productPicker,
+  raw,
+  when,
+} from "../html.js";
 import { contextOf, type Form, sendPage, text } from "../page-kit.js";
 import { machinesPerVersion } from "./versions-in-use.js";
 
@@ -40,10 +54,19 @@ function overviewView({ context, products, shown }: OverviewPage): Html {
         ["validation", "Validations", "#157f3b"],
         ["validation_refused", "Refused", "#b42318"],
       ])}
-      ${refusals(shown)} ${atLimit(shown)} ${versionsInUse(shown)}
+      ${failingEndpoints(shown)} ${rollouts(shown)} ${refusals(shown)} ${atLimit(shown)}
+      ${versionsInUse(shown)}
     </div>`;
   return layout("Overview", "overview", context, content);
 }
+
+/** The licenses list that shows a bucket: EXPIRED is the ACTIVE licenses past their expiry. */
+const bucketQuery: Record<OverviewStatus, string> = {
+  ACTIVE: "status=ACTIVE&expired=no",
+  EXPIRED: "status=ACTIVE&expired=yes",
+  SUSPENDED: "status=SUSPENDED",
+  REVOKED: "status=REVOKED",
+};
 
 function licenseCounts(shown: Overview): Html {
   const product = shown.product ? `&product=${encodeURIComponent(shown.product)}` : "";
@@ -57,7 +80,7 @@ function licenseCounts(shown: Overview): Html {
         (s) =>
           html`<dt>${badge(s.status)}</dt>
             <dd>
-              <a href="/admin/licenses?status=${s.status}${product}">${s.count}</a>
+              <a href="/admin/licenses?${bucketQuery[s.status]}${product}">${s.count}</a>
             </dd>`,
       )}
       <dt>Expiring within 30 days</dt>
@@ -96,6 +119,62 @@ function chart(
     <ul class="totals">
       ${totals}
     </ul>
+  </section>`;
+}
+
+/** The webhook endpoints that fail or that the service disabled, each a link to its page. */
+function failingEndpoints(shown: Overview): Html {
+  const failing = shown.failingEndpoints;
+  return html`<section class="panel" id="failing-endpoints">
+    <h2>Failing webhook endpoints <span class="muted">${failing.length}</span></h2>
+    ${
+      failing.length === 0
+        ? html`<p class="muted">No webhook endpoint is failing.</p>`
+        : html`<ul class="attention">
+            ${failing.map(
+              (e) =>
+                html`<li>
+                  <a class="url" href="/admin/webhooks/${encodeURIComponent(e.id)}">${e.url}</a>
+                  ${e.enabled ? "" : badge("disabled")}
+                  <span class="muted"
+                    >${e.consecutiveFailures} failed
+                    ${e.consecutiveFailures === 1 ? "attempt" : "attempts"} in a
+                    row${e.failingSince === null ? "" : html`, since ${when(e.failingSince)}`}</span
+                  >
+                  ${
+                    e.disabledReason === null
+                      ? ""
+                      : html`<span class="muted">Disabled: ${e.disabledReason}</span>`
+                  }
+                </li>`,
+            )}
+          </ul>`
+    }
+  </section>`;
+}
+
+/** The versions in a rollout, per product, with the share of machines each reaches now. */
+function rollouts(shown: Overview): Html {
+  const { rollouts } = shown;
+  return html`<section class="panel" id="rollouts">
+    <h2>Rollouts in progress <span class="muted">${rollouts.length}</span></h2>
+    ${
+      rollouts.length === 0
+        ? html`<p class="muted">No version is in a rollout.</p>`
+        : html`<ul class="attention">
+            ${rollouts.map(
+              (r) =>
+                html`<li data-rollout="${r.product} ${r.version}">
+                  <a href="/admin/releases?product=${encodeURIComponent(r.product)}"
+                    >${r.product}</a
+                  >
+                  <span class="mono">${r.version}</span> ${badge(r.channel)}
+                  <strong>${r.state === "paused" ? "paused at" : "at"} ${r.percent} %</strong>
+                  <span class="muted">since ${when(r.startedAt)}</span>
+                </li>`,
+            )}
+          </ul>`
+    }
   </section>`;
 }
 
