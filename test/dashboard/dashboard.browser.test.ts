@@ -7,7 +7,8 @@ import { migrateToLatest } from "../../src/db/migrate.js";
 import { createAdmin } from "../../src/domain/admins/admins.js";
 import { createLicense } from "../../src/domain/licenses/manage-licenses.js";
 import { createProduct, requireProduct } from "../../src/domain/products/products.js";
-import { publishRelease } from "../../src/domain/releases/publish-release.js";
+import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { testActor } from "../helpers/actions.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
 import { postJson, type ServerProcess, startServer } from "../helpers/server-process.js";
 
@@ -155,21 +156,26 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     page.on("dialog", onDialog);
     const database = await openDatabase(testDatabase.url);
     try {
-      await publishRelease(database.db, await requireProduct(database.db, "desktop-app"), {
-        version: "2.4.0",
-        channel: "STABLE",
-        releaseNotes:
-          '<script>alert(1)</script> <img src=x onerror="alert(2)"> [x](javascript:alert(3))\n\n| a | b |\n|:-:|--:|\n| 1 | 2 |',
-        entries: [
-          {
-            platform: "LINUX",
-            arch: "X64",
-            downloadUrl: "https://dl.example.com/app.AppImage",
-            signature: null,
-            fileSize: null,
-          },
-        ],
-      });
+      await publishReleaseAudited(
+        database.db,
+        testActor,
+        await requireProduct(database.db, "desktop-app"),
+        {
+          version: "2.4.0",
+          channel: "STABLE",
+          releaseNotes:
+            '<script>alert(1)</script> <img src=x onerror="alert(2)"> [x](javascript:alert(3))\n\n| a | b |\n|:-:|--:|\n| 1 | 2 |',
+          entries: [
+            {
+              platform: "LINUX",
+              arch: "X64",
+              downloadUrl: "https://dl.example.com/app.AppImage",
+              signature: null,
+              fileSize: null,
+            },
+          ],
+        },
+      );
     } finally {
       await database.close();
     }

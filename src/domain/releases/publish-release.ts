@@ -1,19 +1,16 @@
-import type { Kysely, Transaction } from "kysely";
+import type { Transaction } from "kysely";
 import type { DB, ReleaseArtifactsTable, ReleaseVersionsTable } from "../../db/schema.js";
 import { compileOnce } from "../../db/compiled-query.js";
 import { versionSortKey } from "../../lib/version-sort-key.js";
-import { inTransaction } from "../../db/transaction.js";
 import { ShipkeyError } from "../../errors.js";
 import { hasTerminalControl } from "../../lib/control-characters.js";
 import { newId } from "../../lib/ids.js";
 import { assertMaxLength } from "../limits.js";
 import type { Product } from "../products/products.js";
-import { checkTauriSignatures } from "./tauri-signatures.js";
 import { type Arch, type Channel, type Platform, limits } from "../../contracts/vocabulary.js";
 import type { PublishAnswer } from "../../contracts/releases.js";
 import type { ReleaseRollout } from "../../contracts/admin.js";
 import { readRollout, type RolloutPlan, setCritical, setRollout } from "./rollout.js";
-import { renderReleaseNotes } from "./release-notes.js";
 
 /** A publish request that passed the spec's checks (section 7, in order). */
 /**
@@ -154,22 +151,6 @@ export async function applyPublishRollout(
     after = await setRollout(trx, productSlug, request.version, request.rollout, now);
   }
   return { before, after };
-}
-
-/**
- * Checks the signatures against the product's Tauri key, if it has one, then writes every entry
- * or none, in one transaction. The service publishes through publishReleaseAudited
- * (audited-actions), which adds the audit entry to that transaction.
- */
-export async function publishRelease(
-  db: Kysely<DB>,
-  product: Product,
-  request: CheckedPublish,
-  now = Date.now(),
-): Promise<PublishResult> {
-  checkTauriSignatures(product.tauriPublicKey, request.entries);
-  const notesHtml = await renderReleaseNotes(request.releaseNotes);
-  return inTransaction(db, (trx) => writeRelease(trx, product, request, notesHtml, now));
 }
 
 /**
