@@ -3,7 +3,7 @@ import type { Dialect } from "../src/db/database.js";
 import type { DB } from "../src/db/schema.js";
 import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createProduct, requireProduct } from "../src/domain/products/products.js";
-import { publishReleaseAudited } from "../src/domain/audit/audited-actions.js";
+import { publishReleaseAudited } from "../src/actions/releases.js";
 import { setRollout } from "../src/domain/releases/rollout.js";
 import {
   appcastNotes,

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { createLicense } from "../../src/domain/licenses/manage-licenses.js";
-import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { publishReleaseAudited } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";

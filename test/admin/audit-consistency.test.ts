@@ -4,7 +4,7 @@ import { dialects } from "../helpers/database.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 
-// The admin API and the dashboard perform the same audited actions (domain/audit/audited-actions):
+// The admin API and the dashboard perform the same audited actions (src/actions/):
 // an audit log must not depend on which of the two an admin used.
 describe.each(dialects)("audit entries from the admin API and the dashboard (%s)", (dialect) => {
   let f: Fixture;

@@ -10,7 +10,7 @@ import {
   idempotencyWindowMs,
   releaseIdempotencyKey,
 } from "../../src/domain/idempotency/idempotency-keys.js";
-import { createLicenseAudited } from "../../src/domain/audit/audited-actions.js";
+import { createLicenseAudited } from "../../src/actions/licenses.js";
 import { requestFingerprint } from "../../src/http/idempotency.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";

@@ -8,7 +8,7 @@ import { createSession, findSession, verifySignIn } from "../../src/domain/admin
 import { activateMachine } from "../../src/domain/licenses/activate-machine.js";
 import { deactivateMachine } from "../../src/domain/licenses/deactivate-machine.js";
 import { requireProduct } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { publishReleaseAudited } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { createTestDatabase, dialects, type TestDatabase } from "../helpers/database.js";
 import { postJson, startServer } from "../helpers/server-process.js";

@@ -11,10 +11,7 @@ import {
   removeAdmin,
 } from "../../src/domain/admins/admins.js";
 import type { Actor } from "../../src/domain/audit/audit-log.js";
-import {
-  removeAdminAudited,
-  resetAdminPasswordAudited,
-} from "../../src/domain/audit/audited-actions.js";
+import { removeAdminAudited, resetAdminPasswordAudited } from "../../src/actions/admins.js";
 import { dialects, openTestDatabase } from "../helpers/database.js";
 import type { Database } from "../../src/db/database.js";
 import type { DB } from "../../src/db/schema.js";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { listAudit } from "../../src/domain/audit/audit-log.js";
 import { createProduct, type Product } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { publishReleaseAudited } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import {
   changeRollout,

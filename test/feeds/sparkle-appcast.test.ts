@@ -1,7 +1,7 @@
 import semver from "semver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProduct, type Product } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { publishReleaseAudited } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { sparkleVersion } from "../../src/domain/releases/version.js";
 import { type Channel } from "../../src/contracts/vocabulary.js";

@@ -11,7 +11,7 @@ import { listAudit } from "../../src/domain/audit/audit-log.js";
 import { createProduct, requireProduct } from "../../src/domain/products/products.js";
 import { findFeedReleases } from "../../src/domain/releases/update-feed.js";
 import { listReleases } from "../../src/domain/releases/manage-releases.js";
-import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { publishReleaseAudited } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { createTestDatabase, dialects } from "../helpers/database.js";

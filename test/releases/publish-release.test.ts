@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "../../src/domain/api-keys/api-keys.js";
-import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { publishReleaseAudited } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";

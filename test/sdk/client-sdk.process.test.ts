@@ -21,7 +21,7 @@ import type { DB } from "../../src/db/schema.js";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { createLicense, updateLicense } from "../../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/domain/audit/audited-actions.js";
+import { publishReleaseAudited } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { bodySwappingProxy } from "../helpers/attack-proxies.js";
 import { createTestDatabase, dialects } from "../helpers/database.js";

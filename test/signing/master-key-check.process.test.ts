@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/database.js";
-import { createProductAudited } from "../../src/domain/audit/audited-actions.js";
+import { createProductAudited } from "../../src/actions/products.js";
 import {
   refuseWhileServersRun,
   runningServiceProcesses,

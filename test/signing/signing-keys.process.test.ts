@@ -7,10 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
-import {
-  rotateMasterKeyAudited,
-  prepareSigningKeyAudited,
-} from "../../src/domain/audit/audited-actions.js";
+import { rotateMasterKeyAudited, prepareSigningKeyAudited } from "../../src/actions/products.js";
 import {
   decryptPrivateKey,
   MasterKeyMismatchError,
@@ -249,7 +246,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
       // A second copy of the domain modules stands for another process: the key changes it
       // makes are not counted in this one.
       vi.resetModules();
-      const otherProcess = await import("../../src/domain/audit/audited-actions.js");
+      const otherProcess = await import("../../src/actions/products.js");
       const { kid } = await otherProcess.prepareSigningKeyAudited(
         f.db,
         cli,

@@ -2,7 +2,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { randomBytes } from "node:crypto";
-import { rotateMasterKeyAudited } from "../../src/domain/audit/audited-actions.js";
+import { rotateMasterKeyAudited } from "../../src/actions/products.js";
 import { attemptsPerEndpoint, retryDelaysMs } from "../../src/domain/webhooks/deliveries.js";
 import { noAnswer } from "../../src/domain/webhooks/send.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";

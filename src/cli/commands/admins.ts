@@ -4,7 +4,7 @@ import {
   createAdminAudited,
   removeAdminAudited,
   resetAdminPasswordAudited,
-} from "../../domain/audit/audited-actions.js";
+} from "../../actions/admins.js";
 import { type Options, requiredOption, UsageError } from "../args.js";
 import { cliActor, type Command, describe, noArguments, table } from "./shared.js";
 

@@ -1,5 +1,5 @@
 import { type ApiKeyView, listApiKeys } from "../../domain/api-keys/api-keys.js";
-import { createApiKeyAudited, revokeApiKeyAudited } from "../../domain/audit/audited-actions.js";
+import { createApiKeyAudited, revokeApiKeyAudited } from "../../actions/api-keys.js";
 import { expiryOption, listOption, requiredOption, UsageError } from "../args.js";
 import { cliActor, type Command, describe, noArguments, oneArgument, table } from "./shared.js";
 

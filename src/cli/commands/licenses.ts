@@ -5,7 +5,7 @@ import {
   resetMachinesAudited,
   endOfflinePlaceAudited,
   updateLicenseAudited,
-} from "../../domain/audit/audited-actions.js";
+} from "../../actions/licenses.js";
 import {
   type LicenseSettings,
   type LicenseView,

@@ -6,7 +6,7 @@ import {
 } from "../../config.js";
 import { migrateToLatest } from "../../db/migrate.js";
 import { migrations } from "../../db/migrations/index.js";
-import { rotateMasterKeyAudited } from "../../domain/audit/audited-actions.js";
+import { rotateMasterKeyAudited } from "../../actions/products.js";
 import { prune } from "../../domain/maintenance/prune.js";
 import { rotateMasterKey } from "../../master-key.js";
 import { cliActor, type Command, noArguments } from "./shared.js";

@@ -8,7 +8,7 @@ import {
   setOfflineAllowanceAudited,
   setOfflinePeriodAudited,
   updateProductAudited,
-} from "../../domain/audit/audited-actions.js";
+} from "../../actions/products.js";
 import { listProducts } from "../../domain/products/products.js";
 import { listProductKeys } from "../../domain/signing/signing-keys.js";
 import { integerOption, requiredOption, stringOption, switchOption, UsageError } from "../args.js";

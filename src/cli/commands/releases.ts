@@ -3,7 +3,7 @@ import {
   setCriticalAudited,
   setReleaseYankedAudited,
   setRolloutAudited,
-} from "../../domain/audit/audited-actions.js";
+} from "../../actions/releases.js";
 import { listReleases } from "../../domain/releases/manage-releases.js";
 import type { ReleaseRollout } from "../../contracts/admin.js";
 import type { RolloutChange, RolloutPlan } from "../../domain/releases/rollout.js";

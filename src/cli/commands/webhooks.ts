@@ -4,7 +4,7 @@ import {
   deleteWebhookEndpointAudited,
   rotateWebhookSecretAudited,
   updateWebhookEndpointAudited,
-} from "../../domain/audit/audited-actions.js";
+} from "../../actions/webhooks.js";
 import { listWebhookDeliveries } from "../../domain/webhooks/deliveries.js";
 import { listWebhookEndpoints } from "../../domain/webhooks/endpoints.js";
 import { listOption, requiredOption, stringOption, switchOption, UsageError } from "../args.js";

@@ -17,7 +17,7 @@ import {
   type ReleaseEntry,
 } from "../../domain/releases/publish-release.js";
 import { assertKeyCovers } from "../../domain/api-keys/key-authority.js";
-import { publishReleaseAudited } from "../../domain/audit/audited-actions.js";
+import { publishReleaseAudited } from "../../actions/releases.js";
 import type { Actor } from "../../domain/audit/audit-log.js";
 import { normalizeDownloadUrl } from "../../domain/releases/download-url.js";
 import { normalizeVersion } from "../../domain/releases/version.js";

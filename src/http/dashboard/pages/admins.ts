@@ -11,7 +11,7 @@ import {
   createAdminAudited,
   removeAdminAudited,
   resetAdminPasswordAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/admins.js";
 import { ShipkeyError } from "../../../errors.js";
 import {
   actionForm,

@@ -7,7 +7,7 @@ import {
   listApiKeys,
   newApiKeyErrors,
 } from "../../../domain/api-keys/api-keys.js";
-import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
+import { createApiKeyAudited, revokeApiKeyAudited } from "../../../actions/api-keys.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import {
   actionForm,

@@ -6,7 +6,7 @@ import {
   endOfflinePlaceAudited,
   moveLicenseAudited,
   resetMachinesAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/licenses.js";
 import type { Product } from "../../../domain/products/products.js";
 import type { LicenseDetail } from "../../../contracts/admin.js";
 import { actionForm, csrfField, type Html, html, when } from "../html.js";

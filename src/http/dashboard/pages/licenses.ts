@@ -6,7 +6,7 @@ import {
   deactivateMachineAudited,
   setLicenseStatusAudited,
   updateLicenseAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/licenses.js";
 import {
   browseLicenses,
   licenseKeyErrors,

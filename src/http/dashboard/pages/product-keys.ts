@@ -9,7 +9,7 @@ import {
   setMachineLeaseAudited,
   setOfflineAllowanceAudited,
   setOfflinePeriodAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/products.js";
 import { offlinePeriod } from "../../../contracts/vocabulary.js";
 import { type Product, requireProduct } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";

@@ -6,7 +6,7 @@ import {
   deleteProductAudited,
   renameProductAudited,
   setTauriPublicKeyAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/products.js";
 import { listLicenses } from "../../../domain/licenses/manage-licenses.js";
 import { listProducts, newProductErrors, type Product } from "../../../domain/products/products.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";

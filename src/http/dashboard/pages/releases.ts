@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
+import { setUpdateDeliveryAudited } from "../../../actions/products.js";
 import {
   changeRolloutAudited,
   deleteReleaseAudited,
   setCriticalAudited,
   setReleaseYankedAudited,
   setRolloutAudited,
-  setUpdateDeliveryAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/releases.js";
 import { sparkleVersion } from "../../../domain/releases/version.js";
 import { type AuditEntry, lastActors } from "../../../domain/audit/audit-log.js";
 import { type UsageReport, usageReport } from "../../../domain/releases/usage-report.js";

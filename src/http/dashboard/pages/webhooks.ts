@@ -8,7 +8,7 @@ import {
   rotateWebhookSecretAudited,
   sendWebhookTestAudited,
   updateWebhookEndpointAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/webhooks.js";
 import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webhooks/deliveries.js";
 import {
   endpointSettingsErrors,

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import * as contracts from "../../../contracts/admin.js";
 import type { DB } from "../../../db/schema.js";
 import { listApiKeys } from "../../../domain/api-keys/api-keys.js";
-import { createApiKeyAudited, revokeApiKeyAudited } from "../../../domain/audit/audited-actions.js";
+import { createApiKeyAudited, revokeApiKeyAudited } from "../../../actions/api-keys.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
 import { actorOf, productIdsOf } from "../../admin-auth.js";

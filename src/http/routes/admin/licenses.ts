@@ -25,7 +25,7 @@ import {
   resetMachinesAudited,
   setLicenseStatusAudited,
   updateLicenseAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/licenses.js";
 import {
   embeddedMachines,
   type LicenseSettings,

@@ -8,7 +8,7 @@ import {
   prepareSigningKeyAudited,
   promoteSigningKeyAudited,
   updateProductAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/products.js";
 import { listProducts, requireProduct } from "../../../domain/products/products.js";
 import { listProductKeys } from "../../../domain/signing/signing-keys.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";

@@ -9,7 +9,7 @@ import {
   setCriticalAudited,
   setReleaseYankedAudited,
   setRolloutAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/releases.js";
 import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { usageReport } from "../../../domain/releases/usage-report.js";
 import { actorOf, requireProductInKey } from "../../admin-auth.js";

@@ -9,7 +9,7 @@ import {
   rotateWebhookSecretAudited,
   sendWebhookTestAudited,
   updateWebhookEndpointAudited,
-} from "../../../domain/audit/audited-actions.js";
+} from "../../../actions/webhooks.js";
 import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webhooks/deliveries.js";
 import { getWebhookEndpoint, listWebhookEndpoints } from "../../../domain/webhooks/endpoints.js";
 import type { MasterKey } from "../../../domain/signing/key-material.js";
