@@ -10,7 +10,7 @@ import { authenticateApiKey } from "../domain/api-keys/authenticate.js";
 import { assertProductInKey, type ProductTarget } from "../domain/api-keys/key-authority.js";
 import type { Actor } from "../domain/audit/audit-log.js";
 import { ShipkeyError } from "../errors.js";
-import { csrfMatches, loadSession } from "./dashboard/session.js";
+import { csrfMatches, loadSession } from "./session.js";
 import { singleHeader } from "./request-fields.js";
 import { type ApiKeyScope } from "../contracts/vocabulary.js";
 

@@ -25,7 +25,7 @@ import { productPages } from "./pages/products.js";
 import type { Signing } from "../../domain/signing/key-ring.js";
 import { releasePages } from "./pages/releases.js";
 import { rejectNulInput } from "../request-fields.js";
-import { csrfMatches, loadSession, setSecurityHeaders } from "./session.js";
+import { csrfMatches, loadSession, setSecurityHeaders } from "../session.js";
 import { SignInThrottle } from "./sign-in-throttle.js";
 
 export const loginCsrfCookie = "shipkey_login_csrf";

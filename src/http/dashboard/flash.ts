@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { secureCookie } from "../cookie-security.js";
-import { sessionCookie } from "./session.js";
+import { sessionCookie } from "../session.js";
 
 /**
  * A one-time message from a form's POST to the page its 303 leads to, such as a new API key's

@@ -18,7 +18,7 @@ import {
   showLicense,
 } from "../../../domain/licenses/manage-licenses.js";
 import { normalizeLicenseKey } from "../../../domain/licenses/license-key.js";
-import { licenseKeyById } from "../../../domain/licenses/license-record.js";
+import { isExpired, licenseKeyById } from "../../../domain/licenses/license-record.js";
 import { licensesCsv } from "./licenses-csv.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
@@ -84,8 +84,9 @@ const done: Record<string, string> = {
   ...seatsDone,
 };
 
-function isExpired(license: LicenseView): boolean {
-  return license.expiresAt !== null && Date.parse(license.expiresAt) <= Date.now();
+/** Expired as the license endpoints decide it (license-record's isExpired). */
+function expiredNow(license: LicenseView): boolean {
+  return isExpired(license.expiresAt === null ? null : Date.parse(license.expiresAt), Date.now());
 }
 
 /**
@@ -559,7 +560,7 @@ function licenseRow(l: LicenseView): Html {
       <a class="mono" href="/admin/licenses/${encodeURIComponent(l.licenseKey)}">${l.licenseKey}</a>
     </td>
     <td>${l.product}</td>
-    <td>${badge(l.status)} ${isExpired(l) ? badge("EXPIRED") : ""}</td>
+    <td>${badge(l.status)} ${expiredNow(l) ? badge("EXPIRED") : ""}</td>
     <td>${l.activeMachines} / ${l.maxMachines}</td>
     <td>
       ${l.customerName ?? ""}<br /><span class="muted">${l.customerEmail ?? ""}</span
@@ -653,7 +654,7 @@ function licenseFacts(license: LicenseDetail): Html {
     <dt>Product</dt>
     <dd>${license.product}</dd>
     <dt>Status</dt>
-    <dd>${badge(license.status)} ${isExpired(license) ? badge("EXPIRED") : ""}</dd>
+    <dd>${badge(license.status)} ${expiredNow(license) ? badge("EXPIRED") : ""}</dd>
     <dt>Machines</dt>
     <dd>${license.activeMachines} of ${license.maxMachines} slots in use</dd>
     <dt>Expires</dt>

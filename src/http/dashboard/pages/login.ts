@@ -8,7 +8,7 @@ import { recordAudit } from "../../../domain/audit/audit-log.js";
 import { ShipkeyError } from "../../../errors.js";
 import { document, html } from "../html.js";
 import { sendPage } from "../page-kit.js";
-import { clearSessionCookie, csrfMatches, sessionCookie, setSessionCookie } from "../session.js";
+import { clearSessionCookie, csrfMatches, sessionCookie, setSessionCookie } from "../../session.js";
 import type { SignInThrottle } from "../sign-in-throttle.js";
 
 function loginPage(csrf: string, error?: string, email = "") {

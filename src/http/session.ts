@@ -2,9 +2,9 @@ import type {} from "@fastify/cookie";
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
-import { secureCookie } from "../cookie-security.js";
-import type { DB } from "../../db/schema.js";
-import { findSession, type Session, sessionLifetimeMs } from "../../domain/admins/admins.js";
+import { secureCookie } from "./cookie-security.js";
+import type { DB } from "../db/schema.js";
+import { findSession, type Session, sessionLifetimeMs } from "../domain/admins/admins.js";
 
 export const sessionCookie = "shipkey_session";
 
