@@ -4,20 +4,22 @@ import { parseArgs } from "node:util";
 import { escapeControlCharacters } from "./control-characters.js";
 import { CommandError, publishOptions, UsageError, usageErrorOf, } from "./options.js";
 import { publishCommand } from "./publish.js";
+import { arches, channels, platforms, rolloutRange, rolloutSteps } from "./targets.js";
 /**
  * `shipkey-publish [options] <file>...`: the publish of `shipkey publish`, on its own. With
  * --json, stdout carries exactly one JSON document; errors always go to stderr.
  */
+const range = rolloutRange;
 const usage = `Usage: shipkey-publish --server <url> --product <slug> --version <v>
-    --channel STABLE|BETA|ALPHA --base-url <https url> [--notes-file <path>]
-    [--platform WINDOWS|MACOS|LINUX] [--arch X64|ARM64] [--timeout <seconds>]
-    [--rollout-percent <1-100> | --rollout-step-hours <1-720>] [--critical]
+    --channel ${channels.join("|")} --base-url <https url> [--notes-file <path>]
+    [--platform ${platforms.join("|")}] [--arch ${arches.join("|")}] [--timeout <seconds>]
+    [--rollout-percent <${range.minPercent}-${range.maxPercent}> | --rollout-step-hours <${range.minStepHours}-${range.maxStepHours}>] [--critical]
     [--dry-run] [--json] <file>...
 
 Registers the artifacts with a Shipkey server over HTTP, with the API key (scope
 releases:write) in SHIPKEY_API_KEY. Upload the files to your own storage first: each entry's
 download URL is --base-url followed by the file name. --rollout-percent offers the version to
-that share of machines, --rollout-step-hours in 7 steps of that many hours;
+that share of machines, --rollout-step-hours in ${rolloutSteps} steps of that many hours;
 --critical marks it critical. --dry-run prints the request (the key
 redacted) and sends nothing. --json prints exactly one JSON document on stdout.
 `;

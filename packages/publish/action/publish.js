@@ -7,7 +7,7 @@ import { pipeline } from "node:stream/promises";
 import { recognizeArtifact } from "./artifact-names.js";
 import { escapeControlCharacters } from "./control-characters.js";
 import { CommandError, integerOption, requiredOption, stringOption, UsageError, } from "./options.js";
-import { arches, platforms } from "./targets.js";
+import { arches, platforms, rolloutRange } from "./targets.js";
 const defaultTimeoutSeconds = 30;
 /**
  * Places every file on a platform and arch: `--platform`/`--arch` where given, else the file name
@@ -29,7 +29,7 @@ export function planArtifacts(paths, given) {
         }
         if (arch === null) {
             const why = recognition.unsupportedArch
-                ? `${recognition.unsupportedArch} is not an arch Shipkey publishes (X64, ARM64)`
+                ? `${recognition.unsupportedArch} is not an arch Shipkey publishes (${arches.join(", ")})`
                 : `cannot tell the arch of ${name} from its name`;
             throw new CommandError(`${why}: pass --arch`, "UNRECOGNIZED_ARTIFACT");
         }
@@ -157,7 +157,7 @@ async function requestBody(options, artifacts) {
         ...(options.critical === true ? { critical: true } : {}),
     };
 }
-/** --rollout-percent (1 to 100) or --rollout-step-hours (1 to 720), not both. */
+/** --rollout-percent or --rollout-step-hours (the server's rolloutRange), not both. */
 function rolloutOption(options) {
     const percent = integerOption(options, "rollout-percent");
     const stepHours = integerOption(options, "rollout-step-hours");
@@ -165,13 +165,16 @@ function rolloutOption(options) {
         throw new UsageError("give --rollout-percent or --rollout-step-hours, not both");
     }
     if (percent !== undefined) {
-        if (percent < 1 || percent > 100)
-            throw new UsageError("--rollout-percent must be 1 to 100");
+        const { minPercent, maxPercent } = rolloutRange;
+        if (percent < minPercent || percent > maxPercent) {
+            throw new UsageError(`--rollout-percent must be ${minPercent} to ${maxPercent}`);
+        }
         return { rollout: { percent } };
     }
     if (stepHours !== undefined) {
-        if (stepHours < 1 || stepHours > 720) {
-            throw new UsageError("--rollout-step-hours must be 1 to 720");
+        const { minStepHours, maxStepHours } = rolloutRange;
+        if (stepHours < minStepHours || stepHours > maxStepHours) {
+            throw new UsageError(`--rollout-step-hours must be ${minStepHours} to ${maxStepHours}`);
         }
         return { rollout: { stepHours } };
     }

@@ -14,7 +14,7 @@ import {
   stringOption,
   UsageError,
 } from "./options.js";
-import { type Arch, arches, type Platform, platforms } from "./targets.js";
+import { type Arch, arches, type Platform, platforms, rolloutRange } from "./targets.js";
 
 /**
  * A publish (`shipkey-publish`, and `shipkey publish` in the server's CLI): registers build
@@ -83,7 +83,7 @@ export function planArtifacts(paths: string[], given: Placement): Plan {
     }
     if (arch === null) {
       const why = recognition.unsupportedArch
-        ? `${recognition.unsupportedArch} is not an arch Shipkey publishes (X64, ARM64)`
+        ? `${recognition.unsupportedArch} is not an arch Shipkey publishes (${arches.join(", ")})`
         : `cannot tell the arch of ${name} from its name`;
       throw new CommandError(`${why}: pass --arch`, "UNRECOGNIZED_ARTIFACT");
     }
@@ -219,7 +219,7 @@ async function requestBody(options: Options, artifacts: PlannedArtifact[]): Prom
   };
 }
 
-/** --rollout-percent (1 to 100) or --rollout-step-hours (1 to 720), not both. */
+/** --rollout-percent or --rollout-step-hours (the server's rolloutRange), not both. */
 function rolloutOption(options: Options): Pick<PublishBody, "rollout"> {
   const percent = integerOption(options, "rollout-percent");
   const stepHours = integerOption(options, "rollout-step-hours");
@@ -227,12 +227,16 @@ function rolloutOption(options: Options): Pick<PublishBody, "rollout"> {
     throw new UsageError("give --rollout-percent or --rollout-step-hours, not both");
   }
   if (percent !== undefined) {
-    if (percent < 1 || percent > 100) throw new UsageError("--rollout-percent must be 1 to 100");
+    const { minPercent, maxPercent } = rolloutRange;
+    if (percent < minPercent || percent > maxPercent) {
+      throw new UsageError(`--rollout-percent must be ${minPercent} to ${maxPercent}`);
+    }
     return { rollout: { percent } };
   }
   if (stepHours !== undefined) {
-    if (stepHours < 1 || stepHours > 720) {
-      throw new UsageError("--rollout-step-hours must be 1 to 720");
+    const { minStepHours, maxStepHours } = rolloutRange;
+    if (stepHours < minStepHours || stepHours > maxStepHours) {
+      throw new UsageError(`--rollout-step-hours must be ${minStepHours} to ${maxStepHours}`);
     }
     return { rollout: { stepHours } };
   }
