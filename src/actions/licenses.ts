@@ -11,11 +11,13 @@ import {
   createLicense,
   findLicenseView,
   type LicenseSettings,
+  requireLicenseView,
   settingChanges,
   updateLicense,
 } from "../domain/licenses/manage-licenses.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
+import { countLicenseEvent } from "../domain/releases/usage-counts.js";
 import type { License } from "../contracts/admin.js";
 import { type LicenseStatus } from "../contracts/vocabulary.js";
 
@@ -146,6 +148,7 @@ export const deactivateMachineAudited = (
     // An administrator is never held by the churn limit, and does not spend it.
     async (trx) => {
       const result = await deactivateMachine(trx, { licenseKey, machineId }, { by: "admin" });
+      await countLicenseEvent(trx, result.productSlug, "deactivation", 1);
       return { result, named: await licenseTarget(trx, licenseKey) };
     },
     ({ named }) => ({
@@ -188,6 +191,8 @@ export const resetMachinesAudited = (db: Kysely<DB>, actor: Actor, licenseKey: s
     "license.reset_machines",
     async (trx) => {
       const result = await resetMachines(trx, licenseKey);
+      const { product } = await requireLicenseView(trx, licenseKey);
+      await countLicenseEvent(trx, product, "deactivation", result.machineIds.length);
       return { result, named: await licenseTarget(trx, licenseKey) };
     },
     ({ result, named }) => ({

@@ -187,6 +187,23 @@ describe.each(dialects)("dashboard overview (%s)", (dialect) => {
     expect(other.daily.deactivation[today(other.days)]).toBe(0);
   });
 
+  it("counts an admin's deactivations too: one machine, and every machine of a reset", async () => {
+    const { slug: productSlug } = await createProduct(f.db, { slug: "admin-counted", name: "A" });
+    const licenseKey = await f.createLicense({ productSlug, maxMachines: 4 });
+    for (const machineId of ["a-1", "a-2", "a-3"]) {
+      await f.post("/api/license/activate", { licenseKey, machineId, productSlug });
+    }
+    const apiKey = await apiKeyFor("counting@example.com");
+    const one = `/api/admin/licenses/${licenseKey}/machines/a-1`;
+    expect((await callWithApiKey(f, apiKey, "DELETE", one)).statusCode).toBe(200);
+    const reset = `/api/admin/licenses/${licenseKey}/reset-machines`;
+    expect((await callWithApiKey(f, apiKey, "POST", reset)).statusCode).toBe(200);
+    // A reset of a license without machines counts nothing.
+    expect((await callWithApiKey(f, apiKey, "POST", reset)).statusCode).toBe(200);
+    const shown = await overview(f.db, productSlug);
+    expect(shown.daily.deactivation[today(shown.days)]).toBe(3);
+  });
+
   it("shows the failing webhook endpoints and the rollouts in progress, per product", async () => {
     const { slug: productSlug } = await createProduct(f.db, { slug: "watched-app", name: "W" });
     const apiKey = await apiKeyFor("watched@example.com");

@@ -199,6 +199,20 @@ function folded(checks: Iterable<CheckCount>, published: Set<string>): CheckCoun
   return [...out.values()];
 }
 
+/**
+ * Counts `count` of a license event now, in the caller's transaction: the admin's deactivations
+ * (the dashboard, the CLI, the admin API), which no license endpoint's answer counts.
+ */
+export async function countLicenseEvent(
+  trx: Kysely<DB>,
+  productSlug: string,
+  event: LicenseEvent,
+  count: number,
+  now = Date.now(),
+): Promise<void> {
+  if (count > 0) await addEvents(trx, [{ productSlug, day: dayOf(now), event, code: "", count }]);
+}
+
 /** Adds the event counters of products that exist to daily_counts. */
 async function addEvents(db: Kysely<DB>, events: EventCount[]): Promise<void> {
   if (events.length === 0) return;
