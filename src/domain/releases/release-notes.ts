@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { escapeHtml } from "../../lib/escape-html.js";
 
 /**
  * Release notes are rendered once, when they are written (publish), and stored: the feeds and
@@ -84,22 +85,11 @@ export async function renderReleaseNotes(
   return (await renderer.render(markdown, deadlineMs)) ?? plainTextHtml(markdown);
 }
 
-const entities: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-
 /** Notes as escaped text: a paragraph per blank-line-separated block, line breaks kept. */
 export function plainTextHtml(markdown: string): string {
   return markdown
     .split(/\n\s*\n/)
     .filter((block) => block.trim() !== "")
-    .map(
-      (block) =>
-        `<p>${block.replace(/[&<>"']/g, (c) => entities[c] ?? c).replace(/\n/g, "<br>\n")}</p>\n`,
-    )
+    .map((block) => `<p>${escapeHtml(block).replace(/\n/g, "<br>\n")}</p>\n`)
     .join("");
 }

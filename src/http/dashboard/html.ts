@@ -1,3 +1,5 @@
+import { escapeHtml } from "../../lib/escape-html.js";
+
 /**
  * Server-rendered HTML with escaping by default: every interpolated value is escaped unless it
  * is itself an Html fragment made by `html` (or `raw`, for trusted constant markup).
@@ -7,18 +9,6 @@ export class Html {
   toString(): string {
     return this.value;
   }
-}
-
-const escapes: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => escapes[c] ?? c);
 }
 
 type Interpolation = Html | string | number | boolean | null | undefined | Interpolation[];
