@@ -5,7 +5,7 @@ import { ShipkeyError } from "../../errors.js";
 import { lockLicense } from "./license-record.js";
 import { toIso } from "../../lib/time.js";
 import { emitWebhookEvent } from "../webhooks/events.js";
-import { roomForAnother, seatRoom } from "./offline-places.js";
+import { canActivateNow } from "./offline-places.js";
 
 export interface CertificateReservation {
   licenseId: string;
@@ -49,9 +49,8 @@ export function reserveCertificate(
       .where("deactivated_at", "is", null)
       .executeTakeFirst();
     if (!active) {
-      const room = await seatRoom(trx, input.licenseId, now, input.machineId);
       throw ShipkeyError.spec("MACHINE_NOT_ACTIVATED", {
-        canActivate: room !== null && roomForAnother(room),
+        canActivate: await canActivateNow(trx, input.licenseId, now, input.machineId),
       });
     }
     const { held } = await trx

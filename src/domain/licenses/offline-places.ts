@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
-import { toIso } from "../../lib/time.js";
+import { isoOrNull, toIso } from "../../lib/time.js";
 import { lockLicense } from "./license-record.js";
 import type { OfflinePlace } from "../../contracts/admin.js";
 
@@ -71,9 +71,19 @@ export async function seatRoom(
   };
 }
 
-/** Whether one more machine may run: a free slot, and room beside the offline places. */
-export function roomForAnother(room: SeatRoom): boolean {
+/**
+ * Whether `asker`, not active on the license, may activate now: a free slot, and room beside the
+ * offline places (its own left out). What MACHINE_NOT_ACTIVATED's `canActivate` says.
+ */
+export async function canActivateNow(
+  db: Kysely<DB>,
+  licenseId: string,
+  now: number,
+  asker: string,
+): Promise<boolean> {
+  const room = await seatRoom(db, licenseId, now, asker);
   return (
+    room !== null &&
     room.activeMachines < room.maxMachines &&
     room.activeMachines + room.offlinePlaces < room.maxMachines + room.offlineAllowance
   );
@@ -124,10 +134,7 @@ export async function listOfflinePlaces(
       machineId: r.machine_id,
       machineName: activation?.machine_name ?? null,
       platform: activation?.platform ?? null,
-      deactivatedAt:
-        activation?.deactivated_at === null || activation === undefined
-          ? null
-          : toIso(activation.deactivated_at),
+      deactivatedAt: isoOrNull(activation?.deactivated_at ?? null),
       certificateIssuedAt: toIso(r.issued_at),
       endsAt: toIso(r.expires_at),
     };

@@ -6,7 +6,7 @@ import { assertMaxLength } from "../limits.js";
 import { assertLicenseUsable, requireLicenseWithActivation } from "./license-record.js";
 import { limits } from "../../contracts/vocabulary.js";
 import type { ValidateAnswer } from "../../contracts/license-api.js";
-import { roomForAnother, seatRoom } from "./offline-places.js";
+import { canActivateNow } from "./offline-places.js";
 
 export interface ValidateInput {
   licenseKey: string;
@@ -49,9 +49,8 @@ export async function validateLicenseOf(
   assertMaxLength("machineId", input.machineId, limits.identifier);
 
   if (!machineActive) {
-    const room = await seatRoom(db, license.id, now, input.machineId);
     throw ShipkeyError.spec("MACHINE_NOT_ACTIVATED", {
-      canActivate: room !== null && roomForAnother(room),
+      canActivate: await canActivateNow(db, license.id, now, input.machineId),
     });
   }
   // An admin may have lowered maxMachines below the machines already active: the license is then
