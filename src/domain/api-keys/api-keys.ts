@@ -187,6 +187,15 @@ export async function lockKeys(db: Kysely<DB>, ids: readonly string[]): Promise<
   return rows.filter((row) => row.revoked_at === null).map((row) => row.id);
 }
 
+/** A key neither revoked nor expired at `now` (epoch ms): one that authenticates. */
+export function isLiveKey(
+  revokedAt: number | null,
+  expiresAt: number | null,
+  now: number,
+): boolean {
+  return revokedAt === null && (expiresAt === null || expiresAt > now);
+}
+
 /** A key below another, with what revoking it needs to know. */
 export interface KeyBelow {
   id: string;
@@ -243,7 +252,7 @@ export async function keysBelow(
         id: row.id,
         scopes: knownScopes(row.scopes),
         productIds: parseProductIds(row.products),
-        active: row.revoked_at === null && (row.expires_at === null || row.expires_at > now),
+        active: isLiveKey(row.revoked_at, row.expires_at, now),
       });
       creators.push(row.id);
     }
@@ -268,7 +277,11 @@ export function activeKeysBelow(
     else created.set(creator.id, [key]);
   }
   const isActive = (key: ApiKeyView) =>
-    key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now);
+    isLiveKey(
+      key.revokedAt === null ? null : Date.parse(key.revokedAt),
+      key.expiresAt === null ? null : Date.parse(key.expiresAt),
+      now,
+    );
   const counts = new Map<string, number>();
   for (const key of keys) {
     const seen = new Set([key.id]);

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
 import type { ApiKeysTable, DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
-import { hashApiKey, parseProductIds, parseScopes } from "./api-keys.js";
+import { hashApiKey, isLiveKey, parseProductIds, parseScopes } from "./api-keys.js";
 import { type ApiKeyScope } from "../../contracts/vocabulary.js";
 
 // last_used_at is informational: writing it at most once a minute per key keeps publish bursts
@@ -31,7 +31,7 @@ export async function authenticateApiKey(
       : bearerPattern.exec(authorization)?.[1];
   if (token === undefined || token.length > 512) throw ShipkeyError.spec("INVALID_API_KEY");
   const [key] = (await findKeyByHash(db, { keyHash: hashApiKey(token) })).rows;
-  if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now)) {
+  if (!key || !isLiveKey(key.revoked_at, key.expires_at, now)) {
     throw ShipkeyError.spec("INVALID_API_KEY");
   }
   if (key.last_used_at === null || now - key.last_used_at >= lastUsedResolutionMs) {
