@@ -1,24 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as admin from "../../src/contracts/admin.js";
-import type { Contract } from "../../src/contracts/kit.js";
-import * as seats from "../../src/contracts/seats.js";
-import * as webhooks from "../../src/contracts/webhooks.js";
 import type { ApiKeyScope } from "../../src/contracts/vocabulary.js";
 import { type AdminRoute, describeAdminAuth } from "../helpers/admin-auth-cases.js";
+import { contracts } from "../helpers/contracts.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 
-const isContract = (value: unknown): value is Contract =>
-  typeof value === "object" &&
-  value !== null &&
-  "operationId" in value &&
-  "schema" in value &&
-  "url" in value;
-
 /** Every admin API route, from its contract: none can be left out of the auth cases. */
-const adminContracts = [admin, seats, webhooks]
-  .flatMap((module) => Object.values(module))
-  .filter(isContract)
-  .filter((c) => c.url.startsWith("/api/admin/"));
+const adminContracts = contracts.filter((c) => c.url.startsWith("/api/admin/"));
 
 const routes: AdminRoute[] = adminContracts.map((c) => ({
   method: c.method as AdminRoute["method"],

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Contract } from "../../src/contracts/kit.js";
 import * as licenseApi from "../../src/contracts/license-api.js";
 import * as releases from "../../src/contracts/releases.js";
 import { limits } from "../../src/contracts/vocabulary.js";
+import { contracts } from "../helpers/contracts.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 
 /**
@@ -13,12 +13,9 @@ import { createFixture, type Fixture } from "../helpers/fixture.js";
  * (What they cost is measured by `npm run bench`, not here.)
  */
 
-const isContract = (value: unknown): value is Contract =>
-  typeof value === "object" && value !== null && "operationId" in value && "url" in value;
-const publicContracts = [licenseApi, releases]
-  .flatMap((module) => Object.values(module))
-  .filter(isContract)
-  .filter((c) => c.auth === "public" || c.url === releases.publish.url);
+const publicContracts = contracts.filter(
+  (c) => c.auth === "public" || c.url === releases.publish.url,
+);
 
 const slashes = "/".repeat(16 * 1024 - 64);
 const hostileAgents = [

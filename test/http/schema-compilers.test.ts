@@ -2,26 +2,11 @@ import ajvCompiler from "@fastify/ajv-compiler";
 import serializerCompiler from "@fastify/fast-json-stringify-compiler";
 import type { TSchema } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as admin from "../../src/contracts/admin.js";
-import type { Contract } from "../../src/contracts/kit.js";
-import * as licenseApi from "../../src/contracts/license-api.js";
-import * as releases from "../../src/contracts/releases.js";
-import * as seats from "../../src/contracts/seats.js";
-import * as webhooks from "../../src/contracts/webhooks.js";
 import { routeSchema } from "../../src/http/contract-route.js";
 import { ajvOptions } from "../../src/http/schema-compilers.js";
+import type { Contract } from "../../src/contracts/kit.js";
+import { contracts } from "../helpers/contracts.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
-
-const isContract = (value: unknown): value is Contract =>
-  typeof value === "object" &&
-  value !== null &&
-  "operationId" in value &&
-  "schema" in value &&
-  "url" in value;
-
-const contracts = [admin, licenseApi, releases, seats, webhooks]
-  .flatMap((module) => Object.values(module))
-  .filter(isContract);
 
 /**
  * The app compiles a route's schemas when a request first needs them (http/schema-compilers.ts):

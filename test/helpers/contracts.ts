@@ -1,0 +1,18 @@
+import * as admin from "../../src/contracts/admin.js";
+import type { Contract } from "../../src/contracts/kit.js";
+import * as licenseApi from "../../src/contracts/license-api.js";
+import * as releases from "../../src/contracts/releases.js";
+import * as seats from "../../src/contracts/seats.js";
+import * as webhooks from "../../src/contracts/webhooks.js";
+
+const isContract = (value: unknown): value is Contract =>
+  typeof value === "object" &&
+  value !== null &&
+  "operationId" in value &&
+  "schema" in value &&
+  "url" in value;
+
+/** Every endpoint's contract, from every contract module. */
+export const contracts: Contract[] = [admin, licenseApi, releases, seats, webhooks]
+  .flatMap((module) => Object.values(module))
+  .filter(isContract);
