@@ -7,7 +7,13 @@ import { mayReceive, type PublishedUpTo } from "./update-access.js";
 import { sortKeyAbove, versionSortKey } from "../../lib/version-sort-key.js";
 import { normalizeVersion } from "./version.js";
 import { type Audience, isOffered, type Rollout, rolloutOf } from "./rollout.js";
-import { type Arch, arches, type Channel, type Platform } from "../../contracts/vocabulary.js";
+import {
+  type Arch,
+  arches,
+  type Channel,
+  channels,
+  type Platform,
+} from "../../contracts/vocabulary.js";
 
 /** One platform/arch entry of a version, as the feeds hand it out. */
 export interface FeedEntry {
@@ -109,24 +115,18 @@ export async function findFeedReleases(
   query: FeedQuery,
   count: number,
 ): Promise<FeedRelease[]> {
-  const channels = channelsFor[query.channel];
-  const [arch1, arch2] = query.arch === undefined ? everyArch : [query.arch, query.arch];
   const params: FeedParams = {
     productId: query.product.id,
-    // Lists of fixed length, padded with repeats, so that one statement serves every request.
-    channel1: channels[0] ?? query.channel,
-    channel2: channels[1] ?? query.channel,
-    channel3: channels[2] ?? query.channel,
+    channels: channelsFor[query.channel],
     platform: query.platform,
-    arch1,
-    arch2,
+    arches: query.arch === undefined ? arches : [query.arch],
     above: query.currentVersion === undefined ? "" : sortKeyAbove(query.currentVersion),
     below: aboveEveryKey,
     publishedUpTo: query.publishedUpTo ?? Number.MAX_SAFE_INTEGER,
   };
   // A version has at most one entry per arch: a page of this many rows holds `count` whole
   // versions (and maybe part of the next, which the next page reads again).
-  const pageRows = count * (query.arch === undefined ? everyArch.length : 1);
+  const pageRows = count * params.arches.length;
   const page = feedPage(query.needs, pageRows);
   const releases: FeedRelease[] = [];
   for (;;) {
@@ -184,19 +184,13 @@ function byVersion(
 
 interface FeedParams extends Record<string, unknown> {
   productId: string;
-  channel1: Channel;
-  channel2: Channel;
-  channel3: Channel;
+  channels: readonly Channel[];
   platform: Platform;
-  arch1: Arch;
-  arch2: Arch;
+  arches: readonly Arch[];
   above: string;
   below: string;
   publishedUpTo: number;
 }
-
-/** Every arch, as the statement's two arch parameters (a third arch would not compile here). */
-const everyArch: readonly [Arch, Arch] = arches;
 
 /** Sort keys use 0-9 and a-z only (lib/version-sort-key.ts): "~" sorts after every one. */
 const aboveEveryKey = "~";
@@ -235,19 +229,16 @@ function feedPage(needs: EntryNeed | undefined, rows: number) {
 
 const feedParamNames = [
   "productId",
-  "channel1",
-  "channel2",
-  "channel3",
+  "channels",
   "platform",
-  "arch1",
-  "arch2",
+  "arches",
   "above",
   "below",
   "publishedUpTo",
 ] as const;
 
 function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
-  return compileOnce<FeedParams, FeedRow>(feedParamNames, (db, p) => {
+  const build = (db: Kysely<DB>, p: FeedParams) => {
     let select = db
       .selectFrom("release_versions as v")
       .innerJoin("release_artifacts as a", "a.version_id", "v.id")
@@ -272,13 +263,13 @@ function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
       ])
       .where("v.product_id", "=", p.productId)
       .where("v.yanked_at", "is", null)
-      .where("v.channel", "in", [p.channel1, p.channel2, p.channel3])
+      .where("v.channel", "in", p.channels)
       // A row written by hand has no key ("") and is never offered.
       .where("v.sort_key", ">", p.above)
       .where("v.sort_key", "<", p.below)
       .where("v.created_at", "<=", p.publishedUpTo)
       .where("a.platform", "=", p.platform)
-      .where("a.arch", "in", [p.arch1, p.arch2]);
+      .where("a.arch", "in", p.arches);
     if (needs === "signature") select = select.where("a.signature", "is not", null);
     if (needs === "sha512") select = select.where("a.sha512", "is not", null);
     // A superset of isZip (a .zip before a query or fragment); isZip decides on each entry.
@@ -286,6 +277,10 @@ function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
       select = select.where(sql<string>`lower(a.download_url)`, "like", "%.zip%");
     // By the sort key alone, so the index on (product_id, sort_key) gives the order.
     return select.orderBy("v.sort_key", "desc").limit(sql.lit(rows));
+  };
+  return compileOnce<FeedParams, FeedRow>(feedParamNames, build, {
+    channels: channels.length,
+    arches: arches.length,
   });
 }
 
