@@ -14,6 +14,14 @@ import {
   channels,
   type Platform,
 } from "../../contracts/vocabulary.js";
+import {
+  type FeedRule,
+  hasNeed,
+  type ServedEntry,
+  serves,
+  type UpdateFeed,
+  updateFeeds,
+} from "./feed-rules.js";
 
 /** One platform/arch entry of a version, as the feeds hand it out. */
 export interface FeedEntry {
@@ -42,6 +50,8 @@ export interface FeedRelease {
 }
 
 export interface FeedQuery {
+  /** The feed asking: which entries it serves (feed-rules.ts). */
+  updateFeed: UpdateFeed;
   product: Product;
   /** From checkUpdateAccess: on an expired license, only what was published up to its expiry. */
   publishedUpTo: PublishedUpTo;
@@ -51,25 +61,10 @@ export interface FeedQuery {
   channel: Channel;
   /** Strict semver, already normalised; only versions above it are offered. */
   currentVersion?: string;
-  /** What an entry needs for this feed's updater to use it. */
-  needs?: EntryNeed;
   /** Who decides on versions in a rollout (rollout.ts); a version not offered is skipped. */
   audience: Audience;
   /** The time rollouts are read at (epoch ms). */
   now: number;
-}
-
-/** Tauri refuses an update without a signature, electron-updater one without a sha512, and
- * Squirrel.Mac installs only .zip archives. */
-export type EntryNeed = "signature" | "sha512" | "zip";
-
-/** A .zip archive: the URL's path (its query and fragment aside) ends in .zip, any case. */
-export function isZip(downloadUrl: string): boolean {
-  try {
-    return new URL(downloadUrl).pathname.toLowerCase().endsWith(".zip");
-  } catch {
-    return false; // stored by hand, not through publish
-  }
 }
 
 /**
@@ -81,19 +76,9 @@ export function isEdSignature(signature: string): boolean {
 }
 
 /** The update feeds that offer an entry, as the dashboard marks them (docs/update-feeds.md). */
-export function feedsOffering(entry: {
-  platform: Platform;
-  downloadUrl: string;
-  signature: string | null;
-  sha512: string | null;
-}): string[] {
-  const feeds: string[] = [];
-  if (entry.signature !== null) feeds.push("Tauri");
-  if (entry.sha512 !== null) feeds.push("electron-updater");
-  if (entry.platform !== "LINUX") feeds.push("Sparkle");
-  if (entry.platform === "MACOS" && isZip(entry.downloadUrl)) feeds.push("Squirrel.Mac");
-  feeds.push("generic");
-  return feeds;
+export function feedsOffering(entry: ServedEntry): string[] {
+  const feeds = Object.keys(updateFeeds) as UpdateFeed[];
+  return feeds.filter((feed) => serves(feed, entry)).map((feed) => updateFeeds[feed].label);
 }
 
 /** Channels nest: an ALPHA client also gets BETA and STABLE releases, a BETA one STABLE ones. */
@@ -115,6 +100,8 @@ export async function findFeedReleases(
   query: FeedQuery,
   count: number,
 ): Promise<FeedRelease[]> {
+  const rule: FeedRule = updateFeeds[query.updateFeed];
+  if (!rule.platforms.includes(query.platform)) return [];
   const params: FeedParams = {
     productId: query.product.id,
     channels: channelsFor[query.channel],
@@ -127,11 +114,11 @@ export async function findFeedReleases(
   // A version has at most one entry per arch: a page of this many rows holds `count` whole
   // versions (and maybe part of the next, which the next page reads again).
   const pageRows = count * params.arches.length;
-  const page = feedPage(query.needs, pageRows);
+  const page = feedPage(query.updateFeed, pageRows);
   const releases: FeedRelease[] = [];
   for (;;) {
     const { rows } = await page(db, params);
-    const grouped = byVersion(rows, query.needs);
+    const grouped = byVersion(rows, rule.needs);
     // A short page is the last one, and whole; a full one may end inside version count + 1.
     const lastPage = rows.length < pageRows;
     const versions = lastPage ? grouped : grouped.slice(0, count);
@@ -148,7 +135,7 @@ export async function findFeedReleases(
 /** Rows (newest version first) grouped by version; entries in arch order. */
 function byVersion(
   rows: FeedRow[],
-  needs: EntryNeed | undefined,
+  needs: FeedRule["needs"],
 ): Array<{ release: FeedRelease; sortKey: string }> {
   const versions: Array<{ release: FeedRelease; sortKey: string }> = [];
   for (const row of rows) {
@@ -167,16 +154,16 @@ function byVersion(
       last = { release, sortKey: row.sort_key };
       versions.push(last);
     }
-    // The SQL filter is exact but for .zip, which isZip may still refuse.
-    if (needs === "zip" && !isZip(row.download_url)) continue;
-    last.release.entries.push({
+    const entry: FeedEntry = {
       platform: row.platform,
       arch: row.arch,
       downloadUrl: row.download_url,
       signature: row.signature,
       sha512: row.sha512,
       fileSize: row.file_size === null ? null : Number(row.file_size),
-    });
+    };
+    // The SQL filter is exact but for .zip, which isZip may still refuse.
+    if (hasNeed(needs, entry)) last.release.entries.push(entry);
   }
   for (const { release } of versions) release.entries.sort(byArch);
   return versions;
@@ -216,12 +203,12 @@ type FeedRow = Pick<
 
 const feedPages = new Map<string, ReturnType<typeof compileFeedPage>>();
 
-/** The feed statement for an updater's need and a page size (a literal LIMIT), compiled once. */
-function feedPage(needs: EntryNeed | undefined, rows: number) {
-  const key = `${needs ?? "any"} ${rows}`;
+/** A feed's statement for a page size (a literal LIMIT), compiled once. */
+function feedPage(feed: UpdateFeed, rows: number) {
+  const key = `${feed} ${rows}`;
   let page = feedPages.get(key);
   if (page === undefined) {
-    page = compileFeedPage(needs, rows);
+    page = compileFeedPage(updateFeeds[feed], rows);
     feedPages.set(key, page);
   }
   return page;
@@ -237,7 +224,7 @@ const feedParamNames = [
   "publishedUpTo",
 ] as const;
 
-function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
+function compileFeedPage({ needs }: FeedRule, rows: number) {
   const build = (db: Kysely<DB>, p: FeedParams) => {
     let select = db
       .selectFrom("release_versions as v")

@@ -47,7 +47,7 @@ export function sparkleFeedRoute(app: App, deps: FeedDeps): void {
       // Sparkle decides phased rollouts itself (sparkle:phasedRolloutInterval).
       const releases = await findFeedReleases(
         deps.db,
-        { ...feed, platform, arch, channel, audience: "client" },
+        { ...feed, updateFeed: "sparkle", platform, arch, channel, audience: "client" },
         maxItems,
       );
       const os = request.params.platform;
