@@ -11,20 +11,22 @@ export interface FeedRule {
   platforms: readonly Platform[];
   /** What an entry needs to be served; null: every entry. */
   needs: EntryNeed | null;
+  /** The notes it serves: the HTML rendered at publish, or the text as published. */
+  notes: "html" | "text";
 }
 
 /**
- * Which entries each feed serves: the feeds' query reads it (update-feed.ts), and so do the
- * dashboard's list of the feeds that offer a file and publish's warnings. Tauri refuses an update
- * without a signature, electron-updater one without a sha512, and Squirrel.Mac installs only .zip
- * archives.
+ * Which entries each feed serves, and with which notes: the feeds' query reads it
+ * (update-feed.ts), and so do the dashboard's list of the feeds that offer a file and publish's
+ * warnings. Tauri refuses an update without a signature, electron-updater one without a sha512,
+ * and Squirrel.Mac installs only .zip archives; Sparkle (macOS) and WinSparkle show HTML notes.
  */
 export const updateFeeds = {
-  tauri: { label: "Tauri", platforms, needs: "signature" },
-  electron: { label: "electron-updater", platforms, needs: "sha512" },
-  sparkle: { label: "Sparkle", platforms: ["MACOS", "WINDOWS"], needs: null },
-  squirrelMac: { label: "Squirrel.Mac", platforms: ["MACOS"], needs: "zip" },
-  generic: { label: "generic", platforms, needs: null },
+  tauri: { label: "Tauri", platforms, needs: "signature", notes: "text" },
+  electron: { label: "electron-updater", platforms, needs: "sha512", notes: "text" },
+  sparkle: { label: "Sparkle", platforms: ["MACOS", "WINDOWS"], needs: null, notes: "html" },
+  squirrelMac: { label: "Squirrel.Mac", platforms: ["MACOS"], needs: "zip", notes: "text" },
+  generic: { label: "generic", platforms, needs: null, notes: "text" },
 } as const satisfies Record<string, FeedRule>;
 
 export type UpdateFeed = keyof typeof updateFeeds;

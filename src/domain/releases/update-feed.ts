@@ -37,9 +37,9 @@ export interface FeedEntry {
 export interface FeedRelease {
   version: string;
   channel: Channel;
+  /** The notes the feed serves (feed-rules.ts): as published, or the sanitised HTML rendered
+   * when they were published (release-notes.ts). */
   notes: string | null;
-  /** The notes as sanitised HTML, rendered when they were published (release-notes.ts). */
-  notesHtml: string | null;
   /** When the version was first published (epoch ms). */
   publishedAt: number;
   /** Offered to every machine whatever its rollout (a pause still halts it). */
@@ -50,7 +50,7 @@ export interface FeedRelease {
 }
 
 export interface FeedQuery {
-  /** The feed asking: which entries it serves (feed-rules.ts). */
+  /** The feed asking: which entries it serves and with which notes (feed-rules.ts). */
   updateFeed: UpdateFeed;
   product: Product;
   /** From checkUpdateAccess: on an expired license, only what was published up to its expiry. */
@@ -144,8 +144,7 @@ function byVersion(
       const release: FeedRelease = {
         version: row.version,
         channel: row.channel,
-        notes: row.release_notes,
-        notesHtml: row.release_notes_html,
+        notes: row.notes,
         publishedAt: Number(row.created_at),
         critical: row.critical === 1,
         rollout: rolloutOf(row),
@@ -186,8 +185,6 @@ type FeedRow = Pick<
   Selectable<DB["release_versions"]>,
   | "version"
   | "channel"
-  | "release_notes"
-  | "release_notes_html"
   | "created_at"
   | "sort_key"
   | "critical"
@@ -199,7 +196,7 @@ type FeedRow = Pick<
   Pick<
     Selectable<DB["release_artifacts"]>,
     "platform" | "arch" | "download_url" | "signature" | "sha512" | "file_size"
-  >;
+  > & { notes: string | null };
 
 const feedPages = new Map<string, ReturnType<typeof compileFeedPage>>();
 
@@ -224,7 +221,10 @@ const feedParamNames = [
   "publishedUpTo",
 ] as const;
 
-function compileFeedPage({ needs }: FeedRule, rows: number) {
+/** The notes column a feed serves. */
+const notesColumn = { html: "v.release_notes_html", text: "v.release_notes" } as const;
+
+function compileFeedPage({ needs, notes }: FeedRule, rows: number) {
   const build = (db: Kysely<DB>, p: FeedParams) => {
     let select = db
       .selectFrom("release_versions as v")
@@ -232,8 +232,6 @@ function compileFeedPage({ needs }: FeedRule, rows: number) {
       .select([
         "v.version",
         "v.channel",
-        "v.release_notes",
-        "v.release_notes_html",
         "v.created_at",
         "v.sort_key",
         "v.critical",
@@ -248,6 +246,7 @@ function compileFeedPage({ needs }: FeedRule, rows: number) {
         "a.sha512",
         "a.file_size",
       ])
+      .select((eb) => eb.ref(notesColumn[notes]).as("notes"))
       .where("v.product_id", "=", p.productId)
       .where("v.yanked_at", "is", null)
       .where("v.channel", "in", p.channels)

@@ -119,9 +119,9 @@ function item(release: FeedRelease, os: string, feed: OpenFeed): string {
           `      <sparkle:phasedRolloutInterval>${phased.intervalSeconds}</sparkle:phasedRolloutInterval>`,
         ]
       : []),
-    ...(release.notesHtml === null
+    ...(release.notes === null
       ? []
-      : [`      <description sparkle:format="html">${xml(release.notesHtml)}</description>`]),
+      : [`      <description sparkle:format="html">${xml(release.notes)}</description>`]),
     `      <enclosure ${enclosure} />`,
     "    </item>",
   ];
