@@ -711,10 +711,9 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
       now: Date.now(),
     } as const;
     const versions = async (count: number) =>
-      (await findFeedReleases(f.db, { ...query, needs: "zip" }, count)).map((release) => [
-        release.version,
-        release.entries.map((e) => e.arch),
-      ]);
+      (await findFeedReleases(f.db, { ...query, updateFeed: "squirrelMac" }, count)).map(
+        (release) => [release.version, release.entries.map((e) => e.arch)],
+      );
     expect(await versions(2)).toEqual([
       ["2.0.0", ["X64"]],
       ["0.0.2", ["ARM64"]],
