@@ -17,6 +17,7 @@ import {
   keyAuthorityOf,
 } from "../domain/api-keys/key-authority.js";
 import { type Actor, recordAudit, withAudit } from "../domain/audit/audit-log.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 
 // API keys: the use cases' actions. Each runs its checks, its rows, its webhook events and its
@@ -28,6 +29,7 @@ export const createApiKeyAudited = (
   db: Kysely<DB>,
   actor: Actor,
   input: { name: string; scopes: string[]; expiresAt?: number | null; products?: string[] | null },
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -77,6 +79,7 @@ export const createApiKeyAudited = (
         displayPrefix: created.displayPrefix,
       },
     }),
+    idempotency,
   );
 
 /**
@@ -91,13 +94,14 @@ export const revokeApiKeyAudited = (
   actor: Actor,
   id: string,
   options: { withCreated?: boolean } = {},
-  now = Date.now(),
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
     actor,
     "api_key.revoke",
     async (trx) => {
+      const now = Date.now();
       const target = await requireApiKey(trx, id);
       const authority = await keyAuthorityOf(trx, actor);
       if (authority) {
@@ -144,4 +148,5 @@ export const revokeApiKeyAudited = (
         ...(options.withCreated ? { alsoRevoked: key.alsoRevoked } : {}),
       },
     }),
+    idempotency,
   );

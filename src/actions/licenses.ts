@@ -16,6 +16,7 @@ import {
   updateLicense,
 } from "../domain/licenses/manage-licenses.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import { countLicenseEvent } from "../domain/releases/usage-counts.js";
 import type { License } from "../contracts/admin.js";
@@ -41,7 +42,12 @@ async function licenseTarget(trx: Kysely<DB>, licenseKey: string) {
   };
 }
 
-export const createLicenseAudited = (db: Kysely<DB>, actor: Actor, input: CreateLicenseInput) =>
+export const createLicenseAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  input: CreateLicenseInput,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
@@ -63,6 +69,7 @@ export const createLicenseAudited = (db: Kysely<DB>, actor: Actor, input: Create
           : { maxDeactivationsPer30Days: license.maxDeactivationsPer30Days }),
       },
     }),
+    idempotency,
   ).then(({ license }) => license);
 
 export const updateLicenseAudited = (
@@ -70,6 +77,7 @@ export const updateLicenseAudited = (
   actor: Actor,
   licenseKey: string,
   changes: LicenseSettings,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -95,6 +103,7 @@ export const updateLicenseAudited = (
       target: named.target,
       details: { licenseKey: named.licenseKey, changed, changes: values },
     }),
+    idempotency,
   ).then(({ license }) => license);
 
 const statusActions = { ACTIVE: "reinstate", SUSPENDED: "suspend", REVOKED: "revoke" } as const;
@@ -114,6 +123,7 @@ export const setLicenseStatusAudited = (
   actor: Actor,
   licenseKey: string,
   status: LicenseStatus,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -133,6 +143,7 @@ export const setLicenseStatusAudited = (
       target: named.target,
       details: { licenseKey: named.licenseKey, changes },
     }),
+    idempotency,
   ).then(({ license }) => license);
 
 export const deactivateMachineAudited = (
@@ -140,6 +151,7 @@ export const deactivateMachineAudited = (
   actor: Actor,
   licenseKey: string,
   machineId: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -155,6 +167,7 @@ export const deactivateMachineAudited = (
       target: named.target,
       details: { licenseKey: named.licenseKey, machineId },
     }),
+    idempotency,
   ).then(({ result }) => result);
 
 /**
@@ -166,7 +179,7 @@ export const endOfflinePlaceAudited = (
   actor: Actor,
   licenseKey: string,
   machineId: string,
-  now = Date.now(),
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -174,17 +187,23 @@ export const endOfflinePlaceAudited = (
     "license.end_offline_place",
     async (trx) => {
       const licenseId = await licenseIdOfKey(trx, licenseKey);
-      const result = await endOfflinePlace(trx, licenseId, machineId, now);
+      const result = await endOfflinePlace(trx, licenseId, machineId, Date.now());
       return { result, named: await licenseTarget(trx, licenseKey) };
     },
     ({ result, named }) => ({
       target: named.target,
       details: { licenseKey: named.licenseKey, machineId, certificateExpiresAt: result.endsAt },
     }),
+    idempotency,
   ).then(({ result }) => result);
 
 /** Every machine of the license deactivated in one action (license.reset_machines). */
-export const resetMachinesAudited = (db: Kysely<DB>, actor: Actor, licenseKey: string) =>
+export const resetMachinesAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
@@ -199,6 +218,7 @@ export const resetMachinesAudited = (db: Kysely<DB>, actor: Actor, licenseKey: s
       target: named.target,
       details: { licenseKey: named.licenseKey, machineIds: result.machineIds },
     }),
+    idempotency,
   ).then(({ result }) => result);
 
 /** The license moved to another product (license.move), with its license.updated event. */
@@ -207,6 +227,7 @@ export const moveLicenseAudited = (
   actor: Actor,
   licenseKey: string,
   productSlug: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -229,10 +250,16 @@ export const moveLicenseAudited = (
           before === license.product ? {} : { product: { from: before, to: license.product } },
       },
     }),
+    idempotency,
   ).then(({ license }) => license);
 
 /** The license deleted (license.delete); refused while a machine holds a slot. */
-export const deleteLicenseAudited = (db: Kysely<DB>, actor: Actor, licenseKey: string) =>
+export const deleteLicenseAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
@@ -246,4 +273,5 @@ export const deleteLicenseAudited = (db: Kysely<DB>, actor: Actor, licenseKey: s
       target: named.target,
       details: { licenseKey: named.licenseKey, product: license.product },
     }),
+    idempotency,
   ).then(({ license }) => license);

@@ -23,6 +23,7 @@ import {
   resealSigningKeys,
 } from "../domain/signing/signing-keys.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { resealWebhookSecrets } from "../domain/webhooks/endpoints.js";
 
 // Products, their settings and signing keys, and the master key's rotation: the use cases' actions. Each runs its checks, its rows, its webhook events and its
@@ -43,6 +44,7 @@ export const createProductAudited = (
   actor: Actor,
   input: { slug: string; name: string },
   masterKey: MasterKey | null,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -54,6 +56,7 @@ export const createProductAudited = (
       return product;
     },
     productEntry,
+    idempotency,
   );
 
 export const setOfflinePeriodAudited = (
@@ -61,6 +64,7 @@ export const setOfflinePeriodAudited = (
   actor: Actor,
   slug: string,
   seconds: number,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -71,6 +75,7 @@ export const setOfflinePeriodAudited = (
       target: { type: "product", id: product.slug },
       details: { offlinePeriodSeconds: product.offlinePeriodSeconds },
     }),
+    idempotency,
   );
 
 export const setOfflineAllowanceAudited = (
@@ -78,6 +83,7 @@ export const setOfflineAllowanceAudited = (
   actor: Actor,
   slug: string,
   machines: number,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -88,6 +94,7 @@ export const setOfflineAllowanceAudited = (
       target: { type: "product", id: product.slug },
       details: { offlineAllowance: product.offlineAllowance },
     }),
+    idempotency,
   );
 
 /** The product's churn limit (null: none). */
@@ -96,6 +103,7 @@ export const setDeactivationLimitAudited = (
   actor: Actor,
   slug: string,
   perThirtyDays: number | null,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -106,6 +114,7 @@ export const setDeactivationLimitAudited = (
       target: { type: "product", id: product.slug },
       details: { maxDeactivationsPer30Days: product.maxDeactivationsPer30Days },
     }),
+    idempotency,
   );
 
 /** The product's machine lease in days (null: off). */
@@ -114,6 +123,7 @@ export const setMachineLeaseAudited = (
   actor: Actor,
   slug: string,
   days: number | null,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -124,6 +134,7 @@ export const setMachineLeaseAudited = (
       target: { type: "product", id: product.slug },
       details: { machineLeaseDays: product.machineLeaseDays },
     }),
+    idempotency,
   );
 
 /** A next signing key, endorsed by the current one; it signs nothing until promoted. */
@@ -132,6 +143,7 @@ export const prepareSigningKeyAudited = (
   actor: Actor,
   masterKey: MasterKey,
   slug: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -139,6 +151,7 @@ export const prepareSigningKeyAudited = (
     "product.key_prepare",
     (trx) => prepareSigningKey(trx, masterKey, slug),
     (prepared) => ({ target: { type: "product", id: slug }, details: prepared }),
+    idempotency,
   );
 
 /** The next key becomes current, the current one retired (still published). */
@@ -147,6 +160,7 @@ export const promoteSigningKeyAudited = (
   actor: Actor,
   slug: string,
   options: { force?: boolean },
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -154,6 +168,7 @@ export const promoteSigningKeyAudited = (
     "product.key_promote",
     (trx) => promoteSigningKey(trx, slug, options),
     (promotion) => ({ target: { type: "product", id: slug }, details: promotion }),
+    idempotency,
   );
 
 /** Every signing key sealed again under a new master key; the audit names how many. */
@@ -174,23 +189,44 @@ export const rotateMasterKeyAudited = (
     (result) => ({ target: { type: "master_key", id: "signing_keys" }, details: result }),
   );
 
-export const removeSigningKeyAudited = (db: Kysely<DB>, actor: Actor, slug: string, kid: string) =>
+export const removeSigningKeyAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  kid: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "product.key_remove",
     (trx) => removeSigningKey(trx, slug, kid),
     () => ({ target: { type: "product", id: slug }, details: { kid } }),
+    idempotency,
   );
 
-export const renameProductAudited = (db: Kysely<DB>, actor: Actor, slug: string, name: string) =>
-  withAudit(db, actor, "product.rename", (trx) => renameProduct(trx, slug, name), productEntry);
+export const renameProductAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  name: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
+  withAudit(
+    db,
+    actor,
+    "product.rename",
+    (trx) => renameProduct(trx, slug, name),
+    productEntry,
+    idempotency,
+  );
 
 export const setUpdateDeliveryAudited = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
   settings: UpdateDelivery,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -204,6 +240,7 @@ export const setUpdateDeliveryAudited = (
         downloadRedirects: product.downloadRedirects,
       },
     }),
+    idempotency,
   );
 
 /** Sets (product.tauri_key_set) or clears (product.tauri_key_clear) the product's Tauri key. */
@@ -212,6 +249,7 @@ export const setTauriPublicKeyAudited = (
   actor: Actor,
   slug: string,
   tauriPublicKey: string | null,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -222,6 +260,7 @@ export const setTauriPublicKeyAudited = (
       target: { type: "product", id: product.slug },
       details: { tauriKeyId: product.tauriKeyId },
     }),
+    idempotency,
   );
 
 /**
@@ -240,6 +279,7 @@ export const updateProductAudited = (
     maxDeactivationsPer30Days?: number | null;
     machineLeaseDays?: number | null;
   } & UpdateDelivery,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   inTransaction(db, async (trx) => {
     const {
@@ -252,32 +292,38 @@ export const updateProductAudited = (
       ...delivery
     } = changes;
     if (offlinePeriodSeconds !== undefined) {
-      await setOfflinePeriodAudited(trx, actor, slug, offlinePeriodSeconds);
+      await setOfflinePeriodAudited(trx, actor, slug, offlinePeriodSeconds, idempotency);
     }
     if (offlineAllowance !== undefined) {
-      await setOfflineAllowanceAudited(trx, actor, slug, offlineAllowance);
+      await setOfflineAllowanceAudited(trx, actor, slug, offlineAllowance, idempotency);
     }
     if (maxDeactivationsPer30Days !== undefined) {
-      await setDeactivationLimitAudited(trx, actor, slug, maxDeactivationsPer30Days);
+      await setDeactivationLimitAudited(trx, actor, slug, maxDeactivationsPer30Days, idempotency);
     }
     if (machineLeaseDays !== undefined) {
-      await setMachineLeaseAudited(trx, actor, slug, machineLeaseDays);
+      await setMachineLeaseAudited(trx, actor, slug, machineLeaseDays, idempotency);
     }
     if (tauriPublicKey !== undefined) {
-      await setTauriPublicKeyAudited(trx, actor, slug, tauriPublicKey);
+      await setTauriPublicKeyAudited(trx, actor, slug, tauriPublicKey, idempotency);
     }
     if (delivery.updatesRequireLicense !== undefined || delivery.downloadRedirects !== undefined) {
-      await setUpdateDeliveryAudited(trx, actor, slug, delivery);
+      await setUpdateDeliveryAudited(trx, actor, slug, delivery, idempotency);
     }
-    if (name !== undefined) await renameProductAudited(trx, actor, slug, name);
+    if (name !== undefined) await renameProductAudited(trx, actor, slug, name, idempotency);
     return requireProduct(trx, slug);
   });
 
-export const deleteProductAudited = (db: Kysely<DB>, actor: Actor, slug: string) =>
+export const deleteProductAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  slug: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "product.delete",
     (trx) => deleteProduct(trx, slug),
     () => ({ target: { type: "product", id: slug } }),
+    idempotency,
   );

@@ -19,6 +19,7 @@ import { emitRolloutEvents } from "../domain/releases/rollout-events.js";
 import { checkTauriSignatures } from "../domain/releases/tauri-signatures.js";
 import type { Product } from "../domain/products/products.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import type { ReleaseRollout } from "../contracts/admin.js";
 import type { PublishAnswer } from "../contracts/releases.js";
@@ -35,6 +36,7 @@ export const deleteReleaseAudited = (
   productSlug: string,
   version: string,
   entry?: { platform: Platform; arch: Arch },
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -45,6 +47,7 @@ export const deleteReleaseAudited = (
       target: { type: "release", id: `${productSlug}@${version}` },
       ...(entry ? { details: { platform: entry.platform, arch: entry.arch } } : {}),
     }),
+    idempotency,
   );
 
 /**
@@ -137,6 +140,7 @@ export const setRolloutAudited = (
   productSlug: string,
   version: string,
   plan: RolloutPlan,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -147,6 +151,7 @@ export const setRolloutAudited = (
         setRollout(trx, productSlug, version, plan),
       ),
     () => ({ target: releaseTarget(productSlug, version), details: { ...plan } }),
+    idempotency,
   );
 
 /** release.rollout_pause, release.rollout_resume, release.rollout_complete. */
@@ -156,6 +161,7 @@ export const changeRolloutAudited = (
   productSlug: string,
   version: string,
   change: RolloutChange,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -166,6 +172,7 @@ export const changeRolloutAudited = (
         changeRollout(trx, productSlug, version, change),
       ),
     () => ({ target: releaseTarget(productSlug, version) }),
+    idempotency,
   );
 
 /** Marks a version critical or not (release.critical, with the value). */
@@ -175,6 +182,7 @@ export const setCriticalAudited = (
   productSlug: string,
   version: string,
   critical: boolean,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -185,6 +193,7 @@ export const setCriticalAudited = (
         setCritical(trx, productSlug, version, critical),
       ),
     () => ({ target: releaseTarget(productSlug, version), details: { critical } }),
+    idempotency,
   );
 
 /** Withdraws a version from the feeds (release.yank) or restores it (release.unyank). */
@@ -194,6 +203,7 @@ export const setReleaseYankedAudited = (
   productSlug: string,
   version: string,
   yanked: boolean,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -211,4 +221,5 @@ export const setReleaseYankedAudited = (
       return result;
     },
     () => ({ target: { type: "release", id: `${productSlug}@${version}` } }),
+    idempotency,
   );

@@ -3,6 +3,7 @@ import type { DB } from "../db/schema.js";
 import { actorHoldsScope } from "../domain/api-keys/key-authority.js";
 import type { MasterKey } from "../domain/signing/key-material.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -29,6 +30,7 @@ export const createWebhookEndpointAudited = (
   masterKey: MasterKey,
   input: EndpointSettings & { url: string; events: string[] },
   policy: UrlPolicy,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -50,6 +52,7 @@ export const createWebhookEndpointAudited = (
         products: created.products,
       },
     }),
+    idempotency,
   );
 
 export const updateWebhookEndpointAudited = (
@@ -58,6 +61,7 @@ export const updateWebhookEndpointAudited = (
   id: string,
   changes: EndpointSettings,
   policy: UrlPolicy,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -82,6 +86,7 @@ export const updateWebhookEndpointAudited = (
       target: endpointTarget(id),
       details: { changed: Object.keys(values), changes: values },
     }),
+    idempotency,
   ).then(({ endpoint }) => endpoint);
 
 const endpointSettings = ["url", "events", "products", "enabled", "description"] as const;
@@ -102,13 +107,19 @@ function endpointChanges(
   return changes;
 }
 
-export const deleteWebhookEndpointAudited = (db: Kysely<DB>, actor: Actor, id: string) =>
+export const deleteWebhookEndpointAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "webhook_endpoint.delete",
     (trx) => deleteWebhookEndpoint(trx, id),
     () => ({ target: endpointTarget(id) }),
+    idempotency,
   );
 
 export const rotateWebhookSecretAudited = (
@@ -118,6 +129,7 @@ export const rotateWebhookSecretAudited = (
   id: string,
   graceSeconds: number,
   now?: number,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -128,6 +140,7 @@ export const rotateWebhookSecretAudited = (
       target: endpointTarget(id),
       details: { previousSecretExpiresAt: rotated.previousSecretExpiresAt },
     }),
+    idempotency,
   );
 
 export const redeliverWebhookAudited = (
@@ -136,6 +149,7 @@ export const redeliverWebhookAudited = (
   id: string,
   eventId: string,
   now?: number,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -150,13 +164,21 @@ export const redeliverWebhookAudited = (
         now,
       ),
     () => ({ target: endpointTarget(id), details: { eventId } }),
+    idempotency,
   );
 
-export const sendWebhookTestAudited = (db: Kysely<DB>, actor: Actor, id: string, now?: number) =>
+export const sendWebhookTestAudited = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  now?: number,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "webhook_endpoint.test",
     (trx) => sendWebhookTest(trx, id, now),
     (delivery) => ({ target: endpointTarget(id), details: { eventId: delivery.eventId } }),
+    idempotency,
   );

@@ -258,8 +258,9 @@ describe.each(dialects)("Idempotency-Key on the admin API (%s)", (dialect) => {
     const actor = { type: "api_key", id: "crash", label: "ci", ip: null } as const;
     await createLicenseAudited(
       f.db,
-      { ...actor, idempotency: claimed.claim },
+      actor,
       { productSlug: "desktop-app", maxMachines: 1, note: "order-2001" },
+      claimed.claim,
     );
     // A failure reported after the commit does not give the key up either.
     await releaseIdempotencyKey(f.db, claimed.claim);
@@ -278,8 +279,9 @@ describe.each(dialects)("Idempotency-Key on the admin API (%s)", (dialect) => {
     await expect(
       createLicenseAudited(
         f.db,
-        { ...actor, idempotency: second.claim },
+        actor,
         { productSlug: "no-such-product", maxMachines: 1 },
+        second.claim,
       ),
     ).rejects.toMatchObject({ code: "PRODUCT_NOT_FOUND" });
     expect("claim" in (await claimIdempotencyKey(f.db, rolledBack, now + abandonedClaimMs))).toBe(

@@ -34,7 +34,7 @@ import {
 } from "../../../domain/licenses/manage-licenses.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
-import { actorOf, productIdsOf, requireProductInKey } from "../../admin-auth.js";
+import { productIdsOf, requireActor, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 
 /** The body's settings as the domain takes them; expiresAt ISO text → epoch ms. */
@@ -80,12 +80,17 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     },
     async (request, reply) => {
       const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
-      const license = await createLicenseAudited(db, actorOf(request), {
-        ...toSettings(settings),
-        productSlug,
-        maxMachines,
-        licenseKey,
-      });
+      const license = await createLicenseAudited(
+        db,
+        requireActor(request),
+        {
+          ...toSettings(settings),
+          productSlug,
+          maxMachines,
+          licenseKey,
+        },
+        request.idempotencyClaim,
+      );
       return reply.status(201).send(license);
     },
   );
@@ -100,9 +105,10 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     async (request) =>
       updateLicenseAudited(
         db,
-        actorOf(request),
+        requireActor(request),
         request.params.licenseKey,
         toSettings(request.body),
+        request.idempotencyClaim,
       ),
   );
 
@@ -113,7 +119,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
   ] as const;
   for (const [change, status] of statusChanges) {
     app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) =>
-      setLicenseStatusAudited(db, actorOf(request), request.params.licenseKey, status),
+      setLicenseStatusAudited(
+        db,
+        requireActor(request),
+        request.params.licenseKey,
+        status,
+        request.idempotencyClaim,
+      ),
     );
   }
 
@@ -143,7 +155,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     },
     async (request) => {
       const { licenseKey, machineId } = request.params;
-      await deactivateMachineAudited(db, actorOf(request), licenseKey, machineId);
+      await deactivateMachineAudited(
+        db,
+        requireActor(request),
+        licenseKey,
+        machineId,
+        request.idempotencyClaim,
+      );
       return { deactivated: true, licenseKey, machineId } as const;
     },
   );
@@ -153,7 +171,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, endOfflinePlace), preHandler: inKey },
     async (request) => {
       const { licenseKey, machineId } = request.params;
-      const { endsAt } = await endOfflinePlaceAudited(db, actorOf(request), licenseKey, machineId);
+      const { endsAt } = await endOfflinePlaceAudited(
+        db,
+        requireActor(request),
+        licenseKey,
+        machineId,
+        request.idempotencyClaim,
+      );
       return { ended: true, licenseKey, machineId, endsAt } as const;
     },
   );
@@ -161,7 +185,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
   app.post(
     seats.resetMachines.url,
     { ...adminRoute(db, seats.resetMachines), preHandler: inKey },
-    async (request) => resetMachinesAudited(db, actorOf(request), request.params.licenseKey),
+    async (request) =>
+      resetMachinesAudited(
+        db,
+        requireActor(request),
+        request.params.licenseKey,
+        request.idempotencyClaim,
+      ),
   );
 
   app.post(
@@ -177,7 +207,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
       ],
     },
     async (request) =>
-      moveLicenseAudited(db, actorOf(request), request.params.licenseKey, request.body.productSlug),
+      moveLicenseAudited(
+        db,
+        requireActor(request),
+        request.params.licenseKey,
+        request.body.productSlug,
+        request.idempotencyClaim,
+      ),
   );
 
   app.delete(
@@ -185,7 +221,12 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, seats.deleteLicense), preHandler: inKey },
     async (request) => {
       const { licenseKey } = request.params;
-      const license = await deleteLicenseAudited(db, actorOf(request), licenseKey);
+      const license = await deleteLicenseAudited(
+        db,
+        requireActor(request),
+        licenseKey,
+        request.idempotencyClaim,
+      );
       return { deleted: true, licenseKey, product: license.product } as const;
     },
   );

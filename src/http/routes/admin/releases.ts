@@ -12,7 +12,7 @@ import {
 } from "../../../actions/releases.js";
 import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { usageReport } from "../../../domain/releases/usage-report.js";
-import { actorOf, requireProductInKey } from "../../admin-auth.js";
+import { requireActor, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 
 export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
@@ -42,7 +42,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.deleteRelease), preHandler: inKey },
     async (request) => {
       const { slug, version } = request.params;
-      await deleteReleaseAudited(db, actorOf(request), slug, version);
+      await deleteReleaseAudited(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        undefined,
+        request.idempotencyClaim,
+      );
       return { deleted: true, product: slug, version } as const;
     },
   );
@@ -51,7 +58,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) => {
       const { slug, version } = request.params;
       const yank = change === contracts.yankRelease;
-      return setReleaseYankedAudited(db, actorOf(request), slug, version, yank);
+      return setReleaseYankedAudited(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        yank,
+        request.idempotencyClaim,
+      );
     });
   }
 
@@ -60,7 +74,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.startRollout), preHandler: inKey },
     async (request) => {
       const { slug, version } = request.params;
-      return setRolloutAudited(db, actorOf(request), slug, version, request.body);
+      return setRolloutAudited(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        request.body,
+        request.idempotencyClaim,
+      );
     },
   );
 
@@ -72,7 +93,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
   for (const [change, action] of changes) {
     app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) => {
       const { slug, version } = request.params;
-      return changeRolloutAudited(db, actorOf(request), slug, version, action);
+      return changeRolloutAudited(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        action,
+        request.idempotencyClaim,
+      );
     });
   }
 
@@ -81,7 +109,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.setCritical), preHandler: inKey },
     async (request) => {
       const { slug, version } = request.params;
-      return setCriticalAudited(db, actorOf(request), slug, version, request.body.critical);
+      return setCriticalAudited(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        request.body.critical,
+        request.idempotencyClaim,
+      );
     },
   );
 
@@ -90,7 +125,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.deleteReleaseEntry), preHandler: inKey },
     async (request) => {
       const { slug, version, platform, arch } = request.params;
-      await deleteReleaseAudited(db, actorOf(request), slug, version, { platform, arch });
+      await deleteReleaseAudited(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        { platform, arch },
+        request.idempotencyClaim,
+      );
       return { deleted: true, product: slug, version, platform, arch } as const;
     },
   );

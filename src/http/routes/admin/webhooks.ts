@@ -15,7 +15,7 @@ import { getWebhookEndpoint, listWebhookEndpoints } from "../../../domain/webhoo
 import type { MasterKey } from "../../../domain/signing/key-material.js";
 import { actorHoldsScope } from "../../../domain/api-keys/key-authority.js";
 import { ShipkeyError } from "../../../errors.js";
-import { actorOf, productIdsOf } from "../../admin-auth.js";
+import { productIdsOf, requireActor } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 import type { WebhookWorker } from "../../webhook-delivery.js";
 import type { FastifyRequest } from "fastify";
@@ -54,10 +54,11 @@ export function adminWebhookRoutes(
     async (request, reply) => {
       const created = await createWebhookEndpointAudited(
         db,
-        actorOf(request),
+        requireActor(request),
         masterKey,
         request.body,
         policy,
+        request.idempotencyClaim,
       );
       return reply.status(201).send(created);
     },
@@ -73,10 +74,11 @@ export function adminWebhookRoutes(
     async (request) => {
       const endpoint = await updateWebhookEndpointAudited(
         db,
-        actorOf(request),
+        requireActor(request),
         request.params.id,
         request.body,
         policy,
+        request.idempotencyClaim,
       );
       if (endpoint.enabled) worker.wake();
       return endpoint;
@@ -87,7 +89,12 @@ export function adminWebhookRoutes(
     contracts.deleteWebhookEndpoint.url,
     route(contracts.deleteWebhookEndpoint),
     async (request) => {
-      await deleteWebhookEndpointAudited(db, actorOf(request), request.params.id);
+      await deleteWebhookEndpointAudited(
+        db,
+        requireActor(request),
+        request.params.id,
+        request.idempotencyClaim,
+      );
       return { deleted: true as const, id: request.params.id };
     },
   );
@@ -98,11 +105,12 @@ export function adminWebhookRoutes(
     async (request) =>
       rotateWebhookSecretAudited(
         db,
-        actorOf(request),
+        requireActor(request),
         masterKey,
         request.params.id,
         request.body?.graceSeconds ?? webhookLimits.defaultGraceSeconds,
         worker.now(),
+        request.idempotencyClaim,
       ),
   );
 
@@ -122,7 +130,7 @@ export function adminWebhookRoutes(
   // Without licenses:read, the payload without license keys and customers (docs/webhooks.md).
   app.get(contracts.getWebhookDelivery.url, route(contracts.getWebhookDelivery), async (request) =>
     getWebhookDelivery(db, request.params.id, request.params.eventId, {
-      licensesRead: await actorHoldsScope(db, actorOf(request), "licenses:read"),
+      licensesRead: await actorHoldsScope(db, requireActor(request), "licenses:read"),
     }),
   );
 
@@ -132,10 +140,11 @@ export function adminWebhookRoutes(
     async (request, reply) => {
       const delivery = await redeliverWebhookAudited(
         db,
-        actorOf(request),
+        requireActor(request),
         request.params.id,
         request.params.eventId,
         worker.now(),
+        request.idempotencyClaim,
       );
       worker.wake();
       return reply.status(202).send(delivery);
@@ -148,9 +157,10 @@ export function adminWebhookRoutes(
     async (request, reply) => {
       const delivery = await sendWebhookTestAudited(
         db,
-        actorOf(request),
+        requireActor(request),
         request.params.id,
         worker.now(),
+        request.idempotencyClaim,
       );
       worker.wake();
       return reply.status(202).send(delivery);
