@@ -67,6 +67,7 @@ export default tseslint.config(
                 "createApiKey",
                 "revokeApiKey",
                 "revokeApiKeys",
+                "createAdmin",
                 "insertAdmin",
                 "removeAdmin",
                 "setAdminPassword",

@@ -2,19 +2,10 @@ import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import { deactivateMachine } from "../domain/licenses/deactivate-machine.js";
 import { licenseIdOfKey } from "../domain/licenses/license-record.js";
-import { endOfflinePlace } from "../domain/licenses/offline-places.js";
+import * as offlinePlaces from "../domain/licenses/offline-places.js";
 import { maskLicenseKey } from "../domain/licenses/license-key.js";
-import { deleteLicense, moveLicense, resetMachines } from "../domain/licenses/seats.js";
-import {
-  changedSettings,
-  type CreateLicenseInput,
-  createLicense,
-  findLicenseView,
-  type LicenseSettings,
-  requireLicenseView,
-  settingChanges,
-  updateLicense,
-} from "../domain/licenses/manage-licenses.js";
+import * as seats from "../domain/licenses/seats.js";
+import * as manageLicenses from "../domain/licenses/manage-licenses.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
@@ -42,10 +33,10 @@ async function licenseTarget(trx: Kysely<DB>, licenseKey: string) {
   };
 }
 
-export const createLicenseAudited = (
+export const createLicense = (
   db: Kysely<DB>,
   actor: Actor,
-  input: CreateLicenseInput,
+  input: manageLicenses.CreateLicenseInput,
   idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
@@ -53,7 +44,7 @@ export const createLicenseAudited = (
     actor,
     "license.create",
     async (trx) => {
-      const license = await createLicense(trx, input);
+      const license = await manageLicenses.createLicense(trx, input);
       await emitLicenseEvent(trx, "license.created", license);
       return { license, named: await licenseTarget(trx, license.licenseKey) };
     },
@@ -72,11 +63,11 @@ export const createLicenseAudited = (
     idempotency,
   ).then(({ license }) => license);
 
-export const updateLicenseAudited = (
+export const updateLicense = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
-  changes: LicenseSettings,
+  changes: manageLicenses.LicenseSettings,
   idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
@@ -84,17 +75,17 @@ export const updateLicenseAudited = (
     actor,
     "license.update",
     async (trx) => {
-      // Read without failing first: updateLicense checks the settings before the key, and so
-      // must this (a bad setting on an unknown key is a 400, not a 404).
-      const before = await findLicenseView(trx, licenseKey);
-      const license = await updateLicense(trx, licenseKey, changes);
+      // Read without failing first: the domain's updateLicense checks the settings before the key,
+      // and so must this (a bad setting on an unknown key is a 400, not a 404).
+      const before = await manageLicenses.findLicenseView(trx, licenseKey);
+      const license = await manageLicenses.updateLicense(trx, licenseKey, changes);
       const named = await licenseTarget(trx, license.licenseKey);
-      const changed = before ? changedSettings(before, license) : [];
+      const changed = before ? manageLicenses.changedSettings(before, license) : [];
       if (changed.length > 0) await emitLicenseEvent(trx, "license.updated", license, { changed });
       if (before && before.status !== license.status) {
         await emitLicenseEvent(trx, `license.${statusEvents[license.status]}`, license);
       }
-      const values = before ? settingChanges(before, license) : {};
+      const values = before ? manageLicenses.settingChanges(before, license) : {};
       return { license, named, changed, values };
     },
     // What actually changed, not what was sent: the dashboard's form sends every field. Each
@@ -118,7 +109,7 @@ const emitLicenseEvent = (
 ) => emitWebhookEvent(trx, { type, product: license.product, data: { license, ...extra } });
 
 /** Suspend, revoke or reinstate: audited as license.suspend / license.revoke / license.reinstate. */
-export const setLicenseStatusAudited = (
+export const setLicenseStatus = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
@@ -130,12 +121,12 @@ export const setLicenseStatusAudited = (
     actor,
     `license.${statusActions[status]}`,
     async (trx) => {
-      const before = await findLicenseView(trx, licenseKey);
-      const license = await updateLicense(trx, licenseKey, { status });
+      const before = await manageLicenses.findLicenseView(trx, licenseKey);
+      const license = await manageLicenses.updateLicense(trx, licenseKey, { status });
       if (before?.status !== license.status) {
         await emitLicenseEvent(trx, `license.${statusEvents[status]}`, license);
       }
-      const changes = before ? settingChanges(before, license) : {};
+      const changes = before ? manageLicenses.settingChanges(before, license) : {};
       return { license, changes, named: await licenseTarget(trx, license.licenseKey) };
     },
     // The status's old and new value when it changed (a suspend of a suspended license: none).
@@ -146,7 +137,7 @@ export const setLicenseStatusAudited = (
     idempotency,
   ).then(({ license }) => license);
 
-export const deactivateMachineAudited = (
+export const deactivateMachineByAdmin = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
@@ -174,7 +165,7 @@ export const deactivateMachineAudited = (
  * A deactivated machine's offline place ended before its certificate expires
  * (license.end_offline_place): the license counts it no longer.
  */
-export const endOfflinePlaceAudited = (
+export const endOfflinePlace = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
@@ -187,7 +178,7 @@ export const endOfflinePlaceAudited = (
     "license.end_offline_place",
     async (trx) => {
       const licenseId = await licenseIdOfKey(trx, licenseKey);
-      const result = await endOfflinePlace(trx, licenseId, machineId, Date.now());
+      const result = await offlinePlaces.endOfflinePlace(trx, licenseId, machineId, Date.now());
       return { result, named: await licenseTarget(trx, licenseKey) };
     },
     ({ result, named }) => ({
@@ -198,7 +189,7 @@ export const endOfflinePlaceAudited = (
   ).then(({ result }) => result);
 
 /** Every machine of the license deactivated in one action (license.reset_machines). */
-export const resetMachinesAudited = (
+export const resetMachines = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
@@ -209,8 +200,8 @@ export const resetMachinesAudited = (
     actor,
     "license.reset_machines",
     async (trx) => {
-      const result = await resetMachines(trx, licenseKey);
-      const { product } = await requireLicenseView(trx, licenseKey);
+      const result = await seats.resetMachines(trx, licenseKey);
+      const { product } = await manageLicenses.requireLicenseView(trx, licenseKey);
       await countLicenseEvent(trx, product, "deactivation", result.machineIds.length);
       return { result, named: await licenseTarget(trx, licenseKey) };
     },
@@ -222,7 +213,7 @@ export const resetMachinesAudited = (
   ).then(({ result }) => result);
 
 /** The license moved to another product (license.move), with its license.updated event. */
-export const moveLicenseAudited = (
+export const moveLicense = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
@@ -234,7 +225,7 @@ export const moveLicenseAudited = (
     actor,
     "license.move",
     async (trx) => {
-      const { before, license } = await moveLicense(trx, licenseKey, productSlug);
+      const { before, license } = await seats.moveLicense(trx, licenseKey, productSlug);
       if (before !== license.product) {
         await emitLicenseEvent(trx, "license.updated", license, { changed: ["product"] });
       }
@@ -254,7 +245,7 @@ export const moveLicenseAudited = (
   ).then(({ license }) => license);
 
 /** The license deleted (license.delete); refused while a machine holds a slot. */
-export const deleteLicenseAudited = (
+export const deleteLicense = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
@@ -266,7 +257,7 @@ export const deleteLicenseAudited = (
     "license.delete",
     async (trx) => {
       const named = await licenseTarget(trx, licenseKey);
-      const license = await deleteLicense(trx, licenseKey);
+      const license = await seats.deleteLicense(trx, licenseKey);
       return { license, named };
     },
     ({ license, named }) => ({

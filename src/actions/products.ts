@@ -1,27 +1,9 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import { inTransaction } from "../db/transaction.js";
-import {
-  createProduct,
-  deleteProduct,
-  renameProduct,
-  requireProduct,
-  setDeactivationLimit,
-  setMachineLease,
-  setOfflineAllowance,
-  setOfflinePeriod,
-  setTauriPublicKey,
-  setUpdateDelivery,
-  type UpdateDelivery,
-} from "../domain/products/products.js";
+import * as products from "../domain/products/products.js";
 import type { MasterKey } from "../domain/signing/key-material.js";
-import {
-  ensureSigningKey,
-  removeSigningKey,
-  prepareSigningKey,
-  promoteSigningKey,
-  resealSigningKeys,
-} from "../domain/signing/signing-keys.js";
+import * as signingKeys from "../domain/signing/signing-keys.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { resealWebhookSecrets } from "../domain/webhooks/endpoints.js";
@@ -39,7 +21,7 @@ const productEntry = (product: { slug: string; name: string }) => ({
  * A new product with its signing key, in one transaction. Without the master key at hand (the
  * CLI on PostgreSQL without SHIPKEY_MASTER_KEY) the service makes the key at its first use.
  */
-export const createProductAudited = (
+export const createProduct = (
   db: Kysely<DB>,
   actor: Actor,
   input: { slug: string; name: string },
@@ -51,15 +33,15 @@ export const createProductAudited = (
     actor,
     "product.create",
     async (trx) => {
-      const product = await createProduct(trx, input);
-      if (masterKey) await ensureSigningKey(trx, masterKey, product.id);
+      const product = await products.createProduct(trx, input);
+      if (masterKey) await signingKeys.ensureSigningKey(trx, masterKey, product.id);
       return product;
     },
     productEntry,
     idempotency,
   );
 
-export const setOfflinePeriodAudited = (
+export const setOfflinePeriod = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -70,7 +52,7 @@ export const setOfflinePeriodAudited = (
     db,
     actor,
     "product.offline_period",
-    (trx) => setOfflinePeriod(trx, slug, seconds),
+    (trx) => products.setOfflinePeriod(trx, slug, seconds),
     (product) => ({
       target: { type: "product", id: product.slug },
       details: { offlinePeriodSeconds: product.offlinePeriodSeconds },
@@ -78,7 +60,7 @@ export const setOfflinePeriodAudited = (
     idempotency,
   );
 
-export const setOfflineAllowanceAudited = (
+export const setOfflineAllowance = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -89,7 +71,7 @@ export const setOfflineAllowanceAudited = (
     db,
     actor,
     "product.offline_allowance",
-    (trx) => setOfflineAllowance(trx, slug, machines),
+    (trx) => products.setOfflineAllowance(trx, slug, machines),
     (product) => ({
       target: { type: "product", id: product.slug },
       details: { offlineAllowance: product.offlineAllowance },
@@ -98,7 +80,7 @@ export const setOfflineAllowanceAudited = (
   );
 
 /** The product's churn limit (null: none). */
-export const setDeactivationLimitAudited = (
+export const setDeactivationLimit = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -109,7 +91,7 @@ export const setDeactivationLimitAudited = (
     db,
     actor,
     "product.deactivation_limit",
-    (trx) => setDeactivationLimit(trx, slug, perThirtyDays),
+    (trx) => products.setDeactivationLimit(trx, slug, perThirtyDays),
     (product) => ({
       target: { type: "product", id: product.slug },
       details: { maxDeactivationsPer30Days: product.maxDeactivationsPer30Days },
@@ -118,7 +100,7 @@ export const setDeactivationLimitAudited = (
   );
 
 /** The product's machine lease in days (null: off). */
-export const setMachineLeaseAudited = (
+export const setMachineLease = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -129,7 +111,7 @@ export const setMachineLeaseAudited = (
     db,
     actor,
     "product.machine_lease",
-    (trx) => setMachineLease(trx, slug, days),
+    (trx) => products.setMachineLease(trx, slug, days),
     (product) => ({
       target: { type: "product", id: product.slug },
       details: { machineLeaseDays: product.machineLeaseDays },
@@ -138,7 +120,7 @@ export const setMachineLeaseAudited = (
   );
 
 /** A next signing key, endorsed by the current one; it signs nothing until promoted. */
-export const prepareSigningKeyAudited = (
+export const prepareSigningKey = (
   db: Kysely<DB>,
   actor: Actor,
   masterKey: MasterKey,
@@ -149,13 +131,13 @@ export const prepareSigningKeyAudited = (
     db,
     actor,
     "product.key_prepare",
-    (trx) => prepareSigningKey(trx, masterKey, slug),
+    (trx) => signingKeys.prepareSigningKey(trx, masterKey, slug),
     (prepared) => ({ target: { type: "product", id: slug }, details: prepared }),
     idempotency,
   );
 
 /** The next key becomes current, the current one retired (still published). */
-export const promoteSigningKeyAudited = (
+export const promoteSigningKey = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -166,30 +148,25 @@ export const promoteSigningKeyAudited = (
     db,
     actor,
     "product.key_promote",
-    (trx) => promoteSigningKey(trx, slug, options),
+    (trx) => signingKeys.promoteSigningKey(trx, slug, options),
     (promotion) => ({ target: { type: "product", id: slug }, details: promotion }),
     idempotency,
   );
 
 /** Every signing key sealed again under a new master key; the audit names how many. */
-export const rotateMasterKeyAudited = (
-  db: Kysely<DB>,
-  actor: Actor,
-  from: MasterKey,
-  to: MasterKey,
-) =>
+export const resealSecrets = (db: Kysely<DB>, actor: Actor, from: MasterKey, to: MasterKey) =>
   withAudit(
     db,
     actor,
     "master_key.rotate",
     async (trx) => ({
-      ...(await resealSigningKeys(trx, from, to)),
+      ...(await signingKeys.resealSigningKeys(trx, from, to)),
       webhookSecrets: await resealWebhookSecrets(trx, from, to),
     }),
     (result) => ({ target: { type: "master_key", id: "signing_keys" }, details: result }),
   );
 
-export const removeSigningKeyAudited = (
+export const removeSigningKey = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -200,12 +177,12 @@ export const removeSigningKeyAudited = (
     db,
     actor,
     "product.key_remove",
-    (trx) => removeSigningKey(trx, slug, kid),
+    (trx) => signingKeys.removeSigningKey(trx, slug, kid),
     () => ({ target: { type: "product", id: slug }, details: { kid } }),
     idempotency,
   );
 
-export const renameProductAudited = (
+export const renameProduct = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -216,23 +193,23 @@ export const renameProductAudited = (
     db,
     actor,
     "product.rename",
-    (trx) => renameProduct(trx, slug, name),
+    (trx) => products.renameProduct(trx, slug, name),
     productEntry,
     idempotency,
   );
 
-export const setUpdateDeliveryAudited = (
+export const setUpdateDelivery = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
-  settings: UpdateDelivery,
+  settings: products.UpdateDelivery,
   idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
     actor,
     "product.update_delivery",
-    (trx) => setUpdateDelivery(trx, slug, settings),
+    (trx) => products.setUpdateDelivery(trx, slug, settings),
     (product) => ({
       target: { type: "product", id: product.slug },
       details: {
@@ -244,7 +221,7 @@ export const setUpdateDeliveryAudited = (
   );
 
 /** Sets (product.tauri_key_set) or clears (product.tauri_key_clear) the product's Tauri key. */
-export const setTauriPublicKeyAudited = (
+export const setTauriPublicKey = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -255,7 +232,7 @@ export const setTauriPublicKeyAudited = (
     db,
     actor,
     tauriPublicKey === null ? "product.tauri_key_clear" : "product.tauri_key_set",
-    (trx) => setTauriPublicKey(trx, slug, tauriPublicKey),
+    (trx) => products.setTauriPublicKey(trx, slug, tauriPublicKey),
     (product) => ({
       target: { type: "product", id: product.slug },
       details: { tauriKeyId: product.tauriKeyId },
@@ -267,7 +244,7 @@ export const setTauriPublicKeyAudited = (
  * The given settings of a product (the admin API's PATCH, the CLI's products update), each
  * audited as its own action, all in one transaction: every change or none.
  */
-export const updateProductAudited = (
+export const updateProduct = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -278,7 +255,7 @@ export const updateProductAudited = (
     offlineAllowance?: number;
     maxDeactivationsPer30Days?: number | null;
     machineLeaseDays?: number | null;
-  } & UpdateDelivery,
+  } & products.UpdateDelivery,
   idempotency?: IdempotencyClaim | null,
 ) =>
   inTransaction(db, async (trx) => {
@@ -292,28 +269,28 @@ export const updateProductAudited = (
       ...delivery
     } = changes;
     if (offlinePeriodSeconds !== undefined) {
-      await setOfflinePeriodAudited(trx, actor, slug, offlinePeriodSeconds, idempotency);
+      await setOfflinePeriod(trx, actor, slug, offlinePeriodSeconds, idempotency);
     }
     if (offlineAllowance !== undefined) {
-      await setOfflineAllowanceAudited(trx, actor, slug, offlineAllowance, idempotency);
+      await setOfflineAllowance(trx, actor, slug, offlineAllowance, idempotency);
     }
     if (maxDeactivationsPer30Days !== undefined) {
-      await setDeactivationLimitAudited(trx, actor, slug, maxDeactivationsPer30Days, idempotency);
+      await setDeactivationLimit(trx, actor, slug, maxDeactivationsPer30Days, idempotency);
     }
     if (machineLeaseDays !== undefined) {
-      await setMachineLeaseAudited(trx, actor, slug, machineLeaseDays, idempotency);
+      await setMachineLease(trx, actor, slug, machineLeaseDays, idempotency);
     }
     if (tauriPublicKey !== undefined) {
-      await setTauriPublicKeyAudited(trx, actor, slug, tauriPublicKey, idempotency);
+      await setTauriPublicKey(trx, actor, slug, tauriPublicKey, idempotency);
     }
     if (delivery.updatesRequireLicense !== undefined || delivery.downloadRedirects !== undefined) {
-      await setUpdateDeliveryAudited(trx, actor, slug, delivery, idempotency);
+      await setUpdateDelivery(trx, actor, slug, delivery, idempotency);
     }
-    if (name !== undefined) await renameProductAudited(trx, actor, slug, name, idempotency);
-    return requireProduct(trx, slug);
+    if (name !== undefined) await renameProduct(trx, actor, slug, name, idempotency);
+    return products.requireProduct(trx, slug);
   });
 
-export const deleteProductAudited = (
+export const deleteProduct = (
   db: Kysely<DB>,
   actor: Actor,
   slug: string,
@@ -323,7 +300,7 @@ export const deleteProductAudited = (
     db,
     actor,
     "product.delete",
-    (trx) => deleteProduct(trx, slug),
+    (trx) => products.deleteProduct(trx, slug),
     () => ({ target: { type: "product", id: slug } }),
     idempotency,
   );

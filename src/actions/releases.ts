@@ -1,20 +1,13 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
-import { deleteRelease, setReleaseYanked } from "../domain/releases/manage-releases.js";
+import * as manageReleases from "../domain/releases/manage-releases.js";
 import {
   applyPublishRollout,
   type CheckedPublish,
   writeRelease,
 } from "../domain/releases/publish-release.js";
 import { renderReleaseNotes } from "../domain/releases/release-notes.js";
-import {
-  changeRollout,
-  type RolloutChange,
-  type RolloutPlan,
-  readRollout,
-  setCritical,
-  setRollout,
-} from "../domain/releases/rollout.js";
+import * as rollout from "../domain/releases/rollout.js";
 import { emitRolloutEvents } from "../domain/releases/rollout-events.js";
 import { checkTauriSignatures } from "../domain/releases/tauri-signatures.js";
 import type { Product } from "../domain/products/products.js";
@@ -30,7 +23,7 @@ import { type Arch, type Platform } from "../contracts/vocabulary.js";
 // the same entry whichever way a write was made. Details never hold a secret.
 
 /** A whole version (release.delete), or one platform/arch entry of it (release.delete_entry). */
-export const deleteReleaseAudited = (
+export const deleteRelease = (
   db: Kysely<DB>,
   actor: Actor,
   productSlug: string,
@@ -42,7 +35,7 @@ export const deleteReleaseAudited = (
     db,
     actor,
     entry ? "release.delete_entry" : "release.delete",
-    (trx) => deleteRelease(trx, productSlug, version, entry),
+    (trx) => manageReleases.deleteRelease(trx, productSlug, version, entry),
     () => ({
       target: { type: "release", id: `${productSlug}@${version}` },
       ...(entry ? { details: { platform: entry.platform, arch: entry.arch } } : {}),
@@ -56,7 +49,7 @@ export const deleteReleaseAudited = (
  * actor (the API key's id and name). The Tauri signatures are checked first, outside the
  * transaction, so no write lock is held while they are verified.
  */
-export const publishReleaseAudited = async (
+export const publishRelease = async (
   db: Kysely<DB>,
   actor: Actor,
   product: Product,
@@ -127,19 +120,19 @@ async function withRolloutEvents(
   version: string,
   write: () => Promise<ReleaseRollout>,
 ): Promise<ReleaseRollout> {
-  const before = await readRollout(trx, productSlug, version);
+  const before = await rollout.readRollout(trx, productSlug, version);
   const after = await write();
   await emitRolloutEvents(trx, before, after);
   return after;
 }
 
 /** Puts a version into a rollout or changes its plan (release.rollout, with the plan). */
-export const setRolloutAudited = (
+export const setRollout = (
   db: Kysely<DB>,
   actor: Actor,
   productSlug: string,
   version: string,
-  plan: RolloutPlan,
+  plan: rollout.RolloutPlan,
   idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
@@ -148,19 +141,19 @@ export const setRolloutAudited = (
     "release.rollout",
     (trx) =>
       withRolloutEvents(trx, productSlug, version, () =>
-        setRollout(trx, productSlug, version, plan),
+        rollout.setRollout(trx, productSlug, version, plan),
       ),
     () => ({ target: releaseTarget(productSlug, version), details: { ...plan } }),
     idempotency,
   );
 
 /** release.rollout_pause, release.rollout_resume, release.rollout_complete. */
-export const changeRolloutAudited = (
+export const changeRollout = (
   db: Kysely<DB>,
   actor: Actor,
   productSlug: string,
   version: string,
-  change: RolloutChange,
+  change: rollout.RolloutChange,
   idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
@@ -169,14 +162,14 @@ export const changeRolloutAudited = (
     `release.rollout_${change}`,
     (trx) =>
       withRolloutEvents(trx, productSlug, version, () =>
-        changeRollout(trx, productSlug, version, change),
+        rollout.changeRollout(trx, productSlug, version, change),
       ),
     () => ({ target: releaseTarget(productSlug, version) }),
     idempotency,
   );
 
 /** Marks a version critical or not (release.critical, with the value). */
-export const setCriticalAudited = (
+export const setCritical = (
   db: Kysely<DB>,
   actor: Actor,
   productSlug: string,
@@ -190,14 +183,14 @@ export const setCriticalAudited = (
     "release.critical",
     (trx) =>
       withRolloutEvents(trx, productSlug, version, () =>
-        setCritical(trx, productSlug, version, critical),
+        rollout.setCritical(trx, productSlug, version, critical),
       ),
     () => ({ target: releaseTarget(productSlug, version), details: { critical } }),
     idempotency,
   );
 
 /** Withdraws a version from the feeds (release.yank) or restores it (release.unyank). */
-export const setReleaseYankedAudited = (
+export const setReleaseYanked = (
   db: Kysely<DB>,
   actor: Actor,
   productSlug: string,
@@ -210,7 +203,7 @@ export const setReleaseYankedAudited = (
     actor,
     yanked ? "release.yank" : "release.unyank",
     async (trx) => {
-      const result = await setReleaseYanked(trx, productSlug, version, yanked);
+      const result = await manageReleases.setReleaseYanked(trx, productSlug, version, yanked);
       if (yanked) {
         await emitWebhookEvent(trx, {
           type: "release.yanked",

@@ -4,17 +4,8 @@ import { actorHoldsScope } from "../domain/api-keys/key-authority.js";
 import type { MasterKey } from "../domain/signing/key-material.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
-import {
-  createWebhookEndpoint,
-  deleteWebhookEndpoint,
-  type EndpointSettings,
-  rotateWebhookSecret,
-  toEndpointView,
-  updateWebhookEndpoint,
-  urlOrigin,
-  type UrlPolicy,
-} from "../domain/webhooks/endpoints.js";
-import { redeliverWebhook, sendWebhookTest } from "../domain/webhooks/deliveries.js";
+import * as endpoints from "../domain/webhooks/endpoints.js";
+import * as deliveries from "../domain/webhooks/deliveries.js";
 import type { WebhookEndpoint } from "../contracts/webhooks.js";
 
 // Webhook endpoints, their secrets and deliveries: the use cases' actions. Each runs its checks, its rows, its webhook events and its
@@ -23,13 +14,13 @@ import type { WebhookEndpoint } from "../contracts/webhooks.js";
 
 const endpointTarget = (id: string) => ({ type: "webhook_endpoint", id });
 
-/** Never the secret: the URL's origin (urlOrigin: never its path or query), events and products. */
-export const createWebhookEndpointAudited = (
+/** Never the secret: the URL's origin (endpoints.urlOrigin: never its path or query), events and products. */
+export const createWebhookEndpoint = (
   db: Kysely<DB>,
   actor: Actor,
   masterKey: MasterKey,
-  input: EndpointSettings & { url: string; events: string[] },
-  policy: UrlPolicy,
+  input: endpoints.EndpointSettings & { url: string; events: string[] },
+  policy: endpoints.UrlPolicy,
   idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
@@ -37,7 +28,7 @@ export const createWebhookEndpointAudited = (
     actor,
     "webhook_endpoint.create",
     async (trx) =>
-      createWebhookEndpoint(
+      endpoints.createWebhookEndpoint(
         trx,
         masterKey,
         input,
@@ -47,7 +38,7 @@ export const createWebhookEndpointAudited = (
     (created) => ({
       target: endpointTarget(created.id),
       details: {
-        url: urlOrigin(created.url),
+        url: endpoints.urlOrigin(created.url),
         events: created.events,
         products: created.products,
       },
@@ -55,12 +46,12 @@ export const createWebhookEndpointAudited = (
     idempotency,
   );
 
-export const updateWebhookEndpointAudited = (
+export const updateWebhookEndpoint = (
   db: Kysely<DB>,
   actor: Actor,
   id: string,
-  changes: EndpointSettings,
-  policy: UrlPolicy,
+  changes: endpoints.EndpointSettings,
+  policy: endpoints.UrlPolicy,
   idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
@@ -68,16 +59,16 @@ export const updateWebhookEndpointAudited = (
     actor,
     "webhook_endpoint.update",
     async (trx) => {
-      // Read without failing first: updateWebhookEndpoint checks the settings before the id.
+      // Read without failing first: the domain's update checks the settings before the id.
       const row = await trx
         .selectFrom("webhook_endpoints")
         .selectAll()
         .where("id", "=", id)
         .executeTakeFirst();
       const now = Date.now();
-      const before = row && toEndpointView(row, now);
+      const before = row && endpoints.toEndpointView(row, now);
       const licenseData = await actorHoldsScope(trx, actor, "licenses:read");
-      const endpoint = await updateWebhookEndpoint(trx, id, changes, policy, licenseData);
+      const endpoint = await endpoints.updateWebhookEndpoint(trx, id, changes, policy, licenseData);
       return { endpoint, changes: before ? endpointChanges(before, endpoint) : {} };
     },
     // What actually changed, each setting with its old and new value, as license.update does;
@@ -91,7 +82,7 @@ export const updateWebhookEndpointAudited = (
 
 const endpointSettings = ["url", "events", "products", "enabled", "description"] as const;
 
-/** The settings that differ, old and new value; a URL by its origin (urlOrigin). */
+/** The settings that differ, old and new value; a URL by its origin (endpoints.urlOrigin). */
 function endpointChanges(
   before: WebhookEndpoint,
   after: WebhookEndpoint,
@@ -101,13 +92,13 @@ function endpointChanges(
     if (JSON.stringify(before[name]) === JSON.stringify(after[name])) continue;
     changes[name] =
       name === "url"
-        ? { from: urlOrigin(before.url), to: urlOrigin(after.url) }
+        ? { from: endpoints.urlOrigin(before.url), to: endpoints.urlOrigin(after.url) }
         : { from: before[name], to: after[name] };
   }
   return changes;
 }
 
-export const deleteWebhookEndpointAudited = (
+export const deleteWebhookEndpoint = (
   db: Kysely<DB>,
   actor: Actor,
   id: string,
@@ -117,12 +108,12 @@ export const deleteWebhookEndpointAudited = (
     db,
     actor,
     "webhook_endpoint.delete",
-    (trx) => deleteWebhookEndpoint(trx, id),
+    (trx) => endpoints.deleteWebhookEndpoint(trx, id),
     () => ({ target: endpointTarget(id) }),
     idempotency,
   );
 
-export const rotateWebhookSecretAudited = (
+export const rotateWebhookSecret = (
   db: Kysely<DB>,
   actor: Actor,
   masterKey: MasterKey,
@@ -135,7 +126,7 @@ export const rotateWebhookSecretAudited = (
     db,
     actor,
     "webhook_endpoint.rotate_secret",
-    (trx) => rotateWebhookSecret(trx, masterKey, id, graceSeconds, now),
+    (trx) => endpoints.rotateWebhookSecret(trx, masterKey, id, graceSeconds, now),
     (rotated) => ({
       target: endpointTarget(id),
       details: { previousSecretExpiresAt: rotated.previousSecretExpiresAt },
@@ -143,7 +134,7 @@ export const rotateWebhookSecretAudited = (
     idempotency,
   );
 
-export const redeliverWebhookAudited = (
+export const redeliverWebhook = (
   db: Kysely<DB>,
   actor: Actor,
   id: string,
@@ -156,7 +147,7 @@ export const redeliverWebhookAudited = (
     actor,
     "webhook_endpoint.redeliver",
     async (trx) =>
-      redeliverWebhook(
+      deliveries.redeliverWebhook(
         trx,
         id,
         eventId,
@@ -167,7 +158,7 @@ export const redeliverWebhookAudited = (
     idempotency,
   );
 
-export const sendWebhookTestAudited = (
+export const sendWebhookTest = (
   db: Kysely<DB>,
   actor: Actor,
   id: string,
@@ -178,7 +169,7 @@ export const sendWebhookTestAudited = (
     db,
     actor,
     "webhook_endpoint.test",
-    (trx) => sendWebhookTest(trx, id, now),
+    (trx) => deliveries.sendWebhookTest(trx, id, now),
     (delivery) => ({ target: endpointTarget(id), details: { eventId: delivery.eventId } }),
     idempotency,
   );

@@ -8,7 +8,7 @@ import { createSession, findSession, verifySignIn } from "../../src/domain/admin
 import { activateMachine } from "../../src/domain/licenses/activate-machine.js";
 import { deactivateMachine } from "../../src/domain/licenses/deactivate-machine.js";
 import { requireProduct } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/actions/releases.js";
+import { publishRelease } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { createTestDatabase, dialects, type TestDatabase } from "../helpers/database.js";
 import { postJson, startServer } from "../helpers/server-process.js";
@@ -982,13 +982,13 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
         signature: null,
         fileSize: null,
       });
-      await publishReleaseAudited(direct.db, testActor, product, {
+      await publishRelease(direct.db, testActor, product, {
         version: "1.0.0",
         channel: "STABLE",
         releaseNotes: null,
         entries: [entry("LINUX")],
       });
-      await publishReleaseAudited(direct.db, testActor, product, {
+      await publishRelease(direct.db, testActor, product, {
         version: "1.1.0-beta.1",
         channel: "BETA",
         releaseNotes: null,

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import * as contracts from "../../../contracts/admin.js";
 import type { DB } from "../../../db/schema.js";
 import { listApiKeys } from "../../../domain/api-keys/api-keys.js";
-import { createApiKeyAudited, revokeApiKeyAudited } from "../../../actions/api-keys.js";
+import * as actions from "../../../actions/api-keys.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
 import { productIdsOf, requireActor } from "../../admin-auth.js";
@@ -31,7 +31,7 @@ export function adminApiKeyRoutes(app: App, db: Kysely<DB>): void {
         }
       }
       // The secret goes to the caller once and never into the audit log.
-      const created = await createApiKeyAudited(
+      const created = await actions.createApiKey(
         db,
         requireActor(request),
         {
@@ -48,7 +48,7 @@ export function adminApiKeyRoutes(app: App, db: Kysely<DB>): void {
 
   // {"withCreated": true}: the keys below it too (keysBelow), in the same transaction.
   app.post(contracts.revokeApiKey.url, adminRoute(db, contracts.revokeApiKey), async (request) => {
-    return revokeApiKeyAudited(
+    return actions.revokeApiKey(
       db,
       requireActor(request),
       request.params.id,

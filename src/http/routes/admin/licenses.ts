@@ -16,16 +16,7 @@ import {
 import * as seats from "../../../contracts/seats.js";
 import { pageLimits } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
-import {
-  createLicenseAudited,
-  deactivateMachineAudited,
-  deleteLicenseAudited,
-  endOfflinePlaceAudited,
-  moveLicenseAudited,
-  resetMachinesAudited,
-  setLicenseStatusAudited,
-  updateLicenseAudited,
-} from "../../../actions/licenses.js";
+import * as actions from "../../../actions/licenses.js";
 import {
   embeddedMachines,
   type LicenseSettings,
@@ -80,7 +71,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     },
     async (request, reply) => {
       const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
-      const license = await createLicenseAudited(
+      const license = await actions.createLicense(
         db,
         requireActor(request),
         {
@@ -103,7 +94,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     updateLicense.url,
     { ...adminRoute(db, updateLicense), preHandler: inKey },
     async (request) =>
-      updateLicenseAudited(
+      actions.updateLicense(
         db,
         requireActor(request),
         request.params.licenseKey,
@@ -119,7 +110,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
   ] as const;
   for (const [change, status] of statusChanges) {
     app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) =>
-      setLicenseStatusAudited(
+      actions.setLicenseStatus(
         db,
         requireActor(request),
         request.params.licenseKey,
@@ -155,7 +146,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     },
     async (request) => {
       const { licenseKey, machineId } = request.params;
-      await deactivateMachineAudited(
+      await actions.deactivateMachineByAdmin(
         db,
         requireActor(request),
         licenseKey,
@@ -171,7 +162,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, endOfflinePlace), preHandler: inKey },
     async (request) => {
       const { licenseKey, machineId } = request.params;
-      const { endsAt } = await endOfflinePlaceAudited(
+      const { endsAt } = await actions.endOfflinePlace(
         db,
         requireActor(request),
         licenseKey,
@@ -186,7 +177,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     seats.resetMachines.url,
     { ...adminRoute(db, seats.resetMachines), preHandler: inKey },
     async (request) =>
-      resetMachinesAudited(
+      actions.resetMachines(
         db,
         requireActor(request),
         request.params.licenseKey,
@@ -207,7 +198,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
       ],
     },
     async (request) =>
-      moveLicenseAudited(
+      actions.moveLicense(
         db,
         requireActor(request),
         request.params.licenseKey,
@@ -221,7 +212,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, seats.deleteLicense), preHandler: inKey },
     async (request) => {
       const { licenseKey } = request.params;
-      const license = await deleteLicenseAudited(
+      const license = await actions.deleteLicense(
         db,
         requireActor(request),
         licenseKey,

@@ -1,14 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import {
-  createProductAudited,
-  deleteProductAudited,
-  removeSigningKeyAudited,
-  prepareSigningKeyAudited,
-  promoteSigningKeyAudited,
-  updateProductAudited,
-} from "../../../actions/products.js";
+import * as actions from "../../../actions/products.js";
 import { listProducts, requireProduct } from "../../../domain/products/products.js";
 import { listProductKeys } from "../../../domain/signing/signing-keys.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
@@ -35,7 +28,7 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
       })),
     },
     async (request, reply) => {
-      const product = await createProductAudited(
+      const product = await actions.createProduct(
         db,
         requireActor(request),
         request.body,
@@ -56,7 +49,7 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     contracts.updateProduct.url,
     { ...adminRoute(db, contracts.updateProduct), preHandler: inKey },
     async (request) =>
-      updateProductAudited(
+      actions.updateProduct(
         db,
         requireActor(request),
         request.params.slug,
@@ -76,7 +69,7 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     { ...adminRoute(db, contracts.prepareSigningKey), preHandler: inKey },
     async (request, reply) => {
       const { slug } = request.params;
-      const prepared = await prepareSigningKeyAudited(
+      const prepared = await actions.prepareSigningKey(
         db,
         requireActor(request),
         signing.masterKey,
@@ -93,7 +86,7 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     { ...adminRoute(db, contracts.promoteSigningKey), preHandler: inKey },
     async (request) => {
       const { slug } = request.params;
-      const promotion = await promoteSigningKeyAudited(
+      const promotion = await actions.promoteSigningKey(
         db,
         requireActor(request),
         slug,
@@ -112,7 +105,13 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     { ...adminRoute(db, contracts.removeSigningKey), preHandler: inKey },
     async (request) => {
       const { slug, kid } = request.params;
-      await removeSigningKeyAudited(db, requireActor(request), slug, kid, request.idempotencyClaim);
+      await actions.removeSigningKey(
+        db,
+        requireActor(request),
+        slug,
+        kid,
+        request.idempotencyClaim,
+      );
       return { deleted: true, kid } as const;
     },
   );
@@ -121,7 +120,7 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     contracts.deleteProduct.url,
     { ...adminRoute(db, contracts.deleteProduct), preHandler: inKey },
     async (request) => {
-      await deleteProductAudited(
+      await actions.deleteProduct(
         db,
         requireActor(request),
         request.params.slug,

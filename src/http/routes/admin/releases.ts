@@ -3,13 +3,7 @@ import type { Kysely } from "kysely";
 import * as contracts from "../../../contracts/admin.js";
 import { usageReportDays } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
-import {
-  changeRolloutAudited,
-  deleteReleaseAudited,
-  setCriticalAudited,
-  setReleaseYankedAudited,
-  setRolloutAudited,
-} from "../../../actions/releases.js";
+import * as actions from "../../../actions/releases.js";
 import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { usageReport } from "../../../domain/releases/usage-report.js";
 import { requireActor, requireProductInKey } from "../../admin-auth.js";
@@ -42,7 +36,7 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.deleteRelease), preHandler: inKey },
     async (request) => {
       const { slug, version } = request.params;
-      await deleteReleaseAudited(
+      await actions.deleteRelease(
         db,
         requireActor(request),
         slug,
@@ -58,7 +52,7 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) => {
       const { slug, version } = request.params;
       const yank = change === contracts.yankRelease;
-      return setReleaseYankedAudited(
+      return actions.setReleaseYanked(
         db,
         requireActor(request),
         slug,
@@ -74,7 +68,7 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.startRollout), preHandler: inKey },
     async (request) => {
       const { slug, version } = request.params;
-      return setRolloutAudited(
+      return actions.setRollout(
         db,
         requireActor(request),
         slug,
@@ -93,7 +87,7 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
   for (const [change, action] of changes) {
     app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) => {
       const { slug, version } = request.params;
-      return changeRolloutAudited(
+      return actions.changeRollout(
         db,
         requireActor(request),
         slug,
@@ -109,7 +103,7 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.setCritical), preHandler: inKey },
     async (request) => {
       const { slug, version } = request.params;
-      return setCriticalAudited(
+      return actions.setCritical(
         db,
         requireActor(request),
         slug,
@@ -125,7 +119,7 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.deleteReleaseEntry), preHandler: inKey },
     async (request) => {
       const { slug, version, platform, arch } = request.params;
-      await deleteReleaseAudited(
+      await actions.deleteRelease(
         db,
         requireActor(request),
         slug,

@@ -2,14 +2,7 @@ import type { Kysely } from "kysely";
 import * as contracts from "../../../contracts/webhooks.js";
 import { pageLimits, webhookLimits } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
-import {
-  createWebhookEndpointAudited,
-  deleteWebhookEndpointAudited,
-  redeliverWebhookAudited,
-  rotateWebhookSecretAudited,
-  sendWebhookTestAudited,
-  updateWebhookEndpointAudited,
-} from "../../../actions/webhooks.js";
+import * as actions from "../../../actions/webhooks.js";
 import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webhooks/deliveries.js";
 import { getWebhookEndpoint, listWebhookEndpoints } from "../../../domain/webhooks/endpoints.js";
 import type { MasterKey } from "../../../domain/signing/key-material.js";
@@ -52,7 +45,7 @@ export function adminWebhookRoutes(
     contracts.createWebhookEndpoint.url,
     { ...route(contracts.createWebhookEndpoint), config: { secretAnswer: true } },
     async (request, reply) => {
-      const created = await createWebhookEndpointAudited(
+      const created = await actions.createWebhookEndpoint(
         db,
         requireActor(request),
         masterKey,
@@ -72,7 +65,7 @@ export function adminWebhookRoutes(
     contracts.updateWebhookEndpoint.url,
     route(contracts.updateWebhookEndpoint),
     async (request) => {
-      const endpoint = await updateWebhookEndpointAudited(
+      const endpoint = await actions.updateWebhookEndpoint(
         db,
         requireActor(request),
         request.params.id,
@@ -89,7 +82,7 @@ export function adminWebhookRoutes(
     contracts.deleteWebhookEndpoint.url,
     route(contracts.deleteWebhookEndpoint),
     async (request) => {
-      await deleteWebhookEndpointAudited(
+      await actions.deleteWebhookEndpoint(
         db,
         requireActor(request),
         request.params.id,
@@ -103,7 +96,7 @@ export function adminWebhookRoutes(
     contracts.rotateWebhookSecret.url,
     { ...route(contracts.rotateWebhookSecret), config: { secretAnswer: true } },
     async (request) =>
-      rotateWebhookSecretAudited(
+      actions.rotateWebhookSecret(
         db,
         requireActor(request),
         masterKey,
@@ -138,7 +131,7 @@ export function adminWebhookRoutes(
     contracts.redeliverWebhook.url,
     route(contracts.redeliverWebhook),
     async (request, reply) => {
-      const delivery = await redeliverWebhookAudited(
+      const delivery = await actions.redeliverWebhook(
         db,
         requireActor(request),
         request.params.id,
@@ -155,7 +148,7 @@ export function adminWebhookRoutes(
     contracts.sendWebhookTest.url,
     route(contracts.sendWebhookTest),
     async (request, reply) => {
-      const delivery = await sendWebhookTestAudited(
+      const delivery = await actions.sendWebhookTest(
         db,
         requireActor(request),
         request.params.id,
