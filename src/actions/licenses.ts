@@ -1,6 +1,5 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
-import { deactivateMachine } from "../domain/licenses/deactivate-machine.js";
 import { licenseIdOfKey } from "../domain/licenses/license-record.js";
 import * as offlinePlaces from "../domain/licenses/offline-places.js";
 import { maskLicenseKey } from "../domain/licenses/license-key.js";
@@ -12,6 +11,7 @@ import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import { countLicenseEvent } from "../domain/releases/usage-counts.js";
 import type { License } from "../contracts/admin.js";
 import { type LicenseStatus } from "../contracts/vocabulary.js";
+import { deactivateMachine } from "./machines.js";
 
 // Licenses and their machines as admins change them: the use cases' actions. Each runs its checks, its rows, its webhook events and its
 // audit entry in one transaction (withAudit), so the admin API, the dashboard and the CLI record
@@ -188,7 +188,10 @@ export const endOfflinePlace = (
     idempotency,
   ).then(({ result }) => result);
 
-/** Every machine of the license deactivated in one action (license.reset_machines). */
+/**
+ * Every machine of the license deactivated in one action (license.reset_machines), each with its
+ * machine.deactivated event.
+ */
 export const resetMachines = (
   db: Kysely<DB>,
   actor: Actor,
@@ -200,8 +203,20 @@ export const resetMachines = (
     actor,
     "license.reset_machines",
     async (trx) => {
-      const result = await seats.resetMachines(trx, licenseKey);
+      const now = Date.now();
+      const result = await seats.resetMachines(trx, licenseKey, now);
       const { product } = await manageLicenses.requireLicenseView(trx, licenseKey);
+      for (const machineId of result.machineIds) {
+        await emitWebhookEvent(
+          trx,
+          {
+            type: "machine.deactivated",
+            product,
+            data: { licenseKey, product, machineId, by: "admin" },
+          },
+          now,
+        );
+      }
       await countLicenseEvent(trx, product, "deactivation", result.machineIds.length);
       return { result, named: await licenseTarget(trx, licenseKey) };
     },
