@@ -3,9 +3,10 @@ import type { DB } from "../db/schema.js";
 import * as admins from "../domain/admins/admins.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 
-// Admins who sign in to the dashboard: the use cases' actions. Each runs its checks, its rows, its webhook events and its
-// audit entry in one transaction (withAudit), so the admin API, the dashboard and the CLI record
-// the same entry whichever way a write was made. Details never hold a secret.
+// Admins who sign in to the dashboard: the use cases' actions.
+// Each runs its checks, its rows, its webhook events and its audit entry in one transaction
+// (withAudit), so the admin API, the dashboard and the CLI record the same entry whichever way a
+// write was made. Details never hold a secret.
 
 /**
  * Never the password: the account's email only. The argon2 hash (tens of milliseconds) is made

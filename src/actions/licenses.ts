@@ -13,9 +13,10 @@ import type { License } from "../contracts/admin.js";
 import { type LicenseStatus } from "../contracts/vocabulary.js";
 import { deactivateMachine } from "./machines.js";
 
-// Licenses and their machines as admins change them: the use cases' actions. Each runs its checks, its rows, its webhook events and its
-// audit entry in one transaction (withAudit), so the admin API, the dashboard and the CLI record
-// the same entry whichever way a write was made. Details never hold a secret.
+// Licenses and their machines as admins change them: the use cases' actions.
+// Each runs its checks, its rows, its webhook events and its audit entry in one transaction
+// (withAudit), so the admin API, the dashboard and the CLI record the same entry whichever way a
+// write was made. Details never hold a secret.
 
 /**
  * How the audit log names a license: by its internal id, with the key masked (maskLicenseKey).

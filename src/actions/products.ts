@@ -8,9 +8,10 @@ import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { resealWebhookSecrets } from "../domain/webhooks/endpoints.js";
 
-// Products, their settings and signing keys, and the master key's rotation: the use cases' actions. Each runs its checks, its rows, its webhook events and its
-// audit entry in one transaction (withAudit), so the admin API, the dashboard and the CLI record
-// the same entry whichever way a write was made. Details never hold a secret.
+// Products, their settings and signing keys, and the master key's rotation: the use cases'
+// actions. Each runs its checks, its rows, its webhook events and its audit entry in one
+// transaction (withAudit), so the admin API, the dashboard and the CLI record the same entry
+// whichever way a write was made. Details never hold a secret.
 
 const productEntry = (product: { slug: string; name: string }) => ({
   target: { type: "product", id: product.slug },

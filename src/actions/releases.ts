@@ -17,9 +17,10 @@ import type { ReleaseRollout } from "../contracts/admin.js";
 import type { PublishAnswer } from "../contracts/releases.js";
 import { type Arch, type Platform } from "../contracts/vocabulary.js";
 
-// Releases: publish, delete, yank, rollouts and the critical mark: the use cases' actions. Each runs its checks, its rows, its webhook events and its
-// audit entry in one transaction (withAudit), so the admin API, the dashboard and the CLI record
-// the same entry whichever way a write was made. Details never hold a secret.
+// Releases: publish, delete, yank, rollouts and the critical mark: the use cases' actions.
+// Each runs its checks, its rows, its webhook events and its audit entry in one transaction
+// (withAudit), so the admin API, the dashboard and the CLI record the same entry whichever way a
+// write was made. Details never hold a secret.
 
 /** A whole version (release.delete), or one platform/arch entry of it (release.delete_entry). */
 export const deleteRelease = (

@@ -8,13 +8,14 @@ import * as endpoints from "../domain/webhooks/endpoints.js";
 import * as deliveries from "../domain/webhooks/deliveries.js";
 import type { WebhookEndpoint } from "../contracts/webhooks.js";
 
-// Webhook endpoints, their secrets and deliveries: the use cases' actions. Each runs its checks, its rows, its webhook events and its
-// audit entry in one transaction (withAudit), so the admin API, the dashboard and the CLI record
-// the same entry whichever way a write was made. Details never hold a secret.
+// Webhook endpoints, their secrets and deliveries: the use cases' actions.
+// Each runs its checks, its rows, its webhook events and its audit entry in one transaction
+// (withAudit), so the admin API, the dashboard and the CLI record the same entry whichever way a
+// write was made. Details never hold a secret.
 
 const endpointTarget = (id: string) => ({ type: "webhook_endpoint", id });
 
-/** Never the secret: the URL's origin (endpoints.urlOrigin: never its path or query), events and products. */
+/** Never the secret: the URL's origin (urlOrigin: never its path or query), events and products. */
 export const createWebhookEndpoint = (
   db: Kysely<DB>,
   actor: Actor,
@@ -82,7 +83,7 @@ export const updateWebhookEndpoint = (
 
 const endpointSettings = ["url", "events", "products", "enabled", "description"] as const;
 
-/** The settings that differ, old and new value; a URL by its origin (endpoints.urlOrigin). */
+/** The settings that differ, old and new value; a URL by its origin (urlOrigin). */
 function endpointChanges(
   before: WebhookEndpoint,
   after: WebhookEndpoint,
