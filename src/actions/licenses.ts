@@ -18,7 +18,7 @@ import {
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import { countLicenseEvent } from "../domain/releases/usage-counts.js";
-import type { License } from "../contracts/admin.js";
+import type { License } from "../contracts/licenses.js";
 import { type LicenseStatus } from "../contracts/vocabulary.js";
 
 // Licenses and their machines as admins change them: the use cases' actions. Each runs its checks, its rows, its webhook events and its

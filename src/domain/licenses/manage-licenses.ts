@@ -14,7 +14,8 @@ import { listActiveMachines, type MachinesFrom } from "./license-machines.js";
 import { normalizeLicenseKey } from "./license-key.js";
 import { listOfflinePlaces } from "./offline-places.js";
 import { type LicenseStatus, licenseStatuses, limits } from "../../contracts/vocabulary.js";
-import type { License, LicenseDetail, Machine, PastActivation } from "../../contracts/admin.js";
+import type { License, LicenseDetail } from "../../contracts/licenses.js";
+import type { Machine, PastActivation } from "../../contracts/machines.js";
 
 export type LicenseView = License;
 export type MachineView = Machine;

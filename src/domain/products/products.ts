@@ -14,7 +14,7 @@ import {
   offlineAllowanceRange,
   offlinePeriod,
 } from "../../contracts/vocabulary.js";
-import type { Product as ProductView } from "../../contracts/admin.js";
+import type { Product as ProductView } from "../../contracts/products.js";
 
 export type Product = ProductView;
 

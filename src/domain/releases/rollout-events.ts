@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
-import type { ReleaseRollout } from "../../contracts/admin.js";
+import type { ReleaseRollout } from "../../contracts/release-versions.js";
 import { emitWebhookEvent } from "../webhooks/events.js";
 
 /** What a rollout write did, as release.rollout_changed names it (docs/webhooks.md). */

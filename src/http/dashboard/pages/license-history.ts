@@ -4,7 +4,7 @@ import type { DB } from "../../../db/schema.js";
 import { type LicenseHistoryEntry, licenseHistory } from "../../../domain/audit/license-history.js";
 import { requireLicenseView } from "../../../domain/licenses/manage-licenses.js";
 import type { Page } from "../../../domain/pagination.js";
-import type { License } from "../../../contracts/admin.js";
+import type { License } from "../../../contracts/licenses.js";
 import { ShipkeyError } from "../../../errors.js";
 import { type Html, html, layout, type PageContext, when } from "../html.js";
 import { contextOf, type Form, sendPage, text } from "../page-kit.js";

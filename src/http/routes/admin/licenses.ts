@@ -2,17 +2,15 @@ import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import {
   createLicense,
-  deactivateMachine,
-  endOfflinePlace,
   getLicense,
   type LicenseSettingsBody,
   listLicenses,
-  listMachines,
   reinstateLicense,
   revokeLicense,
   suspendLicense,
   updateLicense,
-} from "../../../contracts/admin.js";
+} from "../../../contracts/licenses.js";
+import { deactivateMachine, endOfflinePlace, listMachines } from "../../../contracts/machines.js";
 import * as seats from "../../../contracts/seats.js";
 import { pageLimits } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
