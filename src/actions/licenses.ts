@@ -7,12 +7,14 @@ import { maskLicenseKey } from "../domain/licenses/license-key.js";
 import { deleteLicense, moveLicense, resetMachines } from "../domain/licenses/seats.js";
 import {
   changedSettings,
-  type CreateLicenseInput,
-  createLicense,
   findLicenseView,
-  type LicenseSettings,
   requireLicenseView,
   settingChanges,
+} from "../domain/licenses/license-views.js";
+import {
+  type CreateLicenseInput,
+  createLicense,
+  type LicenseSettings,
   updateLicense,
 } from "../domain/licenses/manage-licenses.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";

@@ -6,12 +6,10 @@ import {
   endOfflinePlaceAudited,
   updateLicenseAudited,
 } from "../../actions/licenses.js";
-import {
-  type LicenseSettings,
-  type LicenseView,
-  listLicenses,
-  showLicense,
-} from "../../domain/licenses/manage-licenses.js";
+import type { LicenseView } from "../../domain/licenses/license-views.js";
+import { listLicenses } from "../../domain/licenses/list-licenses.js";
+import type { LicenseSettings } from "../../domain/licenses/manage-licenses.js";
+import { showLicense } from "../../domain/licenses/show-license.js";
 import { licenseStatuses, pageLimits } from "../../contracts/vocabulary.js";
 import {
   expiryOption,

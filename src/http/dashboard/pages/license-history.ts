@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import { type LicenseHistoryEntry, licenseHistory } from "../../../domain/audit/license-history.js";
-import { requireLicenseView } from "../../../domain/licenses/manage-licenses.js";
+import { requireLicenseView } from "../../../domain/licenses/license-views.js";
 import type { Page } from "../../../domain/pagination.js";
 import type { License } from "../../../contracts/licenses.js";
 import { ShipkeyError } from "../../../errors.js";

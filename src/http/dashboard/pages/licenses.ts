@@ -7,16 +7,18 @@ import {
   setLicenseStatusAudited,
   updateLicenseAudited,
 } from "../../../actions/licenses.js";
+import type { LicenseView } from "../../../domain/licenses/license-views.js";
 import {
   browseLicenses,
-  licenseKeyErrors,
-  licenseSettingsErrors,
   type LicenseFilter,
   type LicenseSort,
   licenseSorts,
-  type LicenseView,
-  showLicense,
+} from "../../../domain/licenses/list-licenses.js";
+import {
+  licenseKeyErrors,
+  licenseSettingsErrors,
 } from "../../../domain/licenses/manage-licenses.js";
+import { showLicense } from "../../../domain/licenses/show-license.js";
 import { normalizeLicenseKey } from "../../../domain/licenses/license-key.js";
 import { isExpired, licenseKeyById } from "../../../domain/licenses/license-record.js";
 import { licensesCsv } from "./licenses-csv.js";

@@ -24,12 +24,9 @@ import {
   setLicenseStatusAudited,
   updateLicenseAudited,
 } from "../../../actions/licenses.js";
-import {
-  embeddedMachines,
-  type LicenseSettings,
-  listLicenses as listLicenseViews,
-  showLicense,
-} from "../../../domain/licenses/manage-licenses.js";
+import { listLicenses as listLicenseViews } from "../../../domain/licenses/list-licenses.js";
+import type { LicenseSettings } from "../../../domain/licenses/manage-licenses.js";
+import { embeddedMachines, showLicense } from "../../../domain/licenses/show-license.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
 import { actorOf, productIdsOf, requireProductInKey } from "../../admin-auth.js";
