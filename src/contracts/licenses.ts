@@ -1,4 +1,4 @@
-import { type Static, type TSchema, Type } from "typebox";
+import { type Static, Type } from "typebox";
 import {
   contract,
   DateTime,
@@ -15,42 +15,14 @@ import {
 } from "./kit.js";
 import { ActiveMachine, OfflinePlace, PastActivation } from "./machines.js";
 import { Product } from "./products.js";
-import { deactivationLimitRange, licenseStatuses, limits } from "./vocabulary.js";
-import { churnLimitDescription } from "./products.js";
+import { licenseStatuses, limits } from "./vocabulary.js";
+import { licenseSettings } from "./license-settings.js";
+import { createProperties, optional, settingProperties } from "./settings.js";
 
 // The admin API's licenses: their settings, lists and status changes (machines: machines.ts).
 
-const NullableText = (maxLength: number) => NullableString({ maxLength });
-
-const licenseSettingsProperties = {
-  status: StringEnum(licenseStatuses),
-  expiresAt: NullableString({
-    maxLength: limits.timestamp,
-    description: "ISO 8601 timestamp with a zone; null: never expires",
-  }),
-  maxMachines: Type.Integer({ minimum: 0, maximum: limits.maxMachines }),
-  edition: NullableText(limits.edition),
-  editionName: NullableText(limits.edition),
-  features: Type.Array(Type.String({ minLength: 1, maxLength: limits.feature }), {
-    maxItems: limits.features,
-  }),
-  customerName: NullableText(limits.name),
-  customerEmail: NullableText(limits.name),
-  note: NullableText(limits.note),
-  externalId: NullableText(limits.identifier),
-  maxDeactivationsPer30Days: NullableInteger({
-    minimum: deactivationLimitRange.min,
-    maximum: deactivationLimitRange.max,
-    description: `${churnLimitDescription}; overrides the product's; null: the product's applies`,
-  }),
-};
-const optional = <P extends Record<string, TSchema>>(properties: P) =>
-  Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])) as {
-    [K in keyof P]: ReturnType<typeof Type.Optional<P[K]>>;
-  };
-
 /** A license's settings as the admin API takes them (expiresAt as ISO text). */
-export const LicenseSettingsBody = Type.Object(optional(licenseSettingsProperties), {
+export const LicenseSettingsBody = Type.Object(optional(settingProperties(licenseSettings)), {
   ...strict,
   minProperties: 1,
 });
@@ -60,8 +32,7 @@ export const CreateLicenseBody = Type.Object(
   {
     productSlug: Slug,
     licenseKey: Type.Optional(Type.String({ minLength: 1, maxLength: limits.identifier })),
-    ...optional(licenseSettingsProperties),
-    maxMachines: licenseSettingsProperties.maxMachines,
+    ...createProperties(licenseSettings),
   },
   strict,
 );

@@ -13,21 +13,12 @@ import {
 } from "./kit.js";
 import { Jwk } from "./license-api.js";
 import {
-  deactivationLimitRange,
-  limits,
-  machineLeaseDaysRange,
-  offlineAllowanceRange,
-  offlinePeriod,
-  signingKeyStatuses,
-} from "./vocabulary.js";
-
-export const churnLimitDescription =
-  "Public deactivations allowed per license in the trailing 30 days (403 " +
-  "DEACTIVATION_LIMIT_REACHED beyond)";
-
-const machineLeaseDescription =
-  "Days a machine keeps its slot without being seen (activate, validate, checkout; an unexpired " +
-  "certificate counts as seen until its exp); then the server deactivates it";
+  churnLimitDescription,
+  machineLeaseDescription,
+  productSettings,
+} from "./product-settings.js";
+import { optional, settingProperties } from "./settings.js";
+import { limits, signingKeyStatuses } from "./vocabulary.js";
 
 // The admin API's products and their signing keys.
 
@@ -82,32 +73,7 @@ export const ProductSettings = Type.Object(
           "null clears it",
       }),
     ),
-    offlinePeriodSeconds: Type.Optional(
-      Type.Integer({ minimum: offlinePeriod.minSeconds, maximum: offlinePeriod.maxSeconds }),
-    ),
-    offlineAllowance: Type.Optional(
-      Type.Integer({
-        minimum: offlineAllowanceRange.min,
-        maximum: offlineAllowanceRange.max,
-        description:
-          "Machines beyond a license's maxMachines that may hold an unexpired certificate at " +
-          "once (default 1); checkout beyond it is 403 OFFLINE_LIMIT_REACHED",
-      }),
-    ),
-    maxDeactivationsPer30Days: Type.Optional(
-      NullableInteger({
-        minimum: deactivationLimitRange.min,
-        maximum: deactivationLimitRange.max,
-        description: `${churnLimitDescription}; null: no limit (the default). A license's own value overrides it`,
-      }),
-    ),
-    machineLeaseDays: Type.Optional(
-      NullableInteger({
-        minimum: machineLeaseDaysRange.min,
-        maximum: machineLeaseDaysRange.max,
-        description: `${machineLeaseDescription}; null: off (the default)`,
-      }),
-    ),
+    ...optional(settingProperties(productSettings)),
   },
   {
     ...strict,

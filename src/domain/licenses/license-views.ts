@@ -3,8 +3,8 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { parseFeatures } from "./license-record.js";
-import type { LicenseSettings } from "./manage-licenses.js";
-import type { License } from "../../contracts/licenses.js";
+import { licenseSettings, type LicenseSettingName } from "../../contracts/license-settings.js";
+import { License } from "../../contracts/licenses.js";
 import type { Machine } from "../../contracts/machines.js";
 
 // A license as the admin API, the dashboard and the CLI show it, and what changed between two
@@ -37,25 +37,13 @@ export async function findLicenseView(
   return row ? toLicenseView(row) : null;
 }
 
-const settingNames = [
-  "status",
-  "expiresAt",
-  "edition",
-  "editionName",
-  "features",
-  "maxMachines",
-  "customerName",
-  "customerEmail",
-  "note",
-  "externalId",
-  "maxDeactivationsPer30Days",
-] as const satisfies ReadonlyArray<keyof LicenseSettings & keyof LicenseView>;
+/** The answer's fields that are settings, in the answer's order: the audit's and events' order. */
+const settingNames = Object.keys(License.properties).filter((name): name is LicenseSettingName =>
+  Object.hasOwn(licenseSettings, name),
+);
 
 /** The settings whose value differs between two views of one license, in a fixed order. */
-export function changedSettings(
-  before: LicenseView,
-  after: LicenseView,
-): (typeof settingNames)[number][] {
+export function changedSettings(before: LicenseView, after: LicenseView): LicenseSettingName[] {
   return settingNames.filter(
     (name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]),
   );

@@ -3,43 +3,27 @@ import type { DB, LicensesTable } from "../../db/schema.js";
 import { isUniqueViolation } from "../../db/faults.js";
 import { errorsOf, ShipkeyError, throwFirst } from "../../errors.js";
 import { newId, newLicenseKey } from "../../lib/ids.js";
-import { assertMaxLength, assertMultiLine, assertSingleLine } from "../limits.js";
-import { assertDeactivationLimit, findProductBySlug } from "../products/products.js";
+import { assertMaxLength } from "../limits.js";
+import { findProductBySlug } from "../products/products.js";
+import { settingErrors } from "../settings.js";
 import { normalizeLicenseKey } from "./license-key.js";
 import { type LicenseView, requireLicenseView } from "./license-views.js";
-import { type LicenseStatus, licenseStatuses, limits } from "../../contracts/vocabulary.js";
+import { licenseSettings, type LicenseSettingsTable } from "../../contracts/license-settings.js";
+import type { RequiredOnCreate, SettingValues } from "../../contracts/settings.js";
+import { limits } from "../../contracts/vocabulary.js";
 
 // A license's settings as admins write them: create, update, and their refusals. (Reading a
 // license: license-views.ts, show-license.ts; lists: list-licenses.ts.)
 
-export interface LicenseSettings {
-  status?: LicenseStatus;
-  /** Epoch ms, or null for a license that never expires. */
-  expiresAt?: number | null;
-  edition?: string | null;
-  editionName?: string | null;
-  features?: string[];
-  maxMachines?: number;
-  customerName?: string | null;
-  customerEmail?: string | null;
-  note?: string | null;
-  /** The caller's own reference (an order id), unique per product; null or "" clears it. */
-  externalId?: string | null;
-  /**
-   * Public deactivations allowed in the trailing 30 days, overriding the product's; null: the
-   * product's applies.
-   */
-  maxDeactivationsPer30Days?: number | null;
-}
+/** A license's settings as create and update take them (expiresAt in epoch ms; null: never). */
+export type LicenseSettings = SettingValues<LicenseSettingsTable>;
 
-export interface CreateLicenseInput extends LicenseSettings {
-  productSlug: string;
-  maxMachines: number;
-  licenseKey?: string;
-}
-
-/** The column is a 32-bit integer on both databases. */
-const maxMachinesLimit = 2_147_483_647;
+/** A new license: its product, its settings (those required on create given) and maybe its key. */
+export type CreateLicenseInput = LicenseSettings &
+  Required<Pick<LicenseSettings, RequiredOnCreate<LicenseSettingsTable>>> & {
+    productSlug: string;
+    licenseKey?: string;
+  };
 
 // Given keys must be printable and unambiguous to type: no spaces or control characters.
 const licenseKeyPattern = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
@@ -169,78 +153,5 @@ function emptyToNull(value: string | null | undefined): string | null | undefine
 
 /** Every refusal of license settings, in the order create and update report them (the first). */
 export function licenseSettingsErrors(settings: LicenseSettings): ShipkeyError[] {
-  return errorsOf([
-    () => {
-      if (settings.status !== undefined && !licenseStatuses.includes(settings.status)) {
-        throw new ShipkeyError(
-          "INVALID_FIELD_VALUE",
-          `status must be one of ${licenseStatuses.join(", ")}`,
-          { field: "status" },
-        );
-      }
-    },
-    () => assertMaxMachines(settings.maxMachines),
-    () => assertDeactivationLimit("maxDeactivationsPer30Days", settings.maxDeactivationsPer30Days),
-    () => assertMaxLength("edition", settings.edition, limits.edition),
-    () => assertMaxLength("customerName", settings.customerName, limits.name),
-    () => assertMaxLength("customerEmail", settings.customerEmail, limits.name),
-    () => assertMaxLength("note", settings.note, limits.note),
-    () => {
-      if (settings.customerEmail && !/^[^\s@]+@[^\s@]+$/.test(settings.customerEmail)) {
-        throw new ShipkeyError("INVALID_FIELD_VALUE", "customerEmail must be an email address", {
-          field: "customerEmail",
-        });
-      }
-    },
-    () => assertMaxLength("editionName", settings.editionName, limits.edition),
-    () => assertMaxLength("externalId", settings.externalId, limits.identifier),
-    () => assertFeatures(settings.features),
-    ...settingsTextChecks(settings),
-  ]);
-}
-
-function assertMaxMachines(maxMachines: number | undefined): void {
-  if (
-    maxMachines !== undefined &&
-    (!Number.isSafeInteger(maxMachines) || maxMachines < 0 || maxMachines > maxMachinesLimit)
-  ) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      `maxMachines must be an integer from 0 to ${maxMachinesLimit}`,
-      { field: "maxMachines" },
-    );
-  }
-}
-
-function assertFeatures(features: string[] | undefined): void {
-  if (features === undefined) return;
-  if (features.length > limits.features) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", `at most ${limits.features} features`, {
-      field: "features",
-    });
-  }
-  for (const [i, feature] of features.entries()) {
-    assertMaxLength("feature", feature, limits.feature, `features[${i}]`);
-    if (feature === "")
-      throw new ShipkeyError("INVALID_FIELD_VALUE", "features must not be empty", {
-        field: `features[${i}]`,
-      });
-  }
-}
-
-/** Names and labels are one line; the note may span lines (docs/reference/security.md). */
-function settingsTextChecks(settings: LicenseSettings): Array<() => void> {
-  return [
-    () => assertSingleLine("edition", settings.edition),
-    () => assertSingleLine("editionName", settings.editionName),
-    () => assertSingleLine("customerName", settings.customerName),
-    () => assertSingleLine("customerEmail", settings.customerEmail),
-    () => assertSingleLine("externalId", settings.externalId),
-    () => {
-      for (const [i, feature] of (settings.features ?? []).entries()) {
-        assertSingleLine("features", feature, `features[${i}]`);
-      }
-    },
-    () => assertMultiLine("note", settings.note),
-  ];
+  return settingErrors(licenseSettings, settings);
 }

@@ -11,6 +11,7 @@ import {
   updateLicense,
 } from "../../../contracts/licenses.js";
 import { deactivateMachine, endOfflinePlace, listMachines } from "../../../contracts/machines.js";
+import { licenseSettings } from "../../../contracts/license-settings.js";
 import * as seats from "../../../contracts/seats.js";
 import { pageLimits } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
@@ -32,15 +33,17 @@ import { parseIsoTimestamp } from "../../../lib/time.js";
 import { actorOf, productIdsOf, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 
-/** The body's settings as the domain takes them; expiresAt ISO text → epoch ms. */
-function toSettings(body: Omit<LicenseSettingsBody, "maxMachines">): LicenseSettings {
+/** The body's settings as the domain takes them: expiresAt ISO text → epoch ms. */
+function toSettings<B extends LicenseSettingsBody>(
+  body: B,
+): Omit<B, "expiresAt"> & Pick<LicenseSettings, "expiresAt"> {
   const { expiresAt, ...rest } = body;
   if (expiresAt === undefined || expiresAt === null) return { ...rest, expiresAt };
   const ms = parseIsoTimestamp(expiresAt);
   if (ms === null) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
-      "expiresAt must be an ISO 8601 timestamp with a zone, or null",
+      `expiresAt must be ${licenseSettings.expiresAt.says}`,
       { field: "expiresAt" },
     );
   }
@@ -74,13 +77,7 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
       ),
     },
     async (request, reply) => {
-      const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
-      const license = await createLicenseAudited(db, actorOf(request), {
-        ...toSettings(settings),
-        productSlug,
-        maxMachines,
-        licenseKey,
-      });
+      const license = await createLicenseAudited(db, actorOf(request), toSettings(request.body));
       return reply.status(201).send(license);
     },
   );
