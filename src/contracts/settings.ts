@@ -196,3 +196,16 @@ export type RequiredOnCreate<T extends SettingsTable> = {
 /** A table's settings as a list of [name, setting], in the table's order. */
 export const settingsOf = <T extends SettingsTable>(table: T) =>
   Object.entries(table) as Array<[keyof T & string, Setting]>;
+
+/** The setting's CLI option on a command that creates the record or updates it, if any. */
+export function cliOptionOf(setting: Setting, command: "create" | "update"): CliOption | undefined {
+  const { cli } = setting;
+  if (cli === undefined) return undefined;
+  return "create" in cli ? cli[command] : cli;
+}
+
+/** Every CLI option a table's settings have, on any command. */
+export const cliOptionsOf = (table: SettingsTable): CliOption[] =>
+  Object.values(table).flatMap(({ cli }) =>
+    cli === undefined ? [] : "create" in cli ? [cli.create, cli.update] : [cli],
+  );
