@@ -12,7 +12,8 @@ export const statusNames = `${licenseStatuses.slice(0, -1).join(", ")} or ${lice
  */
 export const licenseSettings = {
   status: choice(licenseStatuses, {
-    cli: { option: "status", value: "<status>", help: `${statusNames} (default ACTIVE)` },
+    default: "ACTIVE",
+    cli: { option: "status", value: "<status>", help: statusNames },
   }),
   expiresAt: time("ISO 8601 timestamp with a zone; null: never expires", {
     form: { label: "Expires", hint: "(UTC, empty = never)" },

@@ -35,10 +35,11 @@ export interface Surfaces {
   requiredOnCreate?: true;
 }
 
-/** One of a list of words (a license's status). */
+/** One of a list of words (a license's status); `default`: a new record's when none is given. */
 export interface ChoiceSetting extends Surfaces {
   kind: "choice";
   values: readonly string[];
+  default?: string;
   schema: TSchema;
 }
 
@@ -81,7 +82,10 @@ export interface TimeSetting extends Surfaces {
 export type Setting = ChoiceSetting | CountSetting | TextSetting | ListSetting | TimeSetting;
 export type SettingsTable = Record<string, Setting>;
 
-export const choice = <const V extends readonly string[], const X extends Surfaces>(
+export const choice = <
+  const V extends readonly string[],
+  const X extends Surfaces & { default?: V[number] },
+>(
   values: V,
   surfaces: X,
 ) => ({ kind: "choice" as const, values, schema: StringEnum(values), ...surfaces });

@@ -99,13 +99,18 @@ export function settingValues<T extends SettingsTable>(
 
 /**
  * The command's setting options as its help lists them: on create, those required on create
- * apart; then the options create and update read differently, then the others, each in the
- * table's order.
+ * apart, and a choice's default named; then the options create and update read differently,
+ * then the others, each in the table's order.
  */
 export function settingsHelp(table: SettingsTable, command: Command) {
   const entries = settingsOf(table).flatMap(([, setting]) => {
-    const o = cliOptionOf(setting, command);
-    return o === undefined ? [] : [{ setting, o }];
+    const option = cliOptionOf(setting, command);
+    if (option === undefined) return [];
+    const byDefault =
+      command === "create" && setting.kind === "choice" && setting.default !== undefined
+        ? ` (default ${setting.default})`
+        : "";
+    return [{ setting, o: { ...option, help: `${option.help}${byDefault}` } }];
   });
   const isRequired = ({ setting }: (typeof entries)[number]) =>
     command === "create" && setting.requiredOnCreate === true;

@@ -45,7 +45,7 @@ export async function createLicense(
     id: newId("lic"),
     license_key: licenseKey,
     product_id: product.id,
-    status: input.status ?? "ACTIVE",
+    status: input.status ?? licenseSettings.status.default,
     expires_at: input.expiresAt ?? null,
     edition: emptyToNull(input.edition) ?? null,
     edition_name: emptyToNull(input.editionName) ?? null,
