@@ -2,6 +2,7 @@ import { type Kysely, sql } from "kysely";
 import { foldedForLike } from "../../db/case-folding.js";
 import type { DB } from "../../db/schema.js";
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
+import { expiredAt, expiringBetween, unexpiredAt } from "./license-record.js";
 import { type LicenseView, selectLicenseViews, toLicenseView } from "./license-views.js";
 import type { LicenseStatus } from "../../contracts/vocabulary.js";
 
@@ -144,19 +145,11 @@ function filteredLicenses(db: Kysely<DB>, filter: Omit<LicenseFilter, "cursor">,
   if (filter.externalId !== undefined) {
     query = query.where("licenses.external_id", "=", filter.externalId);
   }
-  if (filter.expired === true) {
-    query = query
-      .where("licenses.expires_at", "is not", null)
-      .where("licenses.expires_at", "<=", now);
-  } else if (filter.expired === false) {
-    query = query.where((eb) =>
-      eb.or([eb("licenses.expires_at", "is", null), eb("licenses.expires_at", ">", now)]),
-    );
-  }
+  if (filter.expired === true) query = query.where((eb) => expiredAt(eb, now));
+  if (filter.expired === false) query = query.where((eb) => unexpiredAt(eb, now));
   if (filter.expiringWithinDays !== undefined) {
-    query = query
-      .where("licenses.expires_at", ">", now)
-      .where("licenses.expires_at", "<=", now + filter.expiringWithinDays * 86_400_000);
+    const until = now + filter.expiringWithinDays * 86_400_000;
+    query = query.where((eb) => expiringBetween(eb, now, until));
   }
   if (filter.atLimit === true) {
     query = query.where((eb) =>
