@@ -13,10 +13,12 @@ export const statusNames = `${licenseStatuses.slice(0, -1).join(", ")} or ${lice
 export const licenseSettings = {
   status: choice(licenseStatuses, {
     default: "ACTIVE",
+    label: "Status",
     cli: { option: "status", value: "<status>", help: statusNames },
   }),
   expiresAt: time("ISO 8601 timestamp with a zone; null: never expires", {
-    form: { label: "Expires", hint: "(UTC, empty = never)" },
+    label: "Expires",
+    form: { hint: "(UTC, empty = never)" },
     cli: {
       create: {
         option: "expires-at",
@@ -36,23 +38,27 @@ export const licenseSettings = {
     {
       says: `an integer from 0 to ${limits.maxMachines}`,
       requiredOnCreate: true,
-      form: { label: "Machine slots" },
+      label: "Machine slots",
+      form: {},
       cli: { option: "max-machines", value: "<n>", help: "machines it may be active on at once" },
     },
   ),
   edition: text(limits.edition, "line", {
-    form: { label: "Edition", hint: "(e.g. pro)" },
+    label: "Edition",
+    form: { hint: "(e.g. pro)" },
     cli: { option: "edition", value: "<e>", help: "the edition's code, e.g. pro; empty: none" },
   }),
   editionName: text(limits.edition, "line", {
-    form: { label: "Edition name", hint: "(e.g. Professional)" },
+    label: "Edition name",
+    form: { hint: "(e.g. Professional)" },
     cli: { option: "edition-name", value: "<n>", help: "the edition's display name; empty: none" },
   }),
   features: list(
     "feature",
     { maxItems: limits.features, itemMaxLength: limits.feature },
     {
-      form: { label: "Features", hint: "(comma-separated)" },
+      label: "Features",
+      form: { hint: "(comma-separated)" },
       cli: {
         option: "features",
         value: "<a,b,c>",
@@ -61,20 +67,24 @@ export const licenseSettings = {
     },
   ),
   customerName: text(limits.name, "line", {
-    form: { label: "Customer name" },
+    label: "Customer name",
+    form: {},
     cli: { option: "customer-name", value: "<n>", help: "the customer's name" },
   }),
   customerEmail: text(limits.name, "email", {
-    form: { label: "Customer email" },
+    label: "Customer email",
+    form: {},
     cli: { option: "customer-email", value: "<e>", help: "the customer's email address" },
   }),
   note: text(limits.note, "lines", {
-    form: { label: "Note" },
+    label: "Note",
+    form: {},
     cli: { option: "note", value: "<text>", help: "a note for admins" },
   }),
   /** The caller's own reference (an order id), unique per product; null or "" clears it. */
   externalId: text(limits.identifier, "line", {
-    form: { label: "External id", hint: "(e.g. an order id; unique per product)" },
+    label: "External id",
+    form: { hint: "(e.g. an order id; unique per product)" },
     cli: {
       option: "external-id",
       value: "<id>",
@@ -84,7 +94,8 @@ export const licenseSettings = {
   /** Public deactivations allowed in the trailing 30 days, overriding the product's. */
   maxDeactivationsPer30Days: nullableCount(deactivationLimitRange, {
     description: `${churnLimitDescription}; overrides the product's; null: the product's applies`,
-    form: { label: "Deactivations by the app in 30 days", hint: "(empty = the product's limit)" },
+    label: "Deactivations by the app in 30 days",
+    form: { hint: "(empty = the product's limit)" },
     cli: {
       option: "max-deactivations-per-30-days",
       value: "<n>",

@@ -21,14 +21,15 @@ export interface CliOption {
 /** The CLI's option: the same on every command, or one for create and one for update. */
 export type CliOptions = CliOption | { create: CliOption; update: CliOption };
 
-/** The dashboard's field: its label and a hint beside it. Its input follows from the kind. */
+/** The dashboard's field for a setting: a hint beside its label. Its input follows from the kind. */
 export interface FormField {
-  label: string;
   hint?: string;
 }
 
 /** Where a setting appears besides the admin API; absent: not there. */
 export interface Surfaces {
+  /** How the dashboard names the setting: its field's label, a license history's changes. */
+  label?: string;
   form?: FormField;
   cli?: CliOptions;
   /** Required when the record is created (its create body and command need it). */

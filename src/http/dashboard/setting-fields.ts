@@ -59,13 +59,13 @@ export function settingInput(
 ): Html {
   if (setting.kind === "text" && setting.format === "lines") {
     return html`<label
-      >${field.label}
+      >${setting.label ?? name}
       <textarea name="${name}" rows="3">${text(form, name)}</textarea
       >${fieldError(errors, name)}</label
     >`;
   }
   return html`<label
-    >${field.label}${field.hint ? html` <span class="hint">${field.hint}</span>` : ""}
+    >${setting.label ?? name}${field.hint ? html` <span class="hint">${field.hint}</span>` : ""}
     <input
       name="${name}"
       type="${inputType(setting)}"
