@@ -5,8 +5,8 @@ import { limits } from "./vocabulary.js";
 /**
  * Settings, each defined once in a table (license-settings.ts, product-settings.ts): its kind and
  * limits, which give the admin API's schema and the domain's refusals (domain/settings.ts), and
- * the dashboard's field and the CLI's option that set it. Every surface reads the table; none
- * restates a setting.
+ * the dashboard's field and the CLI's option that set it. Every surface reads the table rather
+ * than restating a setting's name, limits, message or help.
  */
 
 /** How the CLI sets a setting: `--<option> <value>`, or `|<orNull>` for null, with its help line. */
