@@ -1,4 +1,5 @@
 import { escapeHtml } from "../../lib/escape-html.js";
+import type { Notice } from "./notice.js";
 
 /**
  * Server-rendered HTML with escaping by default: every interpolated value is escaped unless it
@@ -47,8 +48,8 @@ export type Section = (typeof sections)[number][0];
 export interface PageContext {
   email: string;
   csrfToken: string;
-  /** A refused action's message, shown once on the page its form was on (flash.ts). */
-  notice?: string;
+  /** The notice the page shows once (notice.ts). */
+  notice?: Notice;
 }
 
 /** The signed-in layout: navigation, the page's content, the sign-out form. */
@@ -82,11 +83,20 @@ export function layout(
       </header>
       <main id="main">
         <h1>${title}</h1>
-        ${context.notice ? html`<p class="alert notice" role="alert">${context.notice}</p>` : ""}
+        ${noticeOf(context.notice)}
         ${flash ? html`<p class="flash" role="status">${flash}</p>` : ""} ${content}
       </main>
     </div>`,
   );
+}
+
+/** What was done, as a status; a refused action's message, as an alert; a secret, by its page. */
+function noticeOf(notice: Notice | undefined): Html | string {
+  if (notice?.kind === "done") return html`<p class="flash" role="status">${notice.message}</p>`;
+  if (notice?.kind === "refused") {
+    return html`<p class="alert notice" role="alert">${notice.message}</p>`;
+  }
+  return "";
 }
 
 export function document(title: string, body: Html): Html {

@@ -6,47 +6,17 @@ import type { DB } from "../../../db/schema.js";
 import { createSession, deleteSession, verifySignIn } from "../../../domain/admins/admins.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
 import { ShipkeyError } from "../../../errors.js";
-import { document, html } from "../html.js";
+import { loginView } from "../views/login.js";
 import { sendPage } from "../page-kit.js";
 import { clearSessionCookie, csrfMatches, sessionCookie, setSessionCookie } from "../../session.js";
 import type { SignInThrottle } from "../sign-in-throttle.js";
-
-function loginPage(csrf: string, error?: string, email = "") {
-  return document(
-    "Sign in",
-    html`<div class="login">
-      <section class="panel">
-        <h1>Sign in to Shipkey</h1>
-        ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
-        <form method="post" action="/admin/login" class="stack">
-          <input type="hidden" name="_csrf" value="${csrf}" />
-          <label
-            >Email
-            <input
-              type="email"
-              name="email"
-              autocomplete="username"
-              required
-              value="${email}"
-              autofocus
-          /></label>
-          <label
-            >Password
-            <input type="password" name="password" autocomplete="current-password" required
-          /></label>
-          <button type="submit">Sign in</button>
-        </form>
-      </section>
-    </div>`,
-  );
-}
 
 type LoginBody = { email?: unknown; password?: unknown; _csrf?: unknown };
 
 export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: SignInThrottle): void {
   app.get("/admin/login", async (request, reply) => {
     if (request.adminSession) return reply.redirect("/admin");
-    return sendPage(reply, loginPage(reply.loginCsrf));
+    return sendPage(reply, loginView(reply.loginCsrf));
   });
 
   app.post<{ Body: LoginBody }>("/admin/login", async (request, reply) => {
@@ -57,7 +27,7 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
       const seconds = verdict.retryAfterSeconds;
       reply.header("retry-after", String(seconds));
       const error = `Too many sign-in attempts from your address. Try again in ${seconds} seconds.`;
-      return sendPage(reply, loginPage(csrf, error, email), 429);
+      return sendPage(reply, loginView(csrf, error, email), 429);
     }
     if (verdict.attempt.waitMs > 0) await sleep(verdict.attempt.waitMs);
     const signedIn = await signIn(db, email, password, (outcome) =>
@@ -65,7 +35,7 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
     );
     if (!signedIn) {
       // The same answer whether or not the email exists.
-      return sendPage(reply, loginPage(csrf, "Wrong email or password.", email), 401);
+      return sendPage(reply, loginView(csrf, "Wrong email or password.", email), 401);
     }
     const { admin, token } = signedIn;
     setSessionCookie(request, reply, token);
