@@ -78,16 +78,40 @@ export async function formBody<S extends TSchema, K extends FieldOf<S> = FieldOf
   errors.push(...((await reading.checks?.(read)) ?? []));
   const refused = new Set(errors.map((error) => rootOf(error.details.field)));
   for (const name of names.filter((n) => !refused.has(n))) {
-    const [first] = Value.Errors(properties[name] as TSchema, body[name]);
+    const property = properties[name] as TSchema;
+    const [first] = Value.Errors(property, body[name]);
     if (first === undefined) continue;
     const path = fieldPath([name, ...first.instancePath.split("/").slice(1)]) ?? name;
-    errors.push(
-      new ShipkeyError("INVALID_FIELD_VALUE", `${path} ${first.message}`, { field: path }),
-    );
+    const message = `${path} ${ruleOf(first, first.instancePath === "" ? property : {})}`;
+    errors.push(new ShipkeyError("INVALID_FIELD_VALUE", message, { field: path }));
   }
   const [head, ...rest] = errors;
   if (head) throw new FormRefused([head, ...rest]);
   return read;
+}
+
+/**
+ * A schema rule a value breaks, in the words of the domain's own checks ("must be at most 200
+ * characters", "must be a whole number from 0 to 100, or null"); any other, as the validator
+ * says it.
+ */
+function ruleOf(
+  error: { keyword: string; message: string; params: Record<string, unknown> },
+  property: PropertySchema & { minimum?: number; maximum?: number },
+): string {
+  const { keyword, params } = error;
+  const limit = typeof params.limit === "number" ? params.limit : undefined;
+  const { minimum, maximum } = property;
+  const integer = typesOf(property).includes("integer");
+  if ((keyword === "minimum" || keyword === "maximum") && integer && minimum !== undefined) {
+    const range = maximum === undefined ? `at least ${minimum}` : `from ${minimum} to ${maximum}`;
+    const orNull = typesOf(property).includes("null") ? ", or null" : "";
+    return `must be a whole number ${range}${orNull}`;
+  }
+  if (keyword === "maxLength" && limit !== undefined) return `must be at most ${limit} characters`;
+  if (keyword === "minLength" && limit === 1) return "is required";
+  if (keyword === "minItems" && limit === 1) return "must name at least one";
+  return error.message;
 }
 
 function typesOf(property: PropertySchema): string[] {
