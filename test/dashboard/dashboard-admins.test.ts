@@ -140,16 +140,16 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
     const created = await form("/admin/api-keys", { name: "once", scopes: "releases:read" });
     expect(created.statusCode).toBe(303);
     expect(created.headers.location).toBe("/admin/api-keys");
-    const flash = /shipkey_flash=([^;]+)/.exec(String(created.headers["set-cookie"]))?.[1] ?? "";
+    const flash = /shipkey_notice=([^;]+)/.exec(String(created.headers["set-cookie"]))?.[1] ?? "";
     expect(String(created.headers["set-cookie"])).toMatch(/HttpOnly.*SameSite=Strict/i);
 
-    const shown = await get("/admin/api-keys", `; shipkey_flash=${flash}`);
+    const shown = await get("/admin/api-keys", `; shipkey_notice=${flash}`);
     const secret = /<code id="new-secret">([^<]+)<\/code/.exec(shown.body)?.[1] ?? "";
     expect(secret).toMatch(/^shk_/);
     expect(flash).not.toContain(secret);
     expect(Buffer.from(flash, "base64url").toString("latin1")).not.toContain(secret);
     expect(String(shown.headers["set-cookie"])).toMatch(
-      /shipkey_flash=;.*Expires=Thu, 01 Jan 1970/,
+      /shipkey_notice=;.*Expires=Thu, 01 Jan 1970/,
     );
 
     // The browser's reload: a GET without the cleared cookie shows no secret and creates no key.
@@ -161,7 +161,7 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
     const stolen = await f.app.inject({
       method: "GET",
       url: "/admin/api-keys",
-      headers: { cookie: `${other.cookie}; shipkey_flash=${flash}` },
+      headers: { cookie: `${other.cookie}; shipkey_notice=${flash}` },
     });
     expect(stolen.statusCode).toBe(200);
     expect(stolen.body).not.toContain(secret);

@@ -39,11 +39,13 @@ export interface FormReading<S extends TSchema, K extends FieldOf<S>> {
   /** The body's fields this form has, when it has only some (default: every one). */
   fields?: readonly K[];
   /** Typed in a datetime-local input (read as UTC) or as an ISO timestamp; given as ISO. */
-  dates?: readonly K[];
+  dates?: readonly NoInfer<K>[];
   /** Read exactly as typed (a password), not trimmed. */
-  verbatim?: readonly K[];
+  verbatim?: readonly NoInfer<K>[];
   /** The domain's checks of the body (its *Errors functions): their messages come first. */
-  checks?: (body: Pick<Body<S>, K>) => readonly ShipkeyError[] | Promise<readonly ShipkeyError[]>;
+  checks?: (
+    body: Pick<Body<S>, NoInfer<K>>,
+  ) => readonly ShipkeyError[] | Promise<readonly ShipkeyError[]>;
 }
 
 /**
