@@ -3,6 +3,7 @@ import { createAdmin, createSession, findSession } from "../../src/domain/admins
 import { dialects } from "../helpers/database.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
+import { noticeOf } from "../helpers/dashboard.js";
 
 describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (dialect) => {
   let f: Fixture;
@@ -67,8 +68,9 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
       password: "  a long enough password  ",
     });
     expect(added.statusCode).toBe(303);
-    expect(added.headers.location).toBe("/admin/admins?done=created");
-    const page = await get("/admin/admins?done=created");
+    expect(added.headers.location).toBe("/admin/admins");
+    const page = await get("/admin/admins", `; shipkey_notice=${noticeOf(added)}`);
+    expect(page.body).toMatch(/<p class="flash" role="status">\s*Admin added\.\s*<\/p>/);
     expect(page.body).toContain('data-admin="new@example.com"');
     expect(page.body).not.toContain("sneaky@example.com");
     expect(await auditActions("new@example.com")).toEqual(["admin.create"]);
@@ -89,7 +91,9 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
       password: "another long password",
     });
     expect(reset.statusCode).toBe(303);
-    expect(reset.headers.location).toBe("/admin/admins?done=reset");
+    expect(reset.headers.location).toBe("/admin/admins");
+    const shown = await get("/admin/admins", `; shipkey_notice=${noticeOf(reset)}`);
+    expect(shown.body).toContain("Password reset; that admin&#39;s sessions have ended.");
     expect(await findSession(f.db, other.token)).toBeNull();
     expect(await auditActions("reset@example.com")).toEqual(["admin.reset_password"]);
   });
@@ -98,7 +102,7 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
     const other = await otherAdmin("gone@example.com");
     const removed = await form("/admin/admins/remove", { email: "gone@example.com" });
     expect(removed.statusCode).toBe(303);
-    expect(removed.headers.location).toBe("/admin/admins?done=removed");
+    expect(removed.headers.location).toBe("/admin/admins");
     expect(await findSession(f.db, other.token)).toBeNull();
     expect((await get("/admin/admins")).body).not.toContain("gone@example.com");
     expect(await auditActions("gone@example.com")).toEqual(["admin.remove"]);
