@@ -28,6 +28,8 @@ export function list(form: Form | undefined, name: string): string[] {
 
 type Body<S extends TSchema> = NonNullable<Static<S>>;
 type FieldOf<S extends TSchema> = Extract<keyof Body<S>, string>;
+/** The fields a form gives: each one it reads is there, optional in the schema or not. */
+type Read<S extends TSchema, K extends FieldOf<S>> = Required<Pick<Body<S>, K>>;
 
 /** What formBody reads from a schema: a property's JSON Schema types. */
 interface PropertySchema {
@@ -44,7 +46,7 @@ export interface FormReading<S extends TSchema, K extends FieldOf<S>> {
   verbatim?: readonly NoInfer<K>[];
   /** The domain's checks of the body (its *Errors functions): their messages come first. */
   checks?: (
-    body: Pick<Body<S>, NoInfer<K>>,
+    body: Read<S, NoInfer<K>>,
   ) => readonly ShipkeyError[] | Promise<readonly ShipkeyError[]>;
 }
 
@@ -60,7 +62,7 @@ export async function formBody<S extends TSchema, K extends FieldOf<S> = FieldOf
   schema: S,
   form: Form | undefined,
   reading: FormReading<S, K> = {},
-): Promise<Pick<Body<S>, K>> {
+): Promise<Read<S, K>> {
   const properties = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
   const names: readonly string[] = reading.fields ?? Object.keys(properties);
   const errors: ShipkeyError[] = [];
@@ -76,7 +78,7 @@ export async function formBody<S extends TSchema, K extends FieldOf<S> = FieldOf
       body[name] = typesOf(property as PropertySchema).includes("null") ? null : 0;
     }
   }
-  const read = body as Pick<Body<S>, K>;
+  const read = body as Read<S, K>;
   errors.push(...((await reading.checks?.(read)) ?? []));
   const refused = new Set(errors.map((error) => rootOf(error.details.field)));
   for (const name of names.filter((n) => !refused.has(n))) {

@@ -39,7 +39,7 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
       const { expiresAt } = body;
       const key = await createApiKeyAudited(db, adminActor(request), {
         ...body,
-        expiresAt: expiresAt === undefined || expiresAt === null ? null : Date.parse(expiresAt),
+        expiresAt: expiresAt === null ? null : Date.parse(expiresAt),
       });
       // The secret goes to the next page once, in the sealed notice: a reload neither creates a
       // second key nor shows this one again.
