@@ -54,7 +54,7 @@ export interface FormReading<S extends TSchema, K extends FieldOf<S>> {
  * A form read as the body of the write it stands for, checked against that body's schema (the
  * admin API's contract): the one place where form text becomes numbers, booleans, lists and
  * nulls. Each field is read by its schema's type: an integer from digits, a boolean from a
- * ticked checkbox, a list from ticked checkboxes or comma-separated text, "" as null where the
+ * ticked checkbox ("on", or "true"), a list from ticked checkboxes or comma-separated text, "" as null where the
  * schema allows null. Every refusal is found in one pass, each field's own first (a field that
  * cannot be read, then the domain's checks, then the schema), and thrown together (FormRefused).
  */
@@ -115,6 +115,9 @@ function ruleOf(
   if (keyword === "maxLength" && limit !== undefined) return `must be at most ${limit} characters`;
   if (keyword === "minLength" && limit === 1) return "is required";
   if (keyword === "minItems" && limit === 1) return "must name at least one";
+  if (keyword === "enum" && Array.isArray(params.allowedValues)) {
+    return `must be one of ${params.allowedValues.map(String).join(", ")}`;
+  }
   return error.message;
 }
 
@@ -139,10 +142,7 @@ function fieldValue<S extends TSchema, K extends FieldOf<S>>(
       .filter((item) => item !== "");
     return items.length === 0 && nullable ? null : items;
   }
-  if (types.includes("boolean")) {
-    const value = text(form, name);
-    return value !== "" && value !== "false";
-  }
+  if (types.includes("boolean")) return ["on", "true"].includes(text(form, name));
   const value = is(reading.verbatim) ? verbatim(form, name) : text(form, name);
   if (value === "" && nullable) return null;
   if (types.includes("integer")) return wholeNumber(name, value);

@@ -20,7 +20,7 @@ import {
   when,
 } from "../html.js";
 import { contextOf, type Form, sendPage, text } from "../page-kit.js";
-import { machinesPerVersion } from "./versions-in-use.js";
+import { machinesPerVersion } from "../views/versions-in-use.js";
 
 /** What the overview page shows: the products to pick from, and the numbers of the picked one. */
 interface OverviewPage {
