@@ -3,11 +3,7 @@ import type { Kysely } from "kysely";
 import { Type } from "typebox";
 import type { DB } from "../../../db/schema.js";
 import { listAdmins, newAdminErrors } from "../../../domain/admins/admins.js";
-import {
-  createAdminAudited,
-  removeAdminAudited,
-  resetAdminPasswordAudited,
-} from "../../../actions/admins.js";
+import * as actions from "../../../actions/admins.js";
 import { type Form, formBody, formFailure, text } from "../form-body.js";
 import { adminActor, contextOf, redirectDone, sendPage, sessionOf } from "../page-kit.js";
 import { adminsView, type AdminsPage } from "../views/admins.js";
@@ -60,7 +56,7 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>(path, async (request, reply) => {
     try {
       const input = await formBody(AdminForm, request.body, { ...asTyped, checks: newAdminErrors });
-      await createAdminAudited(db, adminActor(request), input);
+      await actions.createAdmin(db, adminActor(request), input);
       return redirectDone(request, reply, path, "Admin added.");
     } catch (err) {
       const email = text(request.body, "email");
@@ -71,7 +67,7 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>(`${path}/reset-password`, async (request, reply) => {
     try {
       const input = await formBody(AdminForm, request.body, asTyped);
-      await resetAdminPasswordAudited(db, adminActor(request), input);
+      await actions.resetAdminPassword(db, adminActor(request), input);
       return afterChange(
         request,
         reply,
@@ -86,7 +82,7 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>(`${path}/remove`, async (request, reply) => {
     try {
       const { email } = await formBody(AdminForm, request.body, { fields: ["email"] });
-      await removeAdminAudited(db, adminActor(request), email);
+      await actions.removeAdmin(db, adminActor(request), email);
       return afterChange(request, reply, email, "Admin removed; their sessions have ended.");
     } catch (err) {
       return refused(request, reply, err);

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { createApiKeyAudited, revokeApiKeyAudited } from "../../../actions/api-keys.js";
+import * as actions from "../../../actions/api-keys.js";
 import { createApiKey, revokeApiKey } from "../../../contracts/admin.js";
 import { listApiKeys, newApiKeyErrors } from "../../../domain/api-keys/api-keys.js";
 import { listProducts } from "../../../domain/products/products.js";
@@ -37,7 +37,7 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
         checks: newApiKeyErrors,
       });
       const { expiresAt } = body;
-      const key = await createApiKeyAudited(db, adminActor(request), {
+      const key = await actions.createApiKey(db, adminActor(request), {
         ...body,
         expiresAt: expiresAt === null ? null : Date.parse(expiresAt),
       });
@@ -56,7 +56,7 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
     const { withCreated } = await formBody(revokeApiKey.schema.body, request.body);
     const { id } = request.params;
     const actor = adminActor(request);
-    const { alsoRevoked } = await revokeApiKeyAudited(db, actor, id, { withCreated });
+    const { alsoRevoked } = await actions.revokeApiKey(db, actor, id, { withCreated });
     return redirectDone(request, reply, path, revokedMessage(alsoRevoked.length));
   });
 }

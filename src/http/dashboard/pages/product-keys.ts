@@ -1,12 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import {
-  prepareSigningKeyAudited,
-  promoteSigningKeyAudited,
-  removeSigningKeyAudited,
-  updateProductAudited,
-} from "../../../actions/products.js";
+import * as actions from "../../../actions/products.js";
 import { promoteSigningKey, updateProduct } from "../../../contracts/admin.js";
 import { offlinePeriod } from "../../../contracts/vocabulary.js";
 import { requireProduct } from "../../../domain/products/products.js";
@@ -53,7 +48,7 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
   ) =>
     change(route, field, async (request) => {
       const changes = await formBody(updateProduct.schema.body, request.body, { fields: [field] });
-      await updateProductAudited(db, adminActor(request), request.params.slug, changes);
+      await actions.updateProduct(db, adminActor(request), request.params.slug, changes);
       return saved;
     });
 
@@ -63,23 +58,23 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
 
   change("/prepare", null, async (request) => {
     const { slug } = request.params;
-    await prepareSigningKeyAudited(db, adminActor(request), signing.masterKey, slug);
+    await actions.prepareSigningKey(db, adminActor(request), signing.masterKey, slug);
     return "Next key made. Apps learn it from their next signed answer; promote it after the offline period.";
   });
   change("/promote", null, async (request) => {
     const { force } = await formBody(promoteSigningKey.schema.body, request.body);
-    await promoteSigningKeyAudited(db, adminActor(request), request.params.slug, { force });
+    await actions.promoteSigningKey(db, adminActor(request), request.params.slug, { force });
     return "Next key promoted. Running servers sign with it within 30 seconds.";
   });
   change("/:kid/remove", null, async (request) => {
     const { slug, kid = "" } = request.params;
-    await removeSigningKeyAudited(db, adminActor(request), slug, kid);
+    await actions.removeSigningKey(db, adminActor(request), slug, kid);
     return "Key removed.";
   });
   change("/offline-period", "offlinePeriodDays", async (request) => {
     const offlinePeriodSeconds = offlinePeriodFrom(request.body);
     const actor = adminActor(request);
-    await updateProductAudited(db, actor, request.params.slug, { offlinePeriodSeconds });
+    await actions.updateProduct(db, actor, request.params.slug, { offlinePeriodSeconds });
     return "Offline period saved.";
   });
   setting("/offline-allowance", "offlineAllowance", "Offline allowance saved.");

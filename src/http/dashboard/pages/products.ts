@@ -1,11 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import {
-  createProductAudited,
-  deleteProductAudited,
-  updateProductAudited,
-} from "../../../actions/products.js";
+import * as actions from "../../../actions/products.js";
 import { createProduct, updateProduct } from "../../../contracts/admin.js";
 import { listLicenses } from "../../../domain/licenses/manage-licenses.js";
 import { listProducts, newProductErrors } from "../../../domain/products/products.js";
@@ -48,8 +44,8 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Sign
         return render(request, reply, { form, errors }, status);
       }
     });
-  const update = (request: ProductRequest, changes: Parameters<typeof updateProductAudited>[3]) =>
-    updateProductAudited(db, adminActor(request), request.params.slug, changes);
+  const update = (request: ProductRequest, changes: Parameters<typeof actions.updateProduct>[3]) =>
+    actions.updateProduct(db, adminActor(request), request.params.slug, changes);
 
   app.get(path, async (request, reply) => render(request, reply, { form: {}, errors: {} }));
 
@@ -59,7 +55,7 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Sign
       const input = await formBody(createProduct.schema.body, request.body, {
         checks: newProductErrors,
       });
-      await createProductAudited(db, adminActor(request), input, signing.masterKey);
+      await actions.createProduct(db, adminActor(request), input, signing.masterKey);
       return "Product created.";
     },
     productFields,
@@ -81,7 +77,7 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Sign
   app.post<{ Params: { slug: string } }>(`${path}/:slug/delete`, async (request, reply) => {
     const { slug } = request.params;
     try {
-      await deleteProductAudited(db, adminActor(request), slug);
+      await actions.deleteProduct(db, adminActor(request), slug);
       return redirectDone(request, reply, path, "Product deleted.");
     } catch (err) {
       const { status, errors } = formFailure(err, []);

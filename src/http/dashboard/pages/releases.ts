@@ -1,14 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
-import { updateProductAudited } from "../../../actions/products.js";
-import {
-  changeRolloutAudited,
-  deleteReleaseAudited,
-  setCriticalAudited,
-  setReleaseYankedAudited,
-  setRolloutAudited,
-} from "../../../actions/releases.js";
+import * as productActions from "../../../actions/products.js";
+import * as actions from "../../../actions/releases.js";
 import {
   deleteReleaseEntry,
   setCritical,
@@ -67,7 +61,7 @@ function releaseChanges(app: FastifyInstance, db: Kysely<DB>): void {
   change(`${version}/:platform/:arch/delete`, async (request) => {
     const { slug, version } = request.params;
     const target = await formBody(deleteReleaseEntry.schema.params, request.params, onePlatform);
-    await deleteReleaseAudited(db, adminActor(request), slug, version, target);
+    await actions.deleteRelease(db, adminActor(request), slug, version, target);
     return "File removed.";
   });
   for (const [action, done] of [
@@ -76,7 +70,7 @@ function releaseChanges(app: FastifyInstance, db: Kysely<DB>): void {
   ] as const) {
     change(`${version}/${action}`, async (request) => {
       const { slug, version } = request.params;
-      await setReleaseYankedAudited(db, adminActor(request), slug, version, action === "yank");
+      await actions.setReleaseYanked(db, adminActor(request), slug, version, action === "yank");
       return done;
     });
   }
@@ -84,30 +78,30 @@ function releaseChanges(app: FastifyInstance, db: Kysely<DB>): void {
     const { slug, version } = request.params;
     const [byPercent] = startRollout.schema.body.anyOf;
     const plan = await formBody(byPercent, request.body);
-    await setRolloutAudited(db, adminActor(request), slug, version, plan);
+    await actions.setRollout(db, adminActor(request), slug, version, plan);
     return "Rollout saved: the feeds follow from their next check.";
   });
   for (const action of ["pause", "resume", "complete"] as const) {
     change(`${version}/rollout/${action}`, async (request) => {
       const { slug, version } = request.params;
-      await changeRolloutAudited(db, adminActor(request), slug, version, action);
+      await actions.changeRollout(db, adminActor(request), slug, version, action);
       return "Rollout saved: the feeds follow from their next check.";
     });
   }
   change(`${version}/critical`, async (request) => {
     const { slug, version } = request.params;
     const { critical } = await formBody(setCritical.schema.body, request.body);
-    await setCriticalAudited(db, adminActor(request), slug, version, critical);
+    await actions.setCritical(db, adminActor(request), slug, version, critical);
     return "Critical flag saved.";
   });
   change("/admin/releases/:slug/delivery", async (request) => {
     const delivery = await formBody(updateProduct.schema.body, request.body, deliveryFields);
-    await updateProductAudited(db, adminActor(request), request.params.slug, delivery);
+    await productActions.updateProduct(db, adminActor(request), request.params.slug, delivery);
     return "Update delivery saved.";
   });
   change(`${version}/delete`, async (request) => {
     const { slug, version } = request.params;
-    await deleteReleaseAudited(db, adminActor(request), slug, version);
+    await actions.deleteRelease(db, adminActor(request), slug, version);
     return "Version deleted.";
   });
 }

@@ -1,14 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import {
-  createWebhookEndpointAudited,
-  deleteWebhookEndpointAudited,
-  redeliverWebhookAudited,
-  rotateWebhookSecretAudited,
-  sendWebhookTestAudited,
-  updateWebhookEndpointAudited,
-} from "../../../actions/webhooks.js";
+import * as actions from "../../../actions/webhooks.js";
 import {
   createWebhookEndpoint,
   redeliverWebhook,
@@ -70,7 +63,7 @@ export function webhookPages(
         checks: (body) => newEndpointErrors(db, body, policy()),
       });
       const actor = adminActor(request);
-      const endpoint = await createWebhookEndpointAudited(db, actor, masterKey, input, policy());
+      const endpoint = await actions.createWebhookEndpoint(db, actor, masterKey, input, policy());
       // Shown once, on the next page, from the sealed notice.
       const values = { url: endpoint.url, secret: endpoint.secret };
       return redirectWith(request, reply, path, { kind: "secret", values });
@@ -130,7 +123,7 @@ function endpointPages(
           return redirectDone(request, reply, endpointPath(id), same);
         }
         const actor = adminActor(request);
-        const updated = await updateWebhookEndpointAudited(db, actor, id, changes, policy());
+        const updated = await actions.updateWebhookEndpoint(db, actor, id, changes, policy());
         if (updated.enabled) worker.wake();
         return redirectDone(request, reply, endpointPath(id), "Endpoint saved.");
       } catch (err) {
@@ -148,7 +141,14 @@ function endpointPages(
       const { graceSeconds } = await formBody(rotateWebhookSecret.schema.body, request.body);
       const actor = adminActor(request);
       const now = worker.now();
-      const rotated = await rotateWebhookSecretAudited(db, actor, masterKey, id, graceSeconds, now);
+      const rotated = await actions.rotateWebhookSecret(
+        db,
+        actor,
+        masterKey,
+        id,
+        graceSeconds,
+        now,
+      );
       const values = {
         secret: rotated.secret,
         previousSecretExpiresAt: rotated.previousSecretExpiresAt ?? "",
@@ -179,21 +179,21 @@ async function endpointAction(
   const policy = { allowPrivate: worker.allowPrivate };
   switch (action) {
     case "delete":
-      await deleteWebhookEndpointAudited(db, actor, id);
+      await actions.deleteWebhookEndpoint(db, actor, id);
       return null;
     case "enable":
-      await updateWebhookEndpointAudited(db, actor, id, { enabled: true }, policy);
+      await actions.updateWebhookEndpoint(db, actor, id, { enabled: true }, policy);
       return "Endpoint enabled: its pending deliveries go out again.";
     case "disable":
-      await updateWebhookEndpointAudited(db, actor, id, { enabled: false }, policy);
+      await actions.updateWebhookEndpoint(db, actor, id, { enabled: false }, policy);
       return "Endpoint disabled: deliveries wait until it is enabled.";
     case "test":
-      await sendWebhookTestAudited(db, actor, id, worker.now());
+      await actions.sendWebhookTest(db, actor, id, worker.now());
       return "Test event queued.";
     case "redeliver": {
       const reading = { fields: ["eventId"] } as const;
       const { eventId } = await formBody(redeliverWebhook.schema.params, request.body, reading);
-      await redeliverWebhookAudited(db, actor, id, eventId, worker.now());
+      await actions.redeliverWebhook(db, actor, id, eventId, worker.now());
       return "Delivery queued again.";
     }
   }
