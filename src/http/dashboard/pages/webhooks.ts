@@ -76,7 +76,7 @@ export function webhookPages(
   endpointPages(app, db, masterKey, worker);
 }
 
-/** One endpoint's page, its settings form, its secret's rotation and its buttons. */
+/** One endpoint's page and its settings form. */
 function endpointPages(
   app: FastifyInstance,
   db: Kysely<DB>,
@@ -133,6 +133,16 @@ function endpointPages(
     },
   );
 
+  endpointButtons(app, db, masterKey, worker);
+}
+
+/** An endpoint's buttons: a new secret (shown once), delete, enable, disable, test, redeliver. */
+function endpointButtons(
+  app: FastifyInstance,
+  db: Kysely<DB>,
+  masterKey: MasterKey,
+  worker: WebhookWorker,
+): void {
   // The new secret, shown once on the endpoint's page; never in a URL, a log or the audit log.
   app.post<{ Params: { id: string }; Body: Form | undefined }>(
     `${path}/:id/rotate-secret`,
