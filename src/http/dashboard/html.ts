@@ -58,7 +58,6 @@ export function layout(
   section: Section | null,
   context: PageContext,
   content: Html,
-  flash?: string,
 ): Html {
   return document(
     title,
@@ -83,8 +82,7 @@ export function layout(
       </header>
       <main id="main">
         <h1>${title}</h1>
-        ${noticeOf(context.notice)}
-        ${flash ? html`<p class="flash" role="status">${flash}</p>` : ""} ${content}
+        ${noticeOf(context.notice)} ${content}
       </main>
     </div>`,
   );
@@ -155,7 +153,7 @@ export function fieldError(errors: Record<string, string>, field: string): Html 
   return message ? html`<p class="field-error" id="${field}-error">${message}</p>` : "";
 }
 
-/** A refusal that concerns no one field of the form, shown above it (errorsFor's `_form`). */
+/** A refusal that concerns no one field of the form, shown above it (formFailure's `_form`). */
 export function formError(errors: Record<string, string>): Html | string {
   return errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : "";
 }

@@ -6,12 +6,23 @@ import type { DB } from "../../../db/schema.js";
 import { createSession, deleteSession, verifySignIn } from "../../../domain/admins/admins.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
 import { ShipkeyError } from "../../../errors.js";
+import { Type } from "typebox";
+import { type Form, formBody } from "../form-body.js";
 import { loginView } from "../views/login.js";
 import { sendPage } from "../page-kit.js";
 import { clearSessionCookie, csrfMatches, sessionCookie, setSessionCookie } from "../../session.js";
 import type { SignInThrottle } from "../sign-in-throttle.js";
 
-type LoginBody = { email?: unknown; password?: unknown; _csrf?: unknown };
+/**
+ * The sign-in form as sent, exactly as typed: the password never trimmed, the CSRF token (already
+ * checked against the cookie) kept for the retry. Sign-in has no admin API endpoint.
+ */
+const SignInForm = Type.Object({
+  email: Type.String(),
+  password: Type.String(),
+  _csrf: Type.String(),
+});
+const asTyped = { verbatim: ["email", "password", "_csrf"] } as const;
 
 export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: SignInThrottle): void {
   app.get("/admin/login", async (request, reply) => {
@@ -19,8 +30,8 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
     return sendPage(reply, loginView(reply.loginCsrf));
   });
 
-  app.post<{ Body: LoginBody }>("/admin/login", async (request, reply) => {
-    const { email, password, csrf } = loginFormOf(request.body);
+  app.post<{ Body: Form }>("/admin/login", async (request, reply) => {
+    const { email, password, _csrf: csrf } = await formBody(SignInForm, request.body, asTyped);
     // IPv6 clients by their /64, as the rate limits count them.
     const verdict = throttle.begin(normalizeIP(request.ip ?? ""), email);
     if (!verdict.allowed) {
@@ -57,18 +68,6 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
     clearSessionCookie(request, reply);
     return reply.redirect("/admin/login", 303);
   });
-}
-
-/**
- * The sign-in form as sent: the password exactly as typed, the CSRF token (already checked
- * against the cookie) kept for the retry.
- */
-function loginFormOf(body: LoginBody | undefined) {
-  return {
-    email: typeof body?.email === "string" ? body.email : "",
-    password: typeof body?.password === "string" ? body.password : "",
-    csrf: typeof body?._csrf === "string" ? body._csrf : "",
-  };
 }
 
 /**
