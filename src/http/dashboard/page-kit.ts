@@ -50,11 +50,6 @@ export function redirectDone(
   return redirectWith(request, reply, to, { kind: "done", message });
 }
 
-/** "2026-11-21T15:12:50.056Z" → "2026-11-21T15:12" for a datetime-local input. */
-export function localValue(iso: string | null): string {
-  return iso === null ? "" : iso.slice(0, 16);
-}
-
 /** A page number from the query: a whole number from 1, else the first page. */
 export function pageNumber(value: string): number {
   const page = Number(value);

@@ -1,7 +1,6 @@
 import type { LicenseView } from "../../../domain/licenses/manage-licenses.js";
 import { type Form, text } from "../form-body.js";
 import { fieldError, type Html, html } from "../html.js";
-import { localValue } from "../page-kit.js";
 
 // The license settings form's inputs (the new-license form and a license's edit form), and the
 // values that fill them for a license as stored; pages/license-settings-form.ts reads it.
@@ -58,4 +57,9 @@ export function formOf(license: LicenseView): Form {
     maxDeactivationsPer30Days:
       license.maxDeactivationsPer30Days === null ? "" : String(license.maxDeactivationsPer30Days),
   };
+}
+
+/** "2026-11-21T15:12:50.056Z" → "2026-11-21T15:12" for a datetime-local input. */
+function localValue(iso: string | null): string {
+  return iso === null ? "" : iso.slice(0, 16);
 }
