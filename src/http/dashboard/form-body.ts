@@ -54,9 +54,10 @@ export interface FormReading<S extends TSchema, K extends FieldOf<S>> {
  * A form read as the body of the write it stands for, checked against that body's schema (the
  * admin API's contract): the one place where form text becomes numbers, booleans, lists and
  * nulls. Each field is read by its schema's type: an integer from digits, a boolean from a
- * ticked checkbox ("on", or "true"), a list from ticked checkboxes or comma-separated text, "" as null where the
- * schema allows null. Every refusal is found in one pass, each field's own first (a field that
- * cannot be read, then the domain's checks, then the schema), and thrown together (FormRefused).
+ * ticked checkbox ("on", or "true"), a list from ticked checkboxes or comma-separated text, ""
+ * as null where the schema allows null. Every refusal is found in one pass, each field's own
+ * first (a field that cannot be read, then the domain's checks, then the schema), and thrown
+ * together (FormRefused).
  */
 export async function formBody<S extends TSchema, K extends FieldOf<S> = FieldOf<S>>(
   schema: S,
