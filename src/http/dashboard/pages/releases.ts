@@ -3,7 +3,11 @@ import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
 import * as productActions from "../../../actions/products.js";
 import * as actions from "../../../actions/releases.js";
-import { deleteReleaseEntry, setCritical, startRollout } from "../../../contracts/release-versions.js";
+import {
+  deleteReleaseEntry,
+  setCritical,
+  startRollout,
+} from "../../../contracts/release-versions.js";
 import { updateProduct } from "../../../contracts/products.js";
 import { lastActors } from "../../../domain/audit/audit-log.js";
 import { usageReport } from "../../../domain/releases/usage-report.js";
