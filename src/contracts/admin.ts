@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from "typebox";
 import {
-  contract,
+  adminContract,
   DateTime,
   NullableDateTime,
   NullableInteger,
@@ -137,7 +137,7 @@ export const ProductSettings = Type.Object(
 );
 export type ProductSettings = Static<typeof ProductSettings>;
 
-export const listProducts = contract({
+export const listProducts = adminContract({
   method: "GET",
   url: "/api/admin/products",
   operationId: "listProducts",
@@ -148,7 +148,7 @@ export const listProducts = contract({
   schema: { response: { 200: Type.Object({ items: Type.Array(Product) }) } },
 });
 
-export const createProduct = contract({
+export const createProduct = adminContract({
   method: "POST",
   url: "/api/admin/products",
   operationId: "createProduct",
@@ -170,7 +170,7 @@ export const createProduct = contract({
   },
 });
 
-export const getProduct = contract({
+export const getProduct = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug",
   operationId: "getProduct",
@@ -181,7 +181,7 @@ export const getProduct = contract({
   schema: { params: SlugParams, response: { 200: Product } },
 });
 
-export const updateProduct = contract({
+export const updateProduct = adminContract({
   method: "PATCH",
   url: "/api/admin/products/:slug",
   operationId: "updateProduct",
@@ -196,7 +196,7 @@ export const updateProduct = contract({
   schema: { params: SlugParams, body: ProductSettings, response: { 200: Product } },
 });
 
-export const deleteProduct = contract({
+export const deleteProduct = adminContract({
   method: "DELETE",
   url: "/api/admin/products/:slug",
   operationId: "deleteProduct",
@@ -225,7 +225,7 @@ export const SigningKey = Type.Object(
 export type SigningKey = Static<typeof SigningKey>;
 const SigningKeys = Type.Array(SigningKey);
 
-export const listSigningKeys = contract({
+export const listSigningKeys = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug/keys",
   operationId: "listSigningKeys",
@@ -237,7 +237,7 @@ export const listSigningKeys = contract({
   schema: { params: SlugParams, response: { 200: Type.Object({ items: SigningKeys }) } },
 });
 
-export const prepareSigningKey = contract({
+export const prepareSigningKey = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/keys/prepare",
   operationId: "prepareSigningKey",
@@ -261,7 +261,7 @@ export const prepareSigningKey = contract({
   },
 });
 
-export const promoteSigningKey = contract({
+export const promoteSigningKey = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/keys/promote",
   operationId: "promoteSigningKey",
@@ -297,7 +297,7 @@ export const promoteSigningKey = contract({
   },
 });
 
-export const removeSigningKey = contract({
+export const removeSigningKey = adminContract({
   method: "DELETE",
   url: "/api/admin/products/:slug/keys/:kid",
   operationId: "removeSigningKey",
@@ -487,7 +487,7 @@ export type LicenseDetail = Static<typeof LicenseDetail>;
 
 const licenseErrors = ["LICENSE_NOT_FOUND", "PRODUCT_NOT_IN_KEY"] as const;
 
-export const listLicenses = contract({
+export const listLicenses = adminContract({
   method: "GET",
   url: "/api/admin/licenses",
   operationId: "listLicenses",
@@ -516,7 +516,7 @@ export const listLicenses = contract({
   },
 });
 
-export const createLicense = contract({
+export const createLicense = adminContract({
   method: "POST",
   url: "/api/admin/licenses",
   operationId: "createLicense",
@@ -527,7 +527,7 @@ export const createLicense = contract({
   schema: { body: CreateLicenseBody, response: { 201: License } },
 });
 
-export const getLicense = contract({
+export const getLicense = adminContract({
   method: "GET",
   url: "/api/admin/licenses/:licenseKey",
   operationId: "getLicense",
@@ -538,7 +538,7 @@ export const getLicense = contract({
   schema: { params: LicenseKeyParams, response: { 200: LicenseDetail } },
 });
 
-export const updateLicense = contract({
+export const updateLicense = adminContract({
   method: "PATCH",
   url: "/api/admin/licenses/:licenseKey",
   operationId: "updateLicense",
@@ -550,7 +550,7 @@ export const updateLicense = contract({
 });
 
 const statusChange = (action: "suspend" | "revoke" | "reinstate", summary: string) =>
-  contract({
+  adminContract({
     method: "POST",
     url: `/api/admin/licenses/:licenseKey/${action}`,
     operationId: `${action}License`,
@@ -564,7 +564,7 @@ export const suspendLicense = statusChange("suspend", "Suspend a license");
 export const revokeLicense = statusChange("revoke", "Revoke a license");
 export const reinstateLicense = statusChange("reinstate", "Reinstate a license");
 
-export const listMachines = contract({
+export const listMachines = adminContract({
   method: "GET",
   url: "/api/admin/licenses/:licenseKey/machines",
   operationId: "listMachines",
@@ -596,7 +596,7 @@ export const listMachines = contract({
   },
 });
 
-export const deactivateMachine = contract({
+export const deactivateMachine = adminContract({
   method: "DELETE",
   url: "/api/admin/licenses/:licenseKey/machines/:machineId",
   operationId: "deactivateMachineByAdmin",
@@ -619,7 +619,7 @@ export const deactivateMachine = contract({
   },
 });
 
-export const endOfflinePlace = contract({
+export const endOfflinePlace = adminContract({
   method: "DELETE",
   url: "/api/admin/licenses/:licenseKey/offline-places/:machineId",
   operationId: "endOfflinePlace",
@@ -744,7 +744,7 @@ const VersionParams = Type.Object({
 });
 const releaseErrors = ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY", "RELEASE_NOT_FOUND"] as const;
 
-export const listReleases = contract({
+export const listReleases = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug/releases",
   operationId: "listReleases",
@@ -758,7 +758,7 @@ export const listReleases = contract({
   },
 });
 
-export const usage = contract({
+export const usage = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug/usage",
   operationId: "getUsageReport",
@@ -782,7 +782,7 @@ export const usage = contract({
   },
 });
 
-export const deleteRelease = contract({
+export const deleteRelease = adminContract({
   method: "DELETE",
   url: "/api/admin/products/:slug/releases/:version",
   operationId: "deleteRelease",
@@ -797,7 +797,7 @@ export const deleteRelease = contract({
 });
 
 const yankChange = (action: "yank" | "unyank", summary: string) =>
-  contract({
+  adminContract({
     method: "POST",
     url: `/api/admin/products/:slug/releases/:version/${action}`,
     operationId: `${action}Release`,
@@ -825,7 +825,7 @@ export const ReleaseRollout = Type.Object(
 );
 export type ReleaseRollout = Static<typeof ReleaseRollout>;
 
-export const startRollout = contract({
+export const startRollout = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/releases/:version/rollout",
   operationId: "startRollout",
@@ -868,7 +868,7 @@ export const startRollout = contract({
 });
 
 const rolloutChange = (action: "pause" | "resume" | "complete", summary: string) =>
-  contract({
+  adminContract({
     method: "POST",
     url: `/api/admin/products/:slug/releases/:version/rollout/${action}`,
     operationId: `${action}Rollout`,
@@ -891,7 +891,7 @@ export const completeRollout = rolloutChange(
   "Release a version in a rollout to every machine",
 );
 
-export const setCritical = contract({
+export const setCritical = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/releases/:version/critical",
   operationId: "setReleaseCritical",
@@ -906,7 +906,7 @@ export const setCritical = contract({
   },
 });
 
-export const deleteReleaseEntry = contract({
+export const deleteReleaseEntry = adminContract({
   method: "DELETE",
   url: "/api/admin/products/:slug/releases/:version/:platform/:arch",
   operationId: "deleteReleaseEntry",
@@ -982,7 +982,7 @@ export const CreatedApiKey = Type.Object(
 );
 export type CreatedApiKey = Static<typeof CreatedApiKey>;
 
-export const listApiKeys = contract({
+export const listApiKeys = adminContract({
   method: "GET",
   url: "/api/admin/api-keys",
   operationId: "listApiKeys",
@@ -995,7 +995,7 @@ export const listApiKeys = contract({
   schema: { response: { 200: Type.Object({ items: Type.Array(ApiKey) }) } },
 });
 
-export const createApiKey = contract({
+export const createApiKey = adminContract({
   method: "POST",
   url: "/api/admin/api-keys",
   operationId: "createApiKey",
@@ -1040,7 +1040,7 @@ export const createApiKey = contract({
   },
 });
 
-export const revokeApiKey = contract({
+export const revokeApiKey = adminContract({
   method: "POST",
   url: "/api/admin/api-keys/:id/revoke",
   operationId: "revokeApiKey",
@@ -1108,7 +1108,7 @@ export const AuditEntry = Type.Object(
 );
 export type AuditEntry = Static<typeof AuditEntry>;
 
-export const listAudit = contract({
+export const listAudit = adminContract({
   method: "GET",
   url: "/api/admin/audit",
   operationId: "listAuditEntries",

@@ -106,10 +106,13 @@ export interface ContractSchema {
   response: Record<number, TSchema>;
 }
 
+/** The flag a license endpoint's failure bodies carry as false. */
+export type FailureFlag = "success" | "valid";
+
 /**
  * One endpoint's contract: what the OpenAPI document says about it and what the route is
- * registered with. `auth` names who may call: anyone, an API key with a scope (or a signed-in
- * admin, on the admin API).
+ * registered with. `auth` names who may call: anyone, or an API key with a scope (on the admin
+ * API, `admin`, also a signed-in admin).
  */
 export interface Contract<S extends ContractSchema = ContractSchema> {
   method: HttpMethod;
@@ -119,15 +122,34 @@ export interface Contract<S extends ContractSchema = ContractSchema> {
   summary: string;
   description?: string;
   auth: "public" | ApiKeyScope;
+  /**
+   * The admin API (adminContract): an API key or a signed-in admin, whose writes carry the
+   * session's X-CSRF-Token; every write may carry an Idempotency-Key.
+   */
+  admin?: true;
+  /** The answers are signed when asked (a Shipkey-Nonce; malformed: 400 INVALID_NONCE). */
+  signedAnswers?: true;
   /** Codes this endpoint may answer beyond the shared ones (bad input, auth, faults). */
   errors?: readonly ErrorCode[];
   schema: S;
-  /** The failure body's schema on every 4xx and 5xx answer (default: Failure). */
-  failure?: TSchema;
+  /** Every failure body also carries `<flag>: false` (its schema: failureSchemaOf). */
+  failureFlag?: FailureFlag;
 }
 
 /** Keeps a contract's literal types (so the route and the domain see its exact schemas). */
 export const contract = <const S extends ContractSchema>(c: Contract<S>): Contract<S> => c;
+
+/** An admin API endpoint's contract (Contract.admin). */
+export const adminContract = <const S extends ContractSchema>(
+  c: Omit<Contract<S>, "admin">,
+): Contract<S> => ({ ...c, admin: true });
+
+/** The failure body's schema on every 4xx and 5xx answer of a contract's endpoint. */
+export function failureSchemaOf(c: Contract): TSchema {
+  if (c.failureFlag === "success") return SuccessFailure;
+  if (c.failureFlag === "valid") return ValidFailure;
+  return Failure;
+}
 
 /** The answer a contract gives with `status`. */
 export type Answer<

@@ -1,13 +1,5 @@
 import { type Static, Type } from "typebox";
-import {
-  contract,
-  DateTime,
-  NullableDateTime,
-  NullableString,
-  StringEnum,
-  SuccessFailure,
-  ValidFailure,
-} from "./kit.js";
+import { contract, DateTime, NullableDateTime, NullableString, StringEnum } from "./kit.js";
 import { limits, signingKeyStatuses } from "./vocabulary.js";
 
 /**
@@ -82,7 +74,8 @@ export const activate = contract({
     body: ActivateRequest,
     response: { 200: ActivateAnswer },
   },
-  failure: SuccessFailure,
+  failureFlag: "success",
+  signedAnswers: true,
 });
 
 export const ValidateRequest = Type.Object({ ...licenseRequest, appVersion });
@@ -113,7 +106,8 @@ export const validate = contract({
     body: ValidateRequest,
     response: { 200: ValidateAnswer },
   },
-  failure: ValidFailure,
+  failureFlag: "valid",
+  signedAnswers: true,
 });
 
 export const DeactivateRequest = Type.Object({
@@ -146,7 +140,8 @@ export const deactivate = contract({
     body: DeactivateRequest,
     response: { 200: DeactivateAnswer },
   },
-  failure: SuccessFailure,
+  failureFlag: "success",
+  signedAnswers: true,
 });
 
 export const CheckoutRequest = Type.Object({
@@ -189,7 +184,8 @@ export const checkout = contract({
     body: CheckoutRequest,
     response: { 200: CheckoutAnswer },
   },
-  failure: SuccessFailure,
+  failureFlag: "success",
+  signedAnswers: true,
 });
 
 export const Jwk = Type.Object({

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { contract } from "./kit.js";
+import { adminContract } from "./kit.js";
 import { License, LicenseKeyParams } from "./admin.js";
 import { limits } from "./vocabulary.js";
 
@@ -8,7 +8,7 @@ import { limits } from "./vocabulary.js";
 
 const licenseErrors = ["LICENSE_NOT_FOUND", "PRODUCT_NOT_IN_KEY"] as const;
 
-export const resetMachines = contract({
+export const resetMachines = adminContract({
   method: "POST",
   url: "/api/admin/licenses/:licenseKey/reset-machines",
   operationId: "resetMachines",
@@ -35,7 +35,7 @@ export const resetMachines = contract({
   },
 });
 
-export const moveLicense = contract({
+export const moveLicense = adminContract({
   method: "POST",
   url: "/api/admin/licenses/:licenseKey/move",
   operationId: "moveLicense",
@@ -56,7 +56,7 @@ export const moveLicense = contract({
   },
 });
 
-export const deleteLicense = contract({
+export const deleteLicense = adminContract({
   method: "DELETE",
   url: "/api/admin/licenses/:licenseKey",
   operationId: "deleteLicense",

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawServerDefault } from "fastify";
-import { type Contract, type ContractSchema, Failure } from "../contracts/kit.js";
+import { type Contract, type ContractSchema, failureSchemaOf } from "../contracts/kit.js";
 import type { DB } from "../db/schema.js";
 import { requireScope } from "./admin-auth.js";
 import type { Kysely } from "kysely";
@@ -45,9 +45,9 @@ export function errorCodesOf(c: Contract): ErrorCode[] {
   if ([c.schema.body, c.schema.querystring].some(refusesUnknown) || takesNoBody(c)) {
     add("UNKNOWN_FIELD");
   }
-  if (c.url.startsWith("/api/license/")) add("INVALID_NONCE");
+  if (c.signedAnswers) add("INVALID_NONCE");
   if (c.auth !== "public") add("INVALID_API_KEY", "MISSING_SCOPE");
-  if (c.url.startsWith("/api/admin/")) {
+  if (c.admin) {
     add("CSRF_TOKEN_INVALID");
     if (c.method !== "GET") {
       add("IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_REPLAY_WITHHELD");
@@ -64,7 +64,7 @@ export function errorCodesOf(c: Contract): ErrorCode[] {
  * contract's own schema, so handlers and replies see exactly its types.
  */
 export function routeSchema<S extends ContractSchema>(c: Contract<S>): S {
-  const failure = c.failure ?? Failure;
+  const failure = failureSchemaOf(c);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodesOf(c)) {
     const status = httpStatusByCode[code];
@@ -99,7 +99,7 @@ function refusesUnknown(schema: unknown): boolean {
 
 /** An admin write whose contract takes no body: any field a body holds is unknown. */
 function takesNoBody(c: Contract): boolean {
-  return c.auth !== "public" && c.method !== "GET" && c.schema.body === undefined;
+  return c.admin === true && c.method !== "GET" && c.schema.body === undefined;
 }
 
 /** The body of a write that takes none: an object with a field is refused (UNKNOWN_FIELD). */
@@ -117,7 +117,9 @@ async function refuseBodyFields(request: FastifyRequest): Promise<void> {
  * others refuse the fields their schema does not define.
  */
 export function adminRoute<S extends ContractSchema>(db: Kysely<DB>, c: Contract<S>) {
-  if (c.auth === "public") throw new Error(`${c.operationId} is public: it has no scope`);
+  if (c.auth === "public" || !c.admin) {
+    throw new Error(`${c.operationId} is not an admin API contract (adminContract)`);
+  }
   return {
     onRequest: requireScope(db, c.auth),
     schema: routeSchema(c),

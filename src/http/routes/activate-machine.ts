@@ -18,7 +18,7 @@ export function activateMachineRoute(app: App, db: Kysely<DB>): void {
     schema: routeSchema(activate),
     validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "success", jsonBody: true },
+    config: { failureFlag: activate.failureFlag, jsonBody: true },
     handler: async (request) => {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId", "productSlug"]);

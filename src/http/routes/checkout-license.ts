@@ -27,7 +27,7 @@ export function checkoutLicenseRoute(
     schema: routeSchema(checkout),
     validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "success", jsonBody: true },
+    config: { failureFlag: checkout.failureFlag, jsonBody: true },
     handler: async (request) => {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId", "productSlug"]);

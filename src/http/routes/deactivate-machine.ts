@@ -12,7 +12,7 @@ export function deactivateMachineRoute(app: App, db: Kysely<DB>): void {
     schema: routeSchema(deactivate),
     validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "success", jsonBody: true },
+    config: { failureFlag: deactivate.failureFlag, jsonBody: true },
     handler: async (request) => {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId"]);

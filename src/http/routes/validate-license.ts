@@ -17,7 +17,7 @@ export function validateLicenseRoute(app: App, db: Kysely<DB>, lastSeen: LastSee
     schema: routeSchema(validate),
     validatorCompiler: documentationOnly,
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "valid", jsonBody: true },
+    config: { failureFlag: validate.failureFlag, jsonBody: true },
     handler: async (request) => {
       const body = requireJsonObject(request.body);
       assertPresent(body, ["licenseKey", "machineId", "productSlug"]);
