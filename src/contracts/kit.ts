@@ -1,5 +1,5 @@
-import { type Static, type TSchema, Type } from "typebox";
-import type { ErrorCode } from "../errors.js";
+import { type Static, type TSchema, type TUnsafe, Type } from "typebox";
+import type { ErrorCode, specMessages } from "../errors.js";
 import type { ApiKeyScope } from "./vocabulary.js";
 
 /**
@@ -25,6 +25,59 @@ export const StringEnum = <const T extends readonly string[]>(
   values: T,
   options: { description?: string } = {},
 ) => Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
+
+/**
+ * How the request reader (http/request-reader.ts) reads a field, beyond what its JSON Schema
+ * says. Kept off the schema's enumerable keys, like TypeBox's own `~kind`, so Ajv and the OpenAPI
+ * document never see it.
+ */
+export interface InputRules {
+  /**
+   * The spec's refusal: of a value outside the field's enum (whatever its JSON type), or of an
+   * array item that is not an object or lacks a required field (naming the first one missing).
+   */
+  refusal?: keyof typeof specMessages;
+  /** An enum matched in any case, read as its own spelling (the feeds' channel names). */
+  anyCaseOf?: readonly string[];
+  /** The unit a whole number counts, named in its refusal ("a whole number of seconds"). */
+  unit?: string;
+  /** Every refusal of the field, a value of another JSON type included: "<field> must be …". */
+  mustBe?: string;
+  /** Never refused: a value the schema does not take reads as absent (appVersion). */
+  lenient?: true;
+  /** Read where it is used, not by the reader (the feeds' credentials): any value passes. */
+  unread?: true;
+}
+
+const inputKey = "~input";
+
+/** `schema` with its input rules (InputRules); returns the schema itself. */
+export function withInput<T extends TSchema>(schema: T, rules: InputRules): T {
+  if (Object.keys(rules).length > 0) Object.defineProperty(schema, inputKey, { value: rules });
+  return schema;
+}
+
+export const inputRulesOf = (schema: TSchema): InputRules =>
+  ((schema as Record<string, unknown>)[inputKey] as InputRules | undefined) ?? {};
+
+/** A string that is one of `values` in any case, read as the value (`beta` is BETA). */
+export const AnyCaseEnum = <const T extends readonly string[]>(
+  values: T,
+  options: { description?: string } = {},
+): TUnsafe<T[number]> =>
+  withInput(Type.Unsafe<T[number]>({ type: "string", ...options }), { anyCaseOf: values });
+
+/** A field the request reader leaves as sent (InputRules.unread): its type is unknown. */
+export const Unread = (schema: TSchema): TUnsafe<unknown> =>
+  withInput(Type.Unsafe<unknown>({ ...schema }), { unread: true });
+
+/**
+ * A request's fields as a handler hands them on: an optional one present, null when it was
+ * missing (the reader leaves it out).
+ */
+export type NullWhenMissing<T> = {
+  [K in keyof T]-?: undefined extends T[K] ? Exclude<T[K], undefined> | null : T[K];
+};
 
 /** A page of a list: `{items, nextCursor}`. */
 export const Page = <T extends TSchema>(item: T) =>

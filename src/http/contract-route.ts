@@ -7,6 +7,7 @@ import { requireScope } from "./admin-auth.js";
 import type { Kysely } from "kysely";
 import { type ErrorCode, httpStatusByCode } from "../errors.js";
 import { assertKnownFields } from "./unknown-fields.js";
+import { contractValidator } from "./request-reader.js";
 
 /** A Fastify scope whose routes take their types from their contract's schemas. */
 export type App = FastifyInstance<
@@ -81,6 +82,26 @@ export function routeSchema<S extends ContractSchema>(c: Contract<S>): S {
     ...(c.description === undefined ? {} : { description: c.description }),
     ...(c.auth === "public" ? {} : { security: [{ apiKey: [c.auth] }] }),
     response: { ...failures, "4xx": failure, "5xx": failure, ...c.schema.response },
+  };
+}
+
+/**
+ * A public route's options from its contract (publish's included): its schema, read by the
+ * request reader (request-reader.ts) as the route's validator, and its failure flag. `body`
+ * replaces the body's reader where the route reads the body in steps of its own.
+ */
+export function publicRoute<S extends ContractSchema>(
+  c: Contract<S>,
+  body?: (value: unknown) => unknown,
+) {
+  return {
+    schema: routeSchema(c),
+    validatorCompiler: contractValidator(c, body),
+    config: {
+      ...(c.failureFlag === undefined ? {} : { failureFlag: c.failureFlag }),
+      // A POST without Content-Type is 415 even when empty.
+      jsonBody: c.schema.body !== undefined,
+    },
   };
 }
 
