@@ -1,34 +1,53 @@
 import { type Static, Type } from "typebox";
-import { contract, DateTime, NullableInteger, NullableString, StringEnum } from "./kit.js";
+import {
+  contract,
+  DateTime,
+  NullableInteger,
+  NullableString,
+  StringEnum,
+  withInput,
+} from "./kit.js";
 import { ProductParams } from "./license-api.js";
 import { RolloutView } from "./admin.js";
 import { arches, channels, limits, platforms, rolloutRange, rolloutSteps } from "./vocabulary.js";
 
-/** Publish (scope releases:write) and the update feeds, which anyone may read. */
-export const PublishEntry = Type.Object({
-  platform: StringEnum(platforms),
-  arch: StringEnum(arches),
-  downloadUrl: Type.String({ format: "uri", maxLength: limits.downloadUrl }),
-  signature: Type.Optional(
-    Type.String({
-      maxLength: limits.signature,
-      description:
-        "While the product has a Tauri public key: the .sig file's contents (base64 minisign " +
-        "signature) by that key, else 400 TAURI_SIGNATURE_INVALID",
-    }),
-  ),
-  fileSize: Type.Optional(Type.Integer({ minimum: 0 })),
-  sha512: Type.Optional(
-    Type.String({
-      description: "Base64 of the artifact's SHA-512 digest (electron-builder's form)",
-    }),
-  ),
-});
+/**
+ * Publish (scope releases:write) and the update feeds, which anyone may read. Their requests are
+ * read by the request reader (src/http/request-reader.ts): the InputRules below give the spec's
+ * refusals. Publish refuses a field it does not define; the feeds ignore unknown parameters.
+ */
+
+/** What an entry's fileSize must be (its refusal, at any of publish's checks). */
+export const fileSizeRule = "a non-negative integer number of bytes";
+
+export const PublishEntry = withInput(
+  Type.Object({
+    platform: withInput(StringEnum(platforms), { refusal: "INVALID_PLATFORM_ARCH" }),
+    arch: withInput(StringEnum(arches), { refusal: "INVALID_PLATFORM_ARCH" }),
+    downloadUrl: Type.String({ format: "uri", maxLength: limits.downloadUrl }),
+    signature: Type.Optional(
+      Type.String({
+        maxLength: limits.signature,
+        description:
+          "While the product has a Tauri public key: the .sig file's contents (base64 minisign " +
+          "signature) by that key, else 400 TAURI_SIGNATURE_INVALID",
+      }),
+    ),
+    fileSize: Type.Optional(withInput(Type.Integer({ minimum: 0 }), { mustBe: fileSizeRule })),
+    sha512: Type.Optional(
+      Type.String({
+        description: "Base64 of the artifact's SHA-512 digest (electron-builder's form)",
+      }),
+    ),
+  }),
+  { refusal: "INVALID_RELEASE_ENTRY" },
+);
+export type PublishEntry = Static<typeof PublishEntry>;
 
 export const PublishRequest = Type.Object({
   productSlug: Type.String(),
   version: Type.String({ description: "Semver 2.0.0; one leading v is stripped" }),
-  channel: StringEnum(channels),
+  channel: withInput(StringEnum(channels), { refusal: "INVALID_CHANNEL" }),
   releaseNotes: Type.Optional(
     Type.String({ description: "Markdown", maxLength: limits.releaseNotes }),
   ),
@@ -65,6 +84,8 @@ export const PublishRequest = Type.Object({
     }),
   ),
 });
+
+export type PublishRequest = Static<typeof PublishRequest>;
 
 export const PublishAnswer = Type.Object(
   {

@@ -1,7 +1,8 @@
 import type { FastifySchemaCompiler } from "fastify";
-import type { TObject, TSchema } from "typebox";
+import type { Static, TObject, TSchema } from "typebox";
 import { type Contract, inputRulesOf } from "../contracts/kit.js";
 import { ShipkeyError } from "../errors.js";
+import { assertKnownFields } from "./unknown-fields.js";
 
 /**
  * The request reader of the public routes (license endpoints, publish, feeds, downloads): a
@@ -217,11 +218,11 @@ export function readField(schema: TSchema, value: unknown, name: string, path = 
  * one left out; `only` limits them to those names, in that order. A field the reader leaves to
  * its user (InputRules.unread) is passed on as it came.
  */
-export function readFields(
-  schema: TObject,
+export function readFields<T extends TObject>(
+  schema: T,
   object: JsonObject,
-  only?: readonly string[],
-): JsonObject {
+  only?: ReadonlyArray<keyof T["properties"] & string>,
+): Partial<Static<T>> {
   const read: JsonObject = {};
   const properties = json(schema).properties ?? {};
   for (const name of only ?? Object.keys(properties)) {
@@ -231,7 +232,7 @@ export function readFields(
     const result = inputRulesOf(field).unread ? value : readField(field, value, name);
     if (result !== undefined) read[name] = result;
   }
-  return read;
+  return read as Partial<Static<T>>;
 }
 
 /**
@@ -269,10 +270,11 @@ const givenOnce = (name: string) =>
   new ShipkeyError("INVALID_FIELD_VALUE", `${name} must be given once`, { field: name });
 
 /** A JSON body: an object, its required fields present, then each field read in schema order. */
-export function readBody(schema: TObject, body: unknown): JsonObject {
+export function readBody<T extends TObject>(schema: T, body: unknown): Static<T> {
   const object = readObject(body);
   requirePresent(schema, object);
-  return readFields(schema, object);
+  // Every required field is present, and each field read is of its schema's type.
+  return readFields(schema, object) as Static<T>;
 }
 
 /**
@@ -302,4 +304,13 @@ export function contractValidator(
       }
     };
   };
+}
+
+/**
+ * A field the object's schema does not define, the first in the object's order: 400
+ * UNKNOWN_FIELD naming it and the known field it is close to (unknown-fields.ts); `at` is the
+ * object's own path (`releases[0]`).
+ */
+export function refuseUnknownFields(schema: TObject, object: JsonObject, at?: string): void {
+  assertKnownFields(object, Object.keys(json(schema).properties ?? {}), at);
 }
