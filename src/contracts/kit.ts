@@ -51,9 +51,10 @@ export interface InputRules {
 
 const inputKey = "~input";
 
-/** `schema` with its input rules (InputRules); returns the schema itself. */
+/** `schema` with input rules (InputRules) added to any it has; returns the schema itself. */
 export function withInput<T extends TSchema>(schema: T, rules: InputRules): T {
-  if (Object.keys(rules).length > 0) Object.defineProperty(schema, inputKey, { value: rules });
+  const value = { ...inputRulesOf(schema), ...rules };
+  Object.defineProperty(schema, inputKey, { value, configurable: true });
   return schema;
 }
 

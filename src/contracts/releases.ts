@@ -1,10 +1,12 @@
 import { type Static, Type } from "typebox";
 import {
+  AnyCaseEnum,
   contract,
   DateTime,
   NullableInteger,
   NullableString,
   StringEnum,
+  Unread,
   withInput,
 } from "./kit.js";
 import { ProductParams } from "./license-api.js";
@@ -148,23 +150,31 @@ export const publish = contract({
   schema: { body: PublishRequest, response: { 200: PublishAnswer } },
 });
 
+/** The credentials are read by the feeds' access check, only for a product that wants them. */
 const feedQuery = {
   channel: Type.Optional(
-    Type.String({
-      description: "stable (default), beta or alpha, any case; beta also gets stable, alpha both",
-    }),
+    withInput(
+      AnyCaseEnum(channels, {
+        description: "stable (default), beta or alpha, any case; beta also gets stable, alpha both",
+      }),
+      { refusal: "INVALID_CHANNEL" },
+    ),
   ),
   licenseKey: Type.Optional(
-    Type.String({
-      description:
-        "When the product requires a license for updates and headers cannot be set: the " +
-        "license key (else Authorization: License <key>)",
-    }),
+    Unread(
+      Type.String({
+        description:
+          "When the product requires a license for updates and headers cannot be set: the " +
+          "license key (else Authorization: License <key>)",
+      }),
+    ),
   ),
   machineId: Type.Optional(
-    Type.String({
-      description: "With licenseKey: the activated machine (else the Shipkey-Machine header)",
-    }),
+    Unread(
+      Type.String({
+        description: "With licenseKey: the activated machine (else the Shipkey-Machine header)",
+      }),
+    ),
   ),
 };
 const currentVersionParam = Type.String({ description: "Semver; a leading v is accepted" });

@@ -146,6 +146,8 @@ function wholeNumber(schema: TSchema): string {
   return `a whole number${unit === undefined ? "" : ` of ${unit}`}${range}`;
 }
 
+const lowerCase = (value: unknown) => (typeof value === "string" ? value.toLowerCase() : null);
+
 /**
  * A value's own rules, whatever its JSON type: an enum (its InputRules.refusal, else
  * INVALID_FIELD_VALUE), a whole number in its range, one member of a union of one-field
@@ -154,12 +156,13 @@ function wholeNumber(schema: TSchema): string {
 export function checkValue(schema: TSchema, value: unknown, path: string): unknown {
   const rules = inputRulesOf(schema);
   const { enum: values, anyOf } = json(schema);
-  const names = rules.anyCaseOf ?? values;
+  const anyCase = rules.anyCaseOf;
+  const names: readonly unknown[] | undefined = anyCase ?? values;
   if (names !== undefined) {
     const found =
-      rules.anyCaseOf === undefined
+      anyCase === undefined
         ? names.find((name) => name === value)
-        : names.find((name) => typeof value === "string" && name === value.toUpperCase());
+        : anyCase.find((name) => name.toLowerCase() === lowerCase(value));
     if (found !== undefined) return found;
     if (rules.refusal !== undefined) throw ShipkeyError.spec(rules.refusal, { field: path });
     throw mustBe(path, `one of ${names.join(", ")}`);
