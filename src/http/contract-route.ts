@@ -18,12 +18,6 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/**
- * The validator of the routes whose requests are checked by hand, in the spec's order: their
- * request schemas describe (OpenAPI) and do not validate.
- */
-export const documentationOnly = () => () => true;
-
 export const typed = (app: FastifyInstance): App => app.withTypeProvider<TypeBoxTypeProvider>();
 
 const bodyErrors: ErrorCode[] = [
