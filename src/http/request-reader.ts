@@ -6,8 +6,9 @@ import { assertKnownFields } from "./unknown-fields.js";
 
 /**
  * The request reader of the public routes (license endpoints, publish, feeds, downloads): a
- * contract's request schemas, read with the documented input rules (docs/reference/errors.md)
- * instead of Ajv's, so that each refusal is the spec's, in its order:
+ * contract's request schemas, read with the documented input rules
+ * (docs/reference/license-endpoints.md) instead of Ajv's, so each refusal is the spec's, in its
+ * order:
  *
  * - a field that is absent, null or "" is missing; "Missing required fields" lists every missing
  *   required one, in schema order; an optional one that is missing is left out;
@@ -246,26 +247,23 @@ function readQuery(schema: TObject, query: unknown): JsonObject {
   const params = isObject(query) ? query : {};
   const properties = json(schema).properties ?? {};
   const required = json(schema).required ?? [];
-  const names = Object.keys(properties);
-  for (const name of names) {
-    const value = params[name];
-    const once = typeof value === "string" || value === undefined;
-    if (!once && !inputRulesOf(properties[name] as TSchema).unread && required.includes(name)) {
-      throw givenOnce(name);
-    }
-  }
-  requirePresent(schema, params);
   const read: JsonObject = {};
-  for (const name of [...required, ...names.filter((n) => !required.includes(n))]) {
-    const value = params[name];
+  const readParam = (name: string) => {
     const field = properties[name] as TSchema;
+    const value = params[name];
     if (inputRulesOf(field).unread) {
       if (value !== undefined) read[name] = value;
-      continue;
+    } else if (value !== undefined && typeof value !== "string") {
+      throw givenOnce(name);
+    } else if (!isMissing(value)) {
+      read[name] = readField(field, value, name);
     }
-    if (value !== undefined && typeof value !== "string") throw givenOnce(name);
-    if (!isMissing(value)) read[name] = readField(field, value, name);
-  }
+  };
+  required.forEach(readParam);
+  requirePresent(schema, params);
+  Object.keys(properties)
+    .filter((name) => !required.includes(name))
+    .forEach(readParam);
   return read;
 }
 
