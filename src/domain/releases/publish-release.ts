@@ -7,7 +7,7 @@ import { hasTerminalControl } from "../../lib/control-characters.js";
 import { newId } from "../../lib/ids.js";
 import { assertMaxLength } from "../limits.js";
 import type { Product } from "../products/products.js";
-import { type Channel, limits } from "../../contracts/vocabulary.js";
+import { limits } from "../../contracts/vocabulary.js";
 import {
   fileSizeRule,
   type PublishAnswer,
@@ -16,7 +16,7 @@ import {
 } from "../../contracts/releases.js";
 import type { NullWhenMissing } from "../../contracts/kit.js";
 import type { ReleaseRollout } from "../../contracts/admin.js";
-import { readRollout, type RolloutPlan, setCritical, setRollout } from "./rollout.js";
+import { readRollout, setCritical, setRollout } from "./rollout.js";
 
 /**
  * A publish as the route read it (PublishRequest): the version stripped of its leading "v" and
@@ -95,14 +95,8 @@ const fileSizeInvalid = (at: string) =>
 const sha512Base64 = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
 
 /** A publish that passed every check, its notes rendered (renderReleaseNotes): what writeRelease writes. */
-export interface CheckedPublish {
-  version: string;
-  channel: Channel;
-  releaseNotes: string | null;
-  entries: ReleaseEntry[];
-  rollout?: RolloutPlan | null;
-  critical?: boolean | null;
-}
+export type CheckedPublish = Pick<PublishRequest, "version" | "channel" | "releaseNotes"> &
+  Partial<Pick<PublishRequest, "rollout" | "critical">> & { entries: ReleaseEntry[] };
 
 /**
  * What the vendor should know about a publish that nothing refuses: a Tauri product's entry
