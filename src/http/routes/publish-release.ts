@@ -149,7 +149,7 @@ function readPublish(value: unknown): PublishRequest {
       if (!isMissing(entry[name])) checkType(entryFields[name], entry[name], `${at}.${name}`);
     }
   }
-  // Every field is now read: the body is the contract's, but for its missing optional fields.
+  // Every field is read here: the body is the contract's, but for its missing optional fields.
   const { critical = null, rollout = null } = readFields(PublishFields, body, [
     "critical",
     "rollout",
