@@ -184,16 +184,18 @@ export type ErrorDetails = { field?: string; fields?: string[]; canActivate?: bo
 export class ShipkeyError extends Error {
   readonly code: ErrorCode;
   readonly details: ErrorDetails;
+  /**
+   * The status of its code. Not enumerable, like a getter, but writable: Fastify writes it on
+   * the errors a route's validator returns (http/request-reader.ts), with the same value.
+   */
+  declare readonly statusCode: number;
 
   constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
     super(message);
     this.name = "ShipkeyError";
     this.code = code;
     this.details = details;
-  }
-
-  get statusCode(): number {
-    return httpStatusByCode[this.code];
+    Object.defineProperty(this, "statusCode", { value: httpStatusByCode[code], writable: true });
   }
 
   /** An error whose message is fixed (specMessages). */

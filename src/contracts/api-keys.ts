@@ -1,6 +1,13 @@
 import { type Static, Type } from "typebox";
 import { AuditActor } from "./audit.js";
-import { contract, DateTime, NullableDateTime, NullableString, StringEnum, strict } from "./kit.js";
+import {
+  adminContract,
+  DateTime,
+  NullableDateTime,
+  NullableString,
+  StringEnum,
+  strict,
+} from "./kit.js";
 import { apiKeyScopes, limits } from "./vocabulary.js";
 
 // The admin API's API keys.
@@ -39,7 +46,7 @@ export const CreatedApiKey = Type.Object(
 );
 export type CreatedApiKey = Static<typeof CreatedApiKey>;
 
-export const listApiKeys = contract({
+export const listApiKeys = adminContract({
   method: "GET",
   url: "/api/admin/api-keys",
   operationId: "listApiKeys",
@@ -52,7 +59,7 @@ export const listApiKeys = contract({
   schema: { response: { 200: Type.Object({ items: Type.Array(ApiKey) }) } },
 });
 
-export const createApiKey = contract({
+export const createApiKey = adminContract({
   method: "POST",
   url: "/api/admin/api-keys",
   operationId: "createApiKey",
@@ -97,7 +104,7 @@ export const createApiKey = contract({
   },
 });
 
-export const revokeApiKey = contract({
+export const revokeApiKey = adminContract({
   method: "POST",
   url: "/api/admin/api-keys/:id/revoke",
   operationId: "revokeApiKey",

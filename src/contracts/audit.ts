@@ -1,5 +1,13 @@
 import { type Static, Type } from "typebox";
-import { contract, DateTime, NullableString, Page, PageQuery, StringEnum, strict } from "./kit.js";
+import {
+  adminContract,
+  DateTime,
+  NullableString,
+  Page,
+  PageQuery,
+  StringEnum,
+  strict,
+} from "./kit.js";
 import { limits } from "./vocabulary.js";
 
 // The admin API's audit log, and the actor every entry (and an API key's creator) names.
@@ -39,7 +47,7 @@ export const AuditEntry = Type.Object(
 );
 export type AuditEntry = Static<typeof AuditEntry>;
 
-export const listAudit = contract({
+export const listAudit = adminContract({
   method: "GET",
   url: "/api/admin/audit",
   operationId: "listAuditEntries",

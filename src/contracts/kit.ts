@@ -1,5 +1,5 @@
-import { type Static, type TSchema, Type } from "typebox";
-import type { ErrorCode } from "../errors.js";
+import { type Static, type TSchema, type TUnsafe, Type } from "typebox";
+import type { ErrorCode, specMessages } from "../errors.js";
 import { type ApiKeyScope, limits } from "./vocabulary.js";
 
 /**
@@ -25,6 +25,60 @@ export const StringEnum = <const T extends readonly string[]>(
   values: T,
   options: { description?: string } = {},
 ) => Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
+
+/**
+ * How the request reader (http/request-reader.ts) reads a field, beyond what its JSON Schema
+ * says. Kept off the schema's enumerable keys, like TypeBox's own `~kind`, so Ajv and the OpenAPI
+ * document never see it.
+ */
+export interface InputRules {
+  /**
+   * The spec's refusal: of a value outside the field's enum (whatever its JSON type), or of an
+   * array item that is not an object or lacks a required field (naming the first one missing).
+   */
+  refusal?: keyof typeof specMessages;
+  /** An enum matched in any case, read as its own spelling (the feeds' channel names). */
+  anyCaseOf?: readonly string[];
+  /** The unit a whole number counts, named in its refusal ("a whole number of seconds"). */
+  unit?: string;
+  /** Every refusal of the field, a value of another JSON type included: "<field> must be …". */
+  mustBe?: string;
+  /** Never refused: a value the schema does not take reads as absent (appVersion). */
+  lenient?: true;
+  /** Read where it is used, not by the reader (the feeds' credentials): any value passes. */
+  unread?: true;
+}
+
+const inputKey = "~input";
+
+/** `schema` with input rules (InputRules) added to any it has; returns the schema itself. */
+export function withInput<T extends TSchema>(schema: T, rules: InputRules): T {
+  const value = { ...inputRulesOf(schema), ...rules };
+  Object.defineProperty(schema, inputKey, { value, configurable: true });
+  return schema;
+}
+
+export const inputRulesOf = (schema: TSchema): InputRules =>
+  ((schema as Record<string, unknown>)[inputKey] as InputRules | undefined) ?? {};
+
+/** A string that is one of `values` in any case, read as the value (`beta` is BETA). */
+export const AnyCaseEnum = <const T extends readonly string[]>(
+  values: T,
+  options: { description?: string } = {},
+): TUnsafe<T[number]> =>
+  withInput(Type.Unsafe<T[number]>({ type: "string", ...options }), { anyCaseOf: values });
+
+/** A field the request reader leaves as sent (InputRules.unread): its type is unknown. */
+export const Unread = (schema: TSchema): TUnsafe<unknown> =>
+  withInput(Type.Unsafe<unknown>({ ...schema }), { unread: true });
+
+/**
+ * A request's fields as a handler hands them on: an optional one present, null when it was
+ * missing (the reader leaves it out).
+ */
+export type NullWhenMissing<T> = {
+  [K in keyof T]-?: undefined extends T[K] ? Exclude<T[K], undefined> | null : T[K];
+};
 
 /** A page of a list: `{items, nextCursor}`. */
 export const Page = <T extends TSchema>(item: T) =>
@@ -127,10 +181,13 @@ export interface ContractSchema {
   response: Record<number, TSchema>;
 }
 
+/** The flag a license endpoint's failure bodies carry as false. */
+export type FailureFlag = "success" | "valid";
+
 /**
  * One endpoint's contract: what the OpenAPI document says about it and what the route is
- * registered with. `auth` names who may call: anyone, an API key with a scope (or a signed-in
- * admin, on the admin API).
+ * registered with. `auth` names who may call: anyone, or an API key with a scope (on the admin
+ * API, `admin`, also a signed-in admin).
  */
 export interface Contract<S extends ContractSchema = ContractSchema> {
   method: HttpMethod;
@@ -140,15 +197,34 @@ export interface Contract<S extends ContractSchema = ContractSchema> {
   summary: string;
   description?: string;
   auth: "public" | ApiKeyScope;
+  /**
+   * The admin API (adminContract): an API key or a signed-in admin, whose writes carry the
+   * session's X-CSRF-Token; every write may carry an Idempotency-Key.
+   */
+  admin?: true;
+  /** The answers are signed when asked (a Shipkey-Nonce; malformed: 400 INVALID_NONCE). */
+  signedAnswers?: true;
   /** Codes this endpoint may answer beyond the shared ones (bad input, auth, faults). */
   errors?: readonly ErrorCode[];
   schema: S;
-  /** The failure body's schema on every 4xx and 5xx answer (default: Failure). */
-  failure?: TSchema;
+  /** Every failure body also carries `<flag>: false` (its schema: failureSchemaOf). */
+  failureFlag?: FailureFlag;
 }
 
 /** Keeps a contract's literal types (so the route and the domain see its exact schemas). */
 export const contract = <const S extends ContractSchema>(c: Contract<S>): Contract<S> => c;
+
+/** An admin API endpoint's contract (Contract.admin). */
+export const adminContract = <const S extends ContractSchema>(
+  c: Omit<Contract<S>, "admin">,
+): Contract<S> => ({ ...c, admin: true });
+
+/** The failure body's schema on every 4xx and 5xx answer of a contract's endpoint. */
+export function failureSchemaOf(c: Contract): TSchema {
+  if (c.failureFlag === "success") return SuccessFailure;
+  if (c.failureFlag === "valid") return ValidFailure;
+  return Failure;
+}
 
 /** The answer a contract gives with `status`. */
 export type Answer<

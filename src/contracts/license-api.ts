@@ -5,15 +5,14 @@ import {
   NullableDateTime,
   NullableString,
   StringEnum,
-  SuccessFailure,
-  ValidFailure,
+  withInput,
 } from "./kit.js";
 import { limits, signingKeyStatuses } from "./vocabulary.js";
 
 /**
- * The spec's license endpoints, checkout and the public keys. Their requests are checked by hand
- * in the spec's binding order (src/http/request-fields.ts), which JSON Schema cannot express, so
- * the request schemas here describe; the parsers return these types. Answers are serialized with
+ * The spec's license endpoints, checkout and the public keys. Their requests are read by the
+ * request reader (src/http/request-reader.ts) with the spec's input rules and in its order;
+ * unknown fields are accepted (apps in the field send newer ones). Answers are serialized with
  * the answer schemas.
  */
 const licenseRequest = {
@@ -27,12 +26,15 @@ const licenseRequest = {
  * a value that is not a string, longer than the limit or not semver is ignored.
  */
 const appVersion = Type.Optional(
-  NullableString({
-    maxLength: limits.appVersion,
-    description:
-      "The app's version (semver, a leading v stripped), stored on the machine's activation. " +
-      "Never refused: a value that is not semver or longer than the limit is ignored.",
-  }),
+  withInput(
+    NullableString({
+      maxLength: limits.appVersion,
+      description:
+        "The app's version (semver, a leading v stripped), stored on the machine's activation. " +
+        "Never refused: a value that is not semver or longer than the limit is ignored.",
+    }),
+    { lenient: true },
+  ),
 );
 
 /** What activate, validate and checkout refuse alike: the product, then the license's state. */
@@ -57,6 +59,7 @@ export const ActivateRequest = Type.Object({
   platform: Type.Optional(NullableString({ maxLength: limits.platform })),
   appVersion,
 });
+export type ActivateRequest = Static<typeof ActivateRequest>;
 
 export const ActivateAnswer = Type.Object(
   {
@@ -82,10 +85,12 @@ export const activate = contract({
     body: ActivateRequest,
     response: { 200: ActivateAnswer },
   },
-  failure: SuccessFailure,
+  failureFlag: "success",
+  signedAnswers: true,
 });
 
 export const ValidateRequest = Type.Object({ ...licenseRequest, appVersion });
+export type ValidateRequest = Static<typeof ValidateRequest>;
 
 export const ValidateAnswer = Type.Object(
   {
@@ -113,16 +118,21 @@ export const validate = contract({
     body: ValidateRequest,
     response: { 200: ValidateAnswer },
   },
-  failure: ValidFailure,
+  failureFlag: "valid",
+  signedAnswers: true,
 });
 
 export const DeactivateRequest = Type.Object({
   licenseKey: licenseRequest.licenseKey,
   machineId: licenseRequest.machineId,
   productSlug: Type.Optional(
-    Type.String({ description: "Signs the answer when the request carries a Shipkey-Nonce" }),
+    withInput(
+      Type.String({ description: "Signs the answer when the request carries a Shipkey-Nonce" }),
+      { lenient: true },
+    ),
   ),
 });
+export type DeactivateRequest = Static<typeof DeactivateRequest>;
 
 export const DeactivateAnswer = Type.Object(
   { success: Type.Literal(true), message: Type.String(), machineId: Type.String() },
@@ -146,19 +156,24 @@ export const deactivate = contract({
     body: DeactivateRequest,
     response: { 200: DeactivateAnswer },
   },
-  failure: SuccessFailure,
+  failureFlag: "success",
+  signedAnswers: true,
 });
 
 export const CheckoutRequest = Type.Object({
   ...licenseRequest,
   ttlSeconds: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      description: "Shortens the product's offline period; a larger value is capped to it",
-    }),
+    withInput(
+      Type.Integer({
+        minimum: 1,
+        description: "Shortens the product's offline period; a larger value is capped to it",
+      }),
+      { unit: "seconds" },
+    ),
   ),
   appVersion,
 });
+export type CheckoutRequest = Static<typeof CheckoutRequest>;
 
 export const CheckoutAnswer = Type.Object(
   {
@@ -189,7 +204,8 @@ export const checkout = contract({
     body: CheckoutRequest,
     response: { 200: CheckoutAnswer },
   },
-  failure: SuccessFailure,
+  failureFlag: "success",
+  signedAnswers: true,
 });
 
 export const Jwk = Type.Object({

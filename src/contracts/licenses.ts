@@ -1,6 +1,6 @@
 import { type Static, Type } from "typebox";
 import {
-  contract,
+  adminContract,
   DateTime,
   licenseErrors,
   LicenseKeyParams,
@@ -92,7 +92,7 @@ export const LicenseDetail = Type.Object(
 );
 export type LicenseDetail = Static<typeof LicenseDetail>;
 
-export const listLicenses = contract({
+export const listLicenses = adminContract({
   method: "GET",
   url: "/api/admin/licenses",
   operationId: "listLicenses",
@@ -121,7 +121,7 @@ export const listLicenses = contract({
   },
 });
 
-export const createLicense = contract({
+export const createLicense = adminContract({
   method: "POST",
   url: "/api/admin/licenses",
   operationId: "createLicense",
@@ -132,7 +132,7 @@ export const createLicense = contract({
   schema: { body: CreateLicenseBody, response: { 201: License } },
 });
 
-export const getLicense = contract({
+export const getLicense = adminContract({
   method: "GET",
   url: "/api/admin/licenses/:licenseKey",
   operationId: "getLicense",
@@ -143,7 +143,7 @@ export const getLicense = contract({
   schema: { params: LicenseKeyParams, response: { 200: LicenseDetail } },
 });
 
-export const updateLicense = contract({
+export const updateLicense = adminContract({
   method: "PATCH",
   url: "/api/admin/licenses/:licenseKey",
   operationId: "updateLicense",
@@ -155,7 +155,7 @@ export const updateLicense = contract({
 });
 
 const statusChange = (action: "suspend" | "revoke" | "reinstate", summary: string) =>
-  contract({
+  adminContract({
     method: "POST",
     url: `/api/admin/licenses/:licenseKey/${action}`,
     operationId: `${action}License`,

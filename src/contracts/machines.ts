@@ -1,6 +1,6 @@
 import { type Static, Type } from "typebox";
 import {
-  contract,
+  adminContract,
   DateTime,
   licenseErrors,
   LicenseKeyParams,
@@ -79,7 +79,7 @@ export const OfflinePlace = Type.Object(
 );
 export type OfflinePlace = Static<typeof OfflinePlace>;
 
-export const listMachines = contract({
+export const listMachines = adminContract({
   method: "GET",
   url: "/api/admin/licenses/:licenseKey/machines",
   operationId: "listMachines",
@@ -111,7 +111,7 @@ export const listMachines = contract({
   },
 });
 
-export const deactivateMachine = contract({
+export const deactivateMachine = adminContract({
   method: "DELETE",
   url: "/api/admin/licenses/:licenseKey/machines/:machineId",
   operationId: "deactivateMachineByAdmin",
@@ -134,7 +134,7 @@ export const deactivateMachine = contract({
   },
 });
 
-export const endOfflinePlace = contract({
+export const endOfflinePlace = adminContract({
   method: "DELETE",
   url: "/api/admin/licenses/:licenseKey/offline-places/:machineId",
   operationId: "endOfflinePlace",

@@ -1,6 +1,6 @@
 import { type Static, Type } from "typebox";
 import {
-  contract,
+  adminContract,
   DateTime,
   Deleted,
   NullableDateTime,
@@ -83,7 +83,7 @@ export const ProductSettings = Type.Object(
 );
 export type ProductSettings = Static<typeof ProductSettings>;
 
-export const listProducts = contract({
+export const listProducts = adminContract({
   method: "GET",
   url: "/api/admin/products",
   operationId: "listProducts",
@@ -94,7 +94,7 @@ export const listProducts = contract({
   schema: { response: { 200: Type.Object({ items: Type.Array(Product) }) } },
 });
 
-export const createProduct = contract({
+export const createProduct = adminContract({
   method: "POST",
   url: "/api/admin/products",
   operationId: "createProduct",
@@ -116,7 +116,7 @@ export const createProduct = contract({
   },
 });
 
-export const getProduct = contract({
+export const getProduct = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug",
   operationId: "getProduct",
@@ -127,7 +127,7 @@ export const getProduct = contract({
   schema: { params: SlugParams, response: { 200: Product } },
 });
 
-export const updateProduct = contract({
+export const updateProduct = adminContract({
   method: "PATCH",
   url: "/api/admin/products/:slug",
   operationId: "updateProduct",
@@ -142,7 +142,7 @@ export const updateProduct = contract({
   schema: { params: SlugParams, body: ProductSettings, response: { 200: Product } },
 });
 
-export const deleteProduct = contract({
+export const deleteProduct = adminContract({
   method: "DELETE",
   url: "/api/admin/products/:slug",
   operationId: "deleteProduct",
@@ -171,7 +171,7 @@ export const SigningKey = Type.Object(
 export type SigningKey = Static<typeof SigningKey>;
 const SigningKeys = Type.Array(SigningKey);
 
-export const listSigningKeys = contract({
+export const listSigningKeys = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug/keys",
   operationId: "listSigningKeys",
@@ -183,7 +183,7 @@ export const listSigningKeys = contract({
   schema: { params: SlugParams, response: { 200: Type.Object({ items: SigningKeys }) } },
 });
 
-export const prepareSigningKey = contract({
+export const prepareSigningKey = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/keys/prepare",
   operationId: "prepareSigningKey",
@@ -207,7 +207,7 @@ export const prepareSigningKey = contract({
   },
 });
 
-export const promoteSigningKey = contract({
+export const promoteSigningKey = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/keys/promote",
   operationId: "promoteSigningKey",
@@ -243,7 +243,7 @@ export const promoteSigningKey = contract({
   },
 });
 
-export const removeSigningKey = contract({
+export const removeSigningKey = adminContract({
   method: "DELETE",
   url: "/api/admin/products/:slug/keys/:kid",
   operationId: "removeSigningKey",

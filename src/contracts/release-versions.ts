@@ -1,6 +1,6 @@
 import { type Static, Type } from "typebox";
 import {
-  contract,
+  adminContract,
   DateTime,
   Deleted,
   NullableDateTime,
@@ -123,7 +123,7 @@ const VersionParams = Type.Object({
 });
 const releaseErrors = ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY", "RELEASE_NOT_FOUND"] as const;
 
-export const listReleases = contract({
+export const listReleases = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug/releases",
   operationId: "listReleases",
@@ -137,7 +137,7 @@ export const listReleases = contract({
   },
 });
 
-export const usage = contract({
+export const usage = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug/usage",
   operationId: "getUsageReport",
@@ -161,7 +161,7 @@ export const usage = contract({
   },
 });
 
-export const deleteRelease = contract({
+export const deleteRelease = adminContract({
   method: "DELETE",
   url: "/api/admin/products/:slug/releases/:version",
   operationId: "deleteRelease",
@@ -176,7 +176,7 @@ export const deleteRelease = contract({
 });
 
 const yankChange = (action: "yank" | "unyank", summary: string) =>
-  contract({
+  adminContract({
     method: "POST",
     url: `/api/admin/products/:slug/releases/:version/${action}`,
     operationId: `${action}Release`,
@@ -204,7 +204,7 @@ export const ReleaseRollout = Type.Object(
 );
 export type ReleaseRollout = Static<typeof ReleaseRollout>;
 
-export const startRollout = contract({
+export const startRollout = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/releases/:version/rollout",
   operationId: "startRollout",
@@ -247,7 +247,7 @@ export const startRollout = contract({
 });
 
 const rolloutChange = (action: "pause" | "resume" | "complete", summary: string) =>
-  contract({
+  adminContract({
     method: "POST",
     url: `/api/admin/products/:slug/releases/:version/rollout/${action}`,
     operationId: `${action}Rollout`,
@@ -270,7 +270,7 @@ export const completeRollout = rolloutChange(
   "Release a version in a rollout to every machine",
 );
 
-export const setCritical = contract({
+export const setCritical = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/releases/:version/critical",
   operationId: "setReleaseCritical",
@@ -285,7 +285,7 @@ export const setCritical = contract({
   },
 });
 
-export const deleteReleaseEntry = contract({
+export const deleteReleaseEntry = adminContract({
   method: "DELETE",
   url: "/api/admin/products/:slug/releases/:version/:platform/:arch",
   operationId: "deleteReleaseEntry",

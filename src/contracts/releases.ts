@@ -1,34 +1,55 @@
 import { type Static, Type } from "typebox";
-import { contract, DateTime, NullableInteger, NullableString, StringEnum } from "./kit.js";
+import {
+  AnyCaseEnum,
+  contract,
+  DateTime,
+  NullableInteger,
+  NullableString,
+  StringEnum,
+  Unread,
+  withInput,
+} from "./kit.js";
 import { ProductParams } from "./license-api.js";
 import { RolloutView } from "./release-versions.js";
 import { arches, channels, limits, platforms, rolloutRange, rolloutSteps } from "./vocabulary.js";
 
-/** Publish (scope releases:write) and the update feeds, which anyone may read. */
-export const PublishEntry = Type.Object({
-  platform: StringEnum(platforms),
-  arch: StringEnum(arches),
-  downloadUrl: Type.String({ format: "uri", maxLength: limits.downloadUrl }),
-  signature: Type.Optional(
-    Type.String({
-      maxLength: limits.signature,
-      description:
-        "While the product has a Tauri public key: the .sig file's contents (base64 minisign " +
-        "signature) by that key, else 400 TAURI_SIGNATURE_INVALID",
-    }),
-  ),
-  fileSize: Type.Optional(Type.Integer({ minimum: 0 })),
-  sha512: Type.Optional(
-    Type.String({
-      description: "Base64 of the artifact's SHA-512 digest (electron-builder's form)",
-    }),
-  ),
-});
+/**
+ * Publish (scope releases:write) and the update feeds, which anyone may read. Their requests are
+ * read by the request reader (src/http/request-reader.ts): the InputRules below give the spec's
+ * refusals. Publish refuses a field it does not define; the feeds ignore unknown parameters.
+ */
+
+/** What an entry's fileSize must be (its refusal, at any of publish's checks). */
+export const fileSizeRule = "a non-negative integer number of bytes";
+
+export const PublishEntry = withInput(
+  Type.Object({
+    platform: withInput(StringEnum(platforms), { refusal: "INVALID_PLATFORM_ARCH" }),
+    arch: withInput(StringEnum(arches), { refusal: "INVALID_PLATFORM_ARCH" }),
+    downloadUrl: Type.String({ format: "uri", maxLength: limits.downloadUrl }),
+    signature: Type.Optional(
+      Type.String({
+        maxLength: limits.signature,
+        description:
+          "While the product has a Tauri public key: the .sig file's contents (base64 minisign " +
+          "signature) by that key, else 400 TAURI_SIGNATURE_INVALID",
+      }),
+    ),
+    fileSize: Type.Optional(withInput(Type.Integer({ minimum: 0 }), { mustBe: fileSizeRule })),
+    sha512: Type.Optional(
+      Type.String({
+        description: "Base64 of the artifact's SHA-512 digest (electron-builder's form)",
+      }),
+    ),
+  }),
+  { refusal: "INVALID_RELEASE_ENTRY" },
+);
+export type PublishEntry = Static<typeof PublishEntry>;
 
 export const PublishRequest = Type.Object({
   productSlug: Type.String(),
   version: Type.String({ description: "Semver 2.0.0; one leading v is stripped" }),
-  channel: StringEnum(channels),
+  channel: withInput(StringEnum(channels), { refusal: "INVALID_CHANNEL" }),
   releaseNotes: Type.Optional(
     Type.String({ description: "Markdown", maxLength: limits.releaseNotes }),
   ),
@@ -65,6 +86,8 @@ export const PublishRequest = Type.Object({
     }),
   ),
 });
+
+export type PublishRequest = Static<typeof PublishRequest>;
 
 export const PublishAnswer = Type.Object(
   {
@@ -127,23 +150,31 @@ export const publish = contract({
   schema: { body: PublishRequest, response: { 200: PublishAnswer } },
 });
 
+/** The credentials are read by the feeds' access check, only for a product that wants them. */
 const feedQuery = {
   channel: Type.Optional(
-    Type.String({
-      description: "stable (default), beta or alpha, any case; beta also gets stable, alpha both",
-    }),
+    withInput(
+      AnyCaseEnum(channels, {
+        description: "stable (default), beta or alpha, any case; beta also gets stable, alpha both",
+      }),
+      { refusal: "INVALID_CHANNEL" },
+    ),
   ),
   licenseKey: Type.Optional(
-    Type.String({
-      description:
-        "When the product requires a license for updates and headers cannot be set: the " +
-        "license key (else Authorization: License <key>)",
-    }),
+    Unread(
+      Type.String({
+        description:
+          "When the product requires a license for updates and headers cannot be set: the " +
+          "license key (else Authorization: License <key>)",
+      }),
+    ),
   ),
   machineId: Type.Optional(
-    Type.String({
-      description: "With licenseKey: the activated machine (else the Shipkey-Machine header)",
-    }),
+    Unread(
+      Type.String({
+        description: "With licenseKey: the activated machine (else the Shipkey-Machine header)",
+      }),
+    ),
   ),
 };
 const currentVersionParam = Type.String({ description: "Semver; a leading v is accepted" });

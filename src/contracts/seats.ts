@@ -1,12 +1,12 @@
 import { Type } from "typebox";
-import { contract, licenseErrors, LicenseKeyParams } from "./kit.js";
+import { adminContract, licenseErrors, LicenseKeyParams } from "./kit.js";
 import { License } from "./licenses.js";
 import { limits } from "./vocabulary.js";
 
 // A license's seats as support handles them: reset its machines, move it, delete it. (Ending an
 // offline place is in machines.ts, beside the machines.)
 
-export const resetMachines = contract({
+export const resetMachines = adminContract({
   method: "POST",
   url: "/api/admin/licenses/:licenseKey/reset-machines",
   operationId: "resetMachines",
@@ -33,7 +33,7 @@ export const resetMachines = contract({
   },
 });
 
-export const moveLicense = contract({
+export const moveLicense = adminContract({
   method: "POST",
   url: "/api/admin/licenses/:licenseKey/move",
   operationId: "moveLicense",
@@ -54,7 +54,7 @@ export const moveLicense = contract({
   },
 });
 
-export const deleteLicense = contract({
+export const deleteLicense = adminContract({
   method: "DELETE",
   url: "/api/admin/licenses/:licenseKey",
   operationId: "deleteLicense",

@@ -1,6 +1,6 @@
 import { type Static, Type } from "typebox";
 import {
-  contract,
+  adminContract,
   DateTime,
   NullableDateTime,
   NullableInteger,
@@ -130,7 +130,7 @@ export const WebhookDeliveryDetail = Type.Object(
 );
 export type WebhookDeliveryDetail = Static<typeof WebhookDeliveryDetail>;
 
-export const listWebhookEndpoints = contract({
+export const listWebhookEndpoints = adminContract({
   method: "GET",
   url: "/api/admin/webhook-endpoints",
   operationId: "listWebhookEndpoints",
@@ -141,7 +141,7 @@ export const listWebhookEndpoints = contract({
   schema: { response: { 200: Type.Object({ items: Type.Array(WebhookEndpoint) }) } },
 });
 
-export const createWebhookEndpoint = contract({
+export const createWebhookEndpoint = adminContract({
   method: "POST",
   url: "/api/admin/webhook-endpoints",
   operationId: "createWebhookEndpoint",
@@ -167,7 +167,7 @@ export const createWebhookEndpoint = contract({
   },
 });
 
-export const getWebhookEndpoint = contract({
+export const getWebhookEndpoint = adminContract({
   method: "GET",
   url: "/api/admin/webhook-endpoints/:id",
   operationId: "getWebhookEndpoint",
@@ -178,7 +178,7 @@ export const getWebhookEndpoint = contract({
   schema: { params: EndpointParams, response: { 200: WebhookEndpoint } },
 });
 
-export const updateWebhookEndpoint = contract({
+export const updateWebhookEndpoint = adminContract({
   method: "PATCH",
   url: "/api/admin/webhook-endpoints/:id",
   operationId: "updateWebhookEndpoint",
@@ -205,7 +205,7 @@ export const updateWebhookEndpoint = contract({
   },
 });
 
-export const deleteWebhookEndpoint = contract({
+export const deleteWebhookEndpoint = adminContract({
   method: "DELETE",
   url: "/api/admin/webhook-endpoints/:id",
   operationId: "deleteWebhookEndpoint",
@@ -219,7 +219,7 @@ export const deleteWebhookEndpoint = contract({
   },
 });
 
-export const rotateWebhookSecret = contract({
+export const rotateWebhookSecret = adminContract({
   method: "POST",
   url: "/api/admin/webhook-endpoints/:id/rotate-secret",
   operationId: "rotateWebhookSecret",
@@ -243,7 +243,7 @@ export const rotateWebhookSecret = contract({
   },
 });
 
-export const listWebhookDeliveries = contract({
+export const listWebhookDeliveries = adminContract({
   method: "GET",
   url: "/api/admin/webhook-endpoints/:id/deliveries",
   operationId: "listWebhookDeliveries",
@@ -261,7 +261,7 @@ export const listWebhookDeliveries = contract({
   },
 });
 
-export const getWebhookDelivery = contract({
+export const getWebhookDelivery = adminContract({
   method: "GET",
   url: "/api/admin/webhook-endpoints/:id/deliveries/:eventId",
   operationId: "getWebhookDelivery",
@@ -275,7 +275,7 @@ export const getWebhookDelivery = contract({
   schema: { params: DeliveryParams, response: { 200: WebhookDeliveryDetail } },
 });
 
-export const redeliverWebhook = contract({
+export const redeliverWebhook = adminContract({
   method: "POST",
   url: "/api/admin/webhook-endpoints/:id/deliveries/:eventId/redeliver",
   operationId: "redeliverWebhook",
@@ -289,7 +289,7 @@ export const redeliverWebhook = contract({
   schema: { params: DeliveryParams, response: { 202: WebhookDelivery } },
 });
 
-export const sendWebhookTest = contract({
+export const sendWebhookTest = adminContract({
   method: "POST",
   url: "/api/admin/webhook-endpoints/:id/test",
   operationId: "sendWebhookTest",

@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawServerDefault } from "fastify";
-import { type Contract, type ContractSchema, Failure } from "../contracts/kit.js";
+import { type Contract, type ContractSchema, failureSchemaOf } from "../contracts/kit.js";
 import type { DB } from "../db/schema.js";
 import { requireScope } from "./admin-auth.js";
 import type { Kysely } from "kysely";
 import { type ErrorCode, httpStatusByCode } from "../errors.js";
 import { assertKnownFields } from "./unknown-fields.js";
+import { contractValidator } from "./request-reader.js";
 
 /** A Fastify scope whose routes take their types from their contract's schemas. */
 export type App = FastifyInstance<
@@ -16,12 +17,6 @@ export type App = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
-
-/**
- * The validator of the routes whose requests are checked by hand, in the spec's order: their
- * request schemas describe (OpenAPI) and do not validate.
- */
-export const documentationOnly = () => () => true;
 
 export const typed = (app: FastifyInstance): App => app.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -45,9 +40,9 @@ export function errorCodesOf(c: Contract): ErrorCode[] {
   if ([c.schema.body, c.schema.querystring].some(refusesUnknown) || takesNoBody(c)) {
     add("UNKNOWN_FIELD");
   }
-  if (c.url.startsWith("/api/license/")) add("INVALID_NONCE");
+  if (c.signedAnswers) add("INVALID_NONCE");
   if (c.auth !== "public") add("INVALID_API_KEY", "MISSING_SCOPE");
-  if (c.url.startsWith("/api/admin/")) {
+  if (c.admin) {
     add("CSRF_TOKEN_INVALID");
     if (c.method !== "GET") {
       add("IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_REPLAY_WITHHELD");
@@ -64,7 +59,7 @@ export function errorCodesOf(c: Contract): ErrorCode[] {
  * contract's own schema, so handlers and replies see exactly its types.
  */
 export function routeSchema<S extends ContractSchema>(c: Contract<S>): S {
-  const failure = c.failure ?? Failure;
+  const failure = failureSchemaOf(c);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodesOf(c)) {
     const status = httpStatusByCode[code];
@@ -84,6 +79,26 @@ export function routeSchema<S extends ContractSchema>(c: Contract<S>): S {
   };
 }
 
+/**
+ * A public route's options from its contract (publish's included): its schema, read by the
+ * request reader (request-reader.ts) as the route's validator, and its failure flag. `body`
+ * replaces the body's reader where the route reads the body in steps of its own.
+ */
+export function publicRoute<S extends ContractSchema>(
+  c: Contract<S>,
+  body?: (value: unknown) => unknown,
+) {
+  return {
+    schema: routeSchema(c),
+    validatorCompiler: contractValidator(c, body),
+    config: {
+      ...(c.failureFlag === undefined ? {} : { failureFlag: c.failureFlag }),
+      // A POST without Content-Type is 415 even when empty.
+      jsonBody: c.schema.body !== undefined,
+    },
+  };
+}
+
 /** Whether a schema, or an object within it, refuses properties it does not define. */
 function refusesUnknown(schema: unknown): boolean {
   if (typeof schema !== "object" || schema === null) return false;
@@ -99,7 +114,7 @@ function refusesUnknown(schema: unknown): boolean {
 
 /** An admin write whose contract takes no body: any field a body holds is unknown. */
 function takesNoBody(c: Contract): boolean {
-  return c.auth !== "public" && c.method !== "GET" && c.schema.body === undefined;
+  return c.admin === true && c.method !== "GET" && c.schema.body === undefined;
 }
 
 /** The body of a write that takes none: an object with a field is refused (UNKNOWN_FIELD). */
@@ -117,7 +132,9 @@ async function refuseBodyFields(request: FastifyRequest): Promise<void> {
  * others refuse the fields their schema does not define.
  */
 export function adminRoute<S extends ContractSchema>(db: Kysely<DB>, c: Contract<S>) {
-  if (c.auth === "public") throw new Error(`${c.operationId} is public: it has no scope`);
+  if (c.auth === "public" || !c.admin) {
+    throw new Error(`${c.operationId} is not an admin API contract (adminContract)`);
+  }
   return {
     onRequest: requireScope(db, c.auth),
     schema: routeSchema(c),

@@ -1,38 +1,13 @@
 import type { IncomingMessage } from "node:http";
 import { ShipkeyError } from "../errors.js";
 import { limits } from "../contracts/vocabulary.js";
-import { normalizeVersion } from "../domain/releases/version.js";
 
 /**
- * Small readers for JSON request bodies that apply the documented input rules: a field that is
- * absent, null or "" is missing; after the missing-field check, a field of the wrong JSON type is
- * a 400 naming the field.
+ * What every request of a group passes before its contract is read (the scopes' preValidation
+ * hooks, routes.ts): no NUL character in the URL or, on the admin API, anywhere; no query value
+ * longer than any value the feeds read; a header given once. And the one notation of a field's
+ * path in failure bodies.
  */
-export type JsonObject = Record<string, unknown>;
-
-export function requireJsonObject(body: unknown): JsonObject {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ShipkeyError("BODY_NOT_OBJECT", "Request body must be a JSON object");
-  }
-  return body as JsonObject;
-}
-
-export function isMissing(value: unknown): boolean {
-  return value === undefined || value === null || value === "";
-}
-
-/**
- * Throws the spec's "Missing required fields" if any of `names` is missing; its `fields` lists
- * every missing one, in the order of `names`.
- */
-export function assertPresent(body: JsonObject, names: readonly string[]): void {
-  const missing = names.filter((name) => isMissing(body[name]));
-  if (missing.length > 0) throw missingFields(missing);
-}
-
-export function missingFields(fields: string[]): ShipkeyError {
-  return ShipkeyError.spec("MISSING_REQUIRED_FIELDS", { fields });
-}
 
 /**
  * The one notation of a field's path in failure bodies: ["releases", "0", "downloadUrl"] →
@@ -44,49 +19,6 @@ export function fieldPath(segments: readonly string[]): string | undefined {
     path += /^\d+$/.test(segment) ? `[${segment}]` : path === "" ? segment : `.${segment}`;
   }
   return path === "" ? undefined : path;
-}
-
-export function requiredString(body: JsonObject, name: string): string {
-  const value = body[name];
-  if (typeof value !== "string") throw wrongType(name, "a string");
-  return assertNoNul(name, value);
-}
-
-/** An optional string: missing reads as null. */
-export function optionalString(body: JsonObject, name: string): string | null {
-  const value = body[name];
-  if (isMissing(value)) return null;
-  if (typeof value !== "string") throw wrongType(name, "a string");
-  return assertNoNul(name, value);
-}
-
-/**
- * PostgreSQL text cannot hold U+0000 and SQLite would store it; refusing it up front keeps the
- * two databases answering alike (400, never a 500).
- */
-export function assertNoNul(name: string, value: string, path = name): string {
-  if (value.includes("\u0000")) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", `${name} must not contain NUL characters`, {
-      field: path,
-    });
-  }
-  return value;
-}
-
-/**
- * appVersion, the app's version an SDK reports with activate, validate and checkout: the version
- * (semver, a leading "v" stripped) or null. It never refuses: a value that is not a string, is
- * longer than limits.appVersion or is not semver reads as not reported, so the answer is the one
- * the request gets without it (docs/reference/license-endpoints.md).
- */
-export function reportedAppVersion(body: JsonObject): string | null {
-  const value = body.appVersion;
-  if (typeof value !== "string" || value.length > limits.appVersion) return null;
-  return normalizeVersion(value);
-}
-
-export function wrongType(name: string, expected: string): ShipkeyError {
-  return new ShipkeyError("INVALID_FIELD_TYPE", `${name} must be ${expected}`, { field: name });
 }
 
 /**
@@ -122,8 +54,8 @@ function nulAt(value: unknown, depth: number): string[] | undefined {
 
 /**
  * Admin routes and dashboard pages: refuse any NUL character anywhere in the query, path
- * parameters or body (PostgreSQL cannot store or compare it). The spec endpoints check their
- * fields one by one instead, to keep the spec's check order.
+ * parameters or body (PostgreSQL cannot store or compare it). The public routes' bodies are
+ * checked field by field by the request reader instead, to keep the spec's check order.
  */
 export function rejectNulInput(request: { query: unknown; params: unknown; body: unknown }): void {
   for (const part of [request.query, request.params, request.body]) {

@@ -6,18 +6,17 @@ import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 import { assertMaxLength, assertSingleLine } from "../limits.js";
 import { limits } from "../../contracts/vocabulary.js";
-import type { Activation } from "../../contracts/license-api.js";
+import type { ActivateRequest, Activation } from "../../contracts/license-api.js";
+import type { NullWhenMissing } from "../../contracts/kit.js";
 import { seatRoom, withinSeats } from "./offline-places.js";
 
-export interface ActivateInput {
-  licenseKey: string;
-  machineId: string;
-  productSlug: string;
-  machineName: string | null;
-  platform: string | null;
-  /** The app's version the SDK reported (parsed: semver), or null (the stored one stays). */
-  appVersion?: string | null;
-}
+/**
+ * An activation as the route hands it on (ActivateRequest): machineName and platform null when
+ * missing; appVersion, the app's version the SDK reported, parsed (semver), else null or absent
+ * (the stored one stays).
+ */
+export type ActivateInput = Omit<NullWhenMissing<ActivateRequest>, "appVersion"> &
+  Pick<ActivateRequest, "appVersion">;
 
 export type ActivationView = Activation;
 

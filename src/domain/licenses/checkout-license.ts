@@ -10,12 +10,11 @@ import {
   type ValidateResult,
   validateLicenseOf,
 } from "./validate-license.js";
-import type { CheckoutAnswer } from "../../contracts/license-api.js";
+import type { CheckoutAnswer, CheckoutRequest } from "../../contracts/license-api.js";
+import type { NullWhenMissing } from "../../contracts/kit.js";
 
-export interface CheckoutInput extends ValidateInput {
-  /** Shortens the product's offline period; a larger value is capped to it. */
-  ttlSeconds: number | null;
-}
+/** Validate's input, and ttlSeconds (CheckoutRequest), null when missing. */
+export type CheckoutInput = ValidateInput & NullWhenMissing<Pick<CheckoutRequest, "ttlSeconds">>;
 
 export type CheckoutResult = Omit<CheckoutAnswer, "success">;
 

@@ -5,11 +5,10 @@ import { ShipkeyError } from "../../errors.js";
 import { assertMaxLength } from "../limits.js";
 import { lockLicense } from "./license-record.js";
 import { limits } from "../../contracts/vocabulary.js";
+import type { DeactivateRequest } from "../../contracts/license-api.js";
 
-export interface DeactivateInput {
-  licenseKey: string;
-  machineId: string;
-}
+/** The license key and the machine of a deactivation (DeactivateRequest). */
+export type DeactivateInput = Pick<DeactivateRequest, "licenseKey" | "machineId">;
 
 /** Who ends an activation: the public endpoint (a client) or an administrator. */
 export type DeactivatedBy = "client" | "admin";

@@ -5,16 +5,14 @@ import { isoOrNull } from "../../lib/time.js";
 import { assertMaxLength } from "../limits.js";
 import { assertLicenseUsable, requireLicenseWithActivation } from "./license-record.js";
 import { limits } from "../../contracts/vocabulary.js";
-import type { ValidateAnswer } from "../../contracts/license-api.js";
+import type { ValidateAnswer, ValidateRequest } from "../../contracts/license-api.js";
 import { canActivateNow } from "./offline-places.js";
 
-export interface ValidateInput {
-  licenseKey: string;
-  machineId: string;
-  productSlug: string;
-  /** The app's version the SDK reported (parsed: semver), or null; stored with last-seen. */
-  appVersion?: string | null;
-}
+/**
+ * A validation as the route hands it on (ValidateRequest); appVersion, the app's version the SDK
+ * reported, parsed (semver) or null, is stored with last-seen.
+ */
+export type ValidateInput = ValidateRequest;
 
 /** Validate's answer, but for its `valid: true`. */
 export type ValidateResult = Omit<ValidateAnswer, "valid">;

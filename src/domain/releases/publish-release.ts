@@ -7,38 +7,31 @@ import { hasTerminalControl } from "../../lib/control-characters.js";
 import { newId } from "../../lib/ids.js";
 import { assertMaxLength } from "../limits.js";
 import type { Product } from "../products/products.js";
-import { type Arch, type Channel, type Platform, limits } from "../../contracts/vocabulary.js";
-import type { PublishAnswer } from "../../contracts/releases.js";
+import { limits } from "../../contracts/vocabulary.js";
+import {
+  fileSizeRule,
+  type PublishAnswer,
+  type PublishEntry,
+  type PublishRequest as PublishFields,
+} from "../../contracts/releases.js";
+import type { NullWhenMissing } from "../../contracts/kit.js";
 import type { ReleaseRollout } from "../../contracts/release-versions.js";
-import { readRollout, type RolloutPlan, setCritical, setRollout } from "./rollout.js";
+import { readRollout, setCritical, setRollout } from "./rollout.js";
 import { serves } from "./feed-rules.js";
 
-/** A publish request that passed the spec's checks (section 7, in order). */
 /**
- * A publish as the route parsed it: every field of its type, "" and absent optional fields as
- * null; the documented limits are not yet checked.
+ * A publish as the route read it (PublishRequest): the version stripped of its leading "v" and
+ * checked as strict semver, the download URLs normalised, a missing optional field null. The
+ * documented limits are not yet checked. A null rollout: a new version is released to all, a
+ * republished one keeps its rollout; a null critical: unchanged.
  */
-export interface PublishRequest {
-  productSlug: string;
-  /** Already stripped of its leading "v" and checked as strict semver. */
-  version: string;
-  channel: Channel;
-  releaseNotes: string | null;
+export type PublishRequest = Omit<NullWhenMissing<PublishFields>, "releases"> & {
   releases: ReleaseEntry[];
-  /** Publish into a rollout; null: a new version is released to all, a republished one keeps its rollout. */
-  rollout: RolloutPlan | null;
-  /** Mark the version critical or not; null: unchanged. */
-  critical: boolean | null;
-}
+};
 
-export interface ReleaseEntry {
-  platform: Platform;
-  arch: Arch;
-  downloadUrl: string;
-  signature: string | null;
-  fileSize: number | null;
-  sha512?: string | null;
-}
+/** A release entry as the route read it (PublishEntry): a missing optional field null. */
+export type ReleaseEntry = Omit<NullWhenMissing<PublishEntry>, "sha512"> &
+  Partial<Pick<NullWhenMissing<PublishEntry>, "sha512">>;
 
 export type PublishResult = PublishAnswer;
 
@@ -93,26 +86,18 @@ export function checkPublishLimits(request: PublishRequest): {
   return { releaseNotes: notes, entries: request.releases };
 }
 
-export const fileSizeInvalid = (at: string) =>
-  new ShipkeyError(
-    "INVALID_FIELD_VALUE",
-    `${at}.fileSize must be a non-negative integer number of bytes`,
-    { field: `${at}.fileSize` },
-  );
+const fileSizeInvalid = (at: string) =>
+  new ShipkeyError("INVALID_FIELD_VALUE", `${at}.fileSize must be ${fileSizeRule}`, {
+    field: `${at}.fileSize`,
+  });
 
 // Base64 (standard alphabet, padded) of exactly 64 bytes: 86 characters, the last of which
 // carries 2 bits (so one of "AQgw"), then "==".
 const sha512Base64 = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
 
 /** A publish that passed every check, its notes rendered (renderReleaseNotes): what writeRelease writes. */
-export interface CheckedPublish {
-  version: string;
-  channel: Channel;
-  releaseNotes: string | null;
-  entries: ReleaseEntry[];
-  rollout?: RolloutPlan | null;
-  critical?: boolean | null;
-}
+export type CheckedPublish = Pick<PublishRequest, "version" | "channel" | "releaseNotes"> &
+  Partial<Pick<PublishRequest, "rollout" | "critical">> & { entries: ReleaseEntry[] };
 
 /**
  * What the vendor should know about a publish that nothing refuses: a Tauri product's entry

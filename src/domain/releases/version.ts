@@ -14,6 +14,13 @@ export function normalizeVersion(raw: string): string | null {
 }
 
 /**
+ * The app's version an SDK reports (appVersion, as the request reader read it: a string of at
+ * most limits.appVersion characters, else absent): the version, or null when absent or not semver.
+ */
+export const reportedVersion = (reported: string | null | undefined): string | null =>
+  reported === undefined || reported === null ? null : normalizeVersion(reported);
+
+/**
  * The version Sparkle compares (`sparkle:version`, which the app's `CFBundleVersion` must equal):
  * the version without its build metadata and without the hyphens of its prerelease, so
  * `1.2.0-beta.1` is `1.2.0beta.1`. Sparkle's comparator (SUStandardVersionComparator) ignores

@@ -4,31 +4,22 @@ import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
 import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
 import { activateMachine } from "../../actions/machines.js";
-import { type App, documentationOnly, routeSchema } from "../contract-route.js";
-import {
-  assertPresent,
-  optionalString,
-  reportedAppVersion,
-  requiredString,
-  requireJsonObject,
-} from "../request-fields.js";
+import { reportedVersion } from "../../domain/releases/version.js";
+import { type App, publicRoute } from "../contract-route.js";
 
 export function activateMachineRoute(app: App, db: Kysely<DB>): void {
   app.post(activate.url, {
-    schema: routeSchema(activate),
-    validatorCompiler: documentationOnly,
+    ...publicRoute(activate),
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "success", jsonBody: true },
     handler: async (request) => {
-      const body = requireJsonObject(request.body);
-      assertPresent(body, ["licenseKey", "machineId", "productSlug"]);
+      const body = request.body;
       const result = await activateMachine(db, {
-        licenseKey: normalizeLicenseKey(requiredString(body, "licenseKey")),
-        machineId: requiredString(body, "machineId"),
-        productSlug: requiredString(body, "productSlug"),
-        machineName: optionalString(body, "machineName"),
-        platform: optionalString(body, "platform"),
-        appVersion: reportedAppVersion(body),
+        licenseKey: normalizeLicenseKey(body.licenseKey),
+        machineId: body.machineId,
+        productSlug: body.productSlug,
+        machineName: body.machineName ?? null,
+        platform: body.platform ?? null,
+        appVersion: reportedVersion(body.appVersion),
       });
       if (result.outcome === "already-activated") {
         return {

@@ -3,25 +3,20 @@ import { deactivate } from "../../contracts/license-api.js";
 import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
 import { deactivateMachine } from "../../actions/machines.js";
-import { type App, documentationOnly, routeSchema } from "../contract-route.js";
-import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
+import { type App, publicRoute } from "../contract-route.js";
 import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
 
 export function deactivateMachineRoute(app: App, db: Kysely<DB>): void {
   app.post(deactivate.url, {
-    schema: routeSchema(deactivate),
-    validatorCompiler: documentationOnly,
+    ...publicRoute(deactivate),
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "success", jsonBody: true },
     handler: async (request) => {
-      const body = requireJsonObject(request.body);
-      assertPresent(body, ["licenseKey", "machineId"]);
       // A productSlug, if sent, is ignored: freeing a slot needs only the key and the machine.
       const { machineId, productSlug } = await deactivateMachine(
         db,
         {
-          licenseKey: normalizeLicenseKey(requiredString(body, "licenseKey")),
-          machineId: requiredString(body, "machineId"),
+          licenseKey: normalizeLicenseKey(request.body.licenseKey),
+          machineId: request.body.machineId,
         },
         { by: "client" },
       );

@@ -3,13 +3,14 @@ import type { DB } from "../../db/schema.js";
 import type { SigningKeyRing } from "../../domain/signing/key-ring.js";
 import { productJwks } from "../../domain/signing/signing-keys.js";
 import { productKeys } from "../../contracts/license-api.js";
-import { type App, documentationOnly, routeSchema } from "../contract-route.js";
+import { type App, publicRoute } from "../contract-route.js";
 
 /** The product's public signing keys as a JWKS: current, then next, then retired ones. */
 export function productKeysRoute(app: App, db: Kysely<DB>, ring: SigningKeyRing): void {
   app.get(
     productKeys.url,
-    { schema: routeSchema(productKeys), validatorCompiler: documentationOnly },
+    // Read by its contract (request-reader.ts).
+    publicRoute(productKeys),
     async (request) => {
       // Through the ring: a product created without a key gets its first one here.
       await ring.keyFor(request.params.productSlug);

@@ -7,14 +7,12 @@ import {
   PublishEntry,
   PublishRequest as PublishFields,
 } from "../../contracts/releases.js";
-import { type App, documentationOnly, routeSchema } from "../contract-route.js";
+import { type App, publicRoute } from "../contract-route.js";
 import { findProductBySlug } from "../../domain/products/products.js";
 import {
   checkPublishLimits,
-  fileSizeInvalid,
   type PublishRequest,
   publishWarnings,
-  type ReleaseEntry,
 } from "../../domain/releases/publish-release.js";
 import { assertKeyCovers } from "../../domain/api-keys/key-authority.js";
 import { publishRelease } from "../../actions/releases.js";
@@ -22,26 +20,24 @@ import type { Actor } from "../../domain/audit/audit-log.js";
 import { normalizeDownloadUrl } from "../../domain/releases/download-url.js";
 import { normalizeVersion } from "../../domain/releases/version.js";
 import { ShipkeyError } from "../../errors.js";
+import { singleHeader } from "../request-fields.js";
 import {
-  assertNoNul,
-  assertPresent,
+  checkNul,
+  checkType,
+  checkValue,
   isMissing,
   type JsonObject,
-  missingFields,
-  requiredString,
-  requireJsonObject,
-  singleHeader,
-  wrongType,
-} from "../request-fields.js";
-import { arches, channels, limits, platforms, rolloutRange } from "../../contracts/vocabulary.js";
-import { assertKnownFields } from "../unknown-fields.js";
+  readFields,
+  readObject,
+  refuseUnknownFields,
+  requirePresent,
+} from "../request-reader.js";
+import { limits } from "../../contracts/vocabulary.js";
 
 export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
   app.post(publishContract.url, {
-    schema: routeSchema(publishContract),
-    validatorCompiler: documentationOnly,
+    ...publicRoute(publishContract, checkSpecFields),
     bodyLimit: limits.publishBodyBytes,
-    config: { jsonBody: true },
     // onRequest runs before the body is read: an unauthenticated caller learns nothing else.
     onRequest: async (request) => {
       const authorization = singleHeader(request.raw, "authorization");
@@ -55,18 +51,16 @@ export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
       };
     },
     handler: async (request) => {
-      const publish = parsePublishRequest(request.body);
-      const product = await findProductBySlug(db, publish.productSlug);
+      const product = await findProductBySlug(db, request.body.productSlug);
       if (!product) throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
       // A key limited to products publishes only theirs (after the spec's 404, before limits).
       assertKeyCovers(key(request).productIds, product);
-      refuseUnknownFields(publish);
-      const typed = typedPublish(publish);
-      const { releaseNotes, entries } = checkPublishLimits(typed);
-      const { rollout, critical } = typed;
+      const publish = readPublish(request.body);
+      const { releaseNotes, entries } = checkPublishLimits(publish);
+      const { version, channel, rollout, critical } = publish;
       const result = await publishRelease(db, key(request), product, {
-        version: publish.version,
-        channel: publish.channel,
+        version,
+        channel,
         releaseNotes,
         entries,
         rollout,
@@ -84,175 +78,97 @@ function key(request: FastifyRequest): Actor {
   return request.actor;
 }
 
-/** A publish after the spec's checks: its optional fields not yet read, `fields` the body. */
-interface SpecChecked extends Omit<
-  PublishRequest,
-  "releaseNotes" | "releases" | "rollout" | "critical"
-> {
-  fields: JsonObject;
-  releaseNotes: unknown;
-  rollout: unknown;
-  critical: unknown;
-  releases: Array<Pick<ReleaseEntry, "platform" | "arch" | "downloadUrl"> & { fields: JsonObject }>;
-}
+const fields = PublishFields.properties;
+const entryFields = PublishEntry.properties;
+
+/** The entries of a body checkSpecFields passed: objects, each at its path. */
+const entriesOf = (body: JsonObject) =>
+  (body.releases as JsonObject[]).map((entry, i) => ({ entry, at: `releases[${i}]` }));
 
 /**
- * The spec's publish checks in their binding order; each check is one pass over all entries.
- * Product existence, then unknown fields, the optional fields' types (typedPublish) and the
- * documented limits follow in the handler.
+ * The route's validator: the spec's publish checks (section 7) in their binding order, each
+ * check on the entries one pass over them all. The product's existence, then the rest of the
+ * body (readPublish) follow in the handler.
  */
-export function parsePublishRequest(rawBody: unknown): SpecChecked {
-  const body = requireJsonObject(rawBody);
-  assertPresent(body, ["productSlug", "version", "channel", "releases"]);
-  const productSlug = requiredString(body, "productSlug");
-  const rawVersion = requiredString(body, "version");
-  const channel = requiredString(body, "channel");
-  const releases = body.releases;
-  if (!Array.isArray(releases)) throw wrongType("releases", "an array");
-  if (releases.length === 0) throw missingFields(["releases"]);
-  const notes = body.releaseNotes;
-  if (!isMissing(notes) && typeof notes !== "string") throw wrongType("releaseNotes", "a string");
-  if (typeof notes === "string") assertNoNul("releaseNotes", notes);
-
-  if (!isOneOf(channels, channel)) throw ShipkeyError.spec("INVALID_CHANNEL", { field: "channel" });
-
-  const entries: JsonObject[] = [];
-  releases.forEach((entry: unknown, i) => {
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-      throw ShipkeyError.spec("INVALID_RELEASE_ENTRY", { field: `releases[${i}]` });
-    }
-    const fields = entry as JsonObject;
-    const missing = (["platform", "arch", "downloadUrl"] as const).find((name) =>
-      isMissing(fields[name]),
-    );
-    if (missing) {
-      throw ShipkeyError.spec("INVALID_RELEASE_ENTRY", { field: `releases[${i}].${missing}` });
-    }
-    entries.push(fields);
+function checkSpecFields(value: unknown): unknown {
+  const body = readObject(value);
+  requirePresent(PublishFields, body);
+  for (const name of ["productSlug", "version", "channel", "releases", "releaseNotes"] as const) {
+    if (isMissing(body[name])) continue;
+    checkType(fields[name], body[name], name);
+    checkNul(body[name], name);
+  }
+  checkValue(fields.channel, body.channel, "channel");
+  const entries = (body.releases as unknown[]).map((item, i) => {
+    const at = `releases[${i}]`;
+    const entry = readObject(item, PublishEntry, at);
+    requirePresent(PublishEntry, entry, at);
+    return { entry, at };
   });
-  const targeted = entries.map((fields, i) => {
-    const { platform, arch } = fields;
-    if (!isOneOf(platforms, platform)) {
-      throw ShipkeyError.spec("INVALID_PLATFORM_ARCH", { field: `releases[${i}].platform` });
-    }
-    if (!isOneOf(arches, arch)) {
-      throw ShipkeyError.spec("INVALID_PLATFORM_ARCH", { field: `releases[${i}].arch` });
-    }
-    return { fields, platform, arch };
-  });
-  const located = targeted.map(({ fields, platform, arch }, i) => {
-    const downloadUrl =
-      typeof fields.downloadUrl === "string" ? normalizeDownloadUrl(fields.downloadUrl) : null;
-    if (downloadUrl === null) {
-      throw ShipkeyError.spec("INVALID_DOWNLOAD_URL", { field: `releases[${i}].downloadUrl` });
-    }
-    if (typeof fields.signature === "string") {
-      assertNoNul("signature", fields.signature, `releases[${i}].signature`);
-    }
-    return { platform, arch, downloadUrl, fields };
-  });
+  for (const { entry, at } of entries) {
+    checkValue(entryFields.platform, entry.platform, `${at}.platform`);
+    checkValue(entryFields.arch, entry.arch, `${at}.arch`);
+  }
+  for (const { entry, at } of entries) {
+    downloadUrlOf(entry.downloadUrl, at);
+    checkNul(entry.signature, "signature", `${at}.signature`);
+  }
+  versionOf(body.version as string);
+  return body;
+}
 
-  const version = normalizeVersion(rawVersion);
+/** The spec's "well-formed URL using HTTPS", normalised (download-url.ts). */
+function downloadUrlOf(raw: unknown, at: string): string {
+  const url = typeof raw === "string" ? normalizeDownloadUrl(raw) : null;
+  if (url === null) throw ShipkeyError.spec("INVALID_DOWNLOAD_URL", { field: `${at}.downloadUrl` });
+  return url;
+}
+
+/** Semver, one leading "v" stripped (409 otherwise, as the spec says). */
+function versionOf(raw: string): string {
+  const version = normalizeVersion(raw);
   if (version === null) throw ShipkeyError.spec("INVALID_VERSION", { field: "version" });
-
-  return {
-    fields: body,
-    productSlug,
-    version,
-    channel,
-    releaseNotes: notes,
-    releases: located,
-    rollout: body.rollout,
-    critical: body.critical,
-  };
+  return version;
 }
 
-const requestFields = Object.keys(PublishFields.properties);
-const entryFields = Object.keys(PublishEntry.properties);
+const orNull = <T>(value: T | undefined): T | null => (isMissing(value) ? null : (value ?? null));
 
 /**
- * A field the contract does not define, in the body, then in each entry in order (after the
- * spec's checks, so a request failing one gets the spec's answer): 400 UNKNOWN_FIELD, naming it
- * and the known field it is close to (`notes`: releaseNotes). Nothing would read it, so the
- * publish would succeed without what was meant.
+ * The rest of a publish the spec's checks passed, after the product's: a field the request or an
+ * entry does not define (UNKNOWN_FIELD: nothing would read it, so the publish would succeed
+ * without what was meant), then each entry's optional fields' types, then critical and rollout.
+ * Returns the publish as the domain takes it; its documented limits follow (checkPublishLimits).
  */
-function refuseUnknownFields(publish: SpecChecked): void {
-  assertKnownFields(publish.fields, requestFields);
-  publish.releases.forEach(({ fields }, i) => {
-    assertKnownFields(fields, entryFields, `releases[${i}]`);
-  });
-}
-
-/** The optional fields, each of its type or null ("" is missing, like any optional field). */
-function typedPublish(publish: SpecChecked): PublishRequest {
-  const optional = (value: unknown) => (value === undefined || value === "" ? null : value);
-  const releases = publish.releases.map(({ fields, ...entry }, index): ReleaseEntry => {
-    const at = `releases[${index}]`;
-    const signature = optional(fields.signature);
-    if (signature !== null && typeof signature !== "string") {
-      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.signature must be a string`, {
-        field: `${at}.signature`,
-      });
+function readPublish(value: unknown): PublishRequest {
+  const body = value as JsonObject;
+  const entries = entriesOf(body);
+  refuseUnknownFields(PublishFields, body);
+  for (const { entry, at } of entries) refuseUnknownFields(PublishEntry, entry, at);
+  for (const { entry, at } of entries) {
+    for (const name of ["signature", "fileSize", "sha512"] as const) {
+      if (!isMissing(entry[name])) checkType(entryFields[name], entry[name], `${at}.${name}`);
     }
-    const fileSize = optional(fields.fileSize);
-    if (fileSize !== null && typeof fileSize !== "number") throw fileSizeInvalid(at);
-    const sha512 = optional(fields.sha512);
-    if (sha512 !== null && typeof sha512 !== "string") {
-      throw new ShipkeyError("INVALID_FIELD_TYPE", `${at}.sha512 must be a string`, {
-        field: `${at}.sha512`,
-      });
-    }
-    return { ...entry, signature, fileSize, sha512 };
-  });
-  // The spec's pass already refused notes that are neither missing nor a string.
-  const notes = publish.releaseNotes;
+  }
+  // Every field is read here: the body is the contract's, but for its missing optional fields.
+  const { critical = null, rollout = null } = readFields(PublishFields, body, [
+    "critical",
+    "rollout",
+  ]);
+  const publish = body as PublishFields;
   return {
     productSlug: publish.productSlug,
-    version: publish.version,
+    version: versionOf(publish.version),
     channel: publish.channel,
-    releaseNotes: typeof notes === "string" && notes !== "" ? notes : null,
-    releases,
-    ...rolloutSettings(publish),
+    releaseNotes: orNull(publish.releaseNotes),
+    releases: publish.releases.map((entry, i) => ({
+      platform: entry.platform,
+      arch: entry.arch,
+      downloadUrl: downloadUrlOf(entry.downloadUrl, `releases[${i}]`),
+      signature: orNull(entry.signature),
+      fileSize: orNull(entry.fileSize),
+      sha512: orNull(entry.sha512),
+    })),
+    rollout,
+    critical,
   };
-}
-
-/**
- * The optional rollout (`{percent}` or `{stepHours}`, whole numbers in their ranges) and
- * critical (a boolean); missing ones are null.
- */
-function rolloutSettings(publish: SpecChecked): Pick<PublishRequest, "rollout" | "critical"> {
-  const critical = isMissing(publish.critical) ? null : publish.critical;
-  if (critical !== null && typeof critical !== "boolean") throw wrongType("critical", "a boolean");
-  if (isMissing(publish.rollout)) return { rollout: null, critical };
-  const rollout = publish.rollout;
-  if (typeof rollout !== "object" || rollout === null || Array.isArray(rollout)) {
-    throw wrongType("rollout", "an object");
-  }
-  const fields = rollout as JsonObject;
-  const keys = Object.keys(fields);
-  const [name] = keys;
-  if (keys.length !== 1 || (name !== "percent" && name !== "stepHours")) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      "rollout must have exactly one of percent or stepHours",
-      { field: "rollout" },
-    );
-  }
-  const value = fields[name];
-  const [min, max] =
-    name === "percent"
-      ? [rolloutRange.minPercent, rolloutRange.maxPercent]
-      : [rolloutRange.minStepHours, rolloutRange.maxStepHours];
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      `rollout.${name} must be a whole number from ${min} to ${max}`,
-      { field: `rollout.${name}` },
-    );
-  }
-  return { rollout: name === "percent" ? { percent: value } : { stepHours: value }, critical };
-}
-
-function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {
-  return typeof value === "string" && (values as readonly string[]).includes(value);
 }

@@ -3,29 +3,21 @@ import { validate } from "../../contracts/license-api.js";
 import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
 import { type LastSeenRecorder, validateLicense } from "../../domain/licenses/validate-license.js";
-import { type App, documentationOnly, routeSchema } from "../contract-route.js";
-import {
-  assertPresent,
-  reportedAppVersion,
-  requiredString,
-  requireJsonObject,
-} from "../request-fields.js";
+import { reportedVersion } from "../../domain/releases/version.js";
+import { type App, publicRoute } from "../contract-route.js";
 import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
 
 export function validateLicenseRoute(app: App, db: Kysely<DB>, lastSeen: LastSeenRecorder): void {
   app.post(validate.url, {
-    schema: routeSchema(validate),
-    validatorCompiler: documentationOnly,
+    ...publicRoute(validate),
     bodyLimit: limits.licenseBodyBytes,
-    config: { failureFlag: "valid", jsonBody: true },
     handler: async (request) => {
-      const body = requireJsonObject(request.body);
-      assertPresent(body, ["licenseKey", "machineId", "productSlug"]);
+      const body = request.body;
       const input = {
-        licenseKey: normalizeLicenseKey(requiredString(body, "licenseKey")),
-        machineId: requiredString(body, "machineId"),
-        productSlug: requiredString(body, "productSlug"),
-        appVersion: reportedAppVersion(body),
+        licenseKey: normalizeLicenseKey(body.licenseKey),
+        machineId: body.machineId,
+        productSlug: body.productSlug,
+        appVersion: reportedVersion(body.appVersion),
       };
       const result = await validateLicense(db, input, lastSeen);
       return { valid: true, ...result } as const;

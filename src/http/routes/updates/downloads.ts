@@ -1,6 +1,6 @@
 import { findDownload, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { download, downloadNamed } from "../../../contracts/releases.js";
-import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
+import { type App, publicRoute } from "../../contract-route.js";
 import { admit, type FeedDeps, archNames, fromFeedName, platformNames } from "./feed-request.js";
 
 /**
@@ -12,7 +12,8 @@ export function downloadRoutes(app: App, deps: FeedDeps): void {
   for (const route of [download, downloadNamed]) {
     app.get(
       route.url,
-      { schema: routeSchema(route), validatorCompiler: documentationOnly },
+      // Read by its contract (request-reader.ts).
+      publicRoute(route),
       async (request, reply) => {
         const { productSlug } = request.params;
         const version = parseCurrentVersion(request.params.version, "version");

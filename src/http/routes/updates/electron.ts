@@ -3,7 +3,7 @@ import { findLatestRelease, type FeedRelease } from "../../../domain/releases/up
 import { type Audience, rolloutPercent } from "../../../domain/releases/rollout.js";
 import { ShipkeyError } from "../../../errors.js";
 import { electron } from "../../../contracts/releases.js";
-import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
+import { type App, publicRoute } from "../../contract-route.js";
 import { type FeedDeps, type OpenFeed, openFeed, sendDocument } from "./feed-request.js";
 import { type Arch, type Channel, type Platform } from "../../../contracts/vocabulary.js";
 
@@ -31,7 +31,8 @@ const fileName = /^(latest|beta|alpha)(-mac|-linux|-linux-arm64)?\.yml$/;
 export function electronFeedRoute(app: App, deps: FeedDeps): void {
   app.get(
     electron.url,
-    { schema: routeSchema(electron), validatorCompiler: documentationOnly },
+    // Read by its contract (request-reader.ts).
+    publicRoute(electron),
     async (request, reply) => {
       const { productSlug, file } = request.params;
       const match = fileName.exec(file);

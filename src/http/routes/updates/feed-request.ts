@@ -16,7 +16,6 @@ import { requestOrigin } from "../../public-origin.js";
 import {
   arches,
   type Channel,
-  channels,
   limits,
   type Platform,
   platforms,
@@ -170,10 +169,11 @@ export function boundedHeader(
 }
 
 /**
- * One query parameter as a string: absent or "" is undefined; a repeated one is a 400 (the
- * feeds never guess which of two values was meant).
+ * A credential's query parameter (licenseKey, machineId), which the request reader leaves to
+ * the feeds (InputRules.unread), so a product that wants none never reads it: absent or "" is
+ * undefined; a repeated one is a 400 (the feeds never guess which of two values was meant).
  */
-export function queryParam(query: unknown, name: string): string | undefined {
+function queryParam(query: unknown, name: string): string | undefined {
   const value = (query as Record<string, unknown> | undefined)?.[name];
   if (value === undefined || value === "") return undefined;
   if (typeof value !== "string") {
@@ -187,21 +187,11 @@ const byName = <T extends string>(values: readonly T[]) =>
 /** The spec's own names (WINDOWS, X64, ...) keyed in lower case, for any case a request gives. */
 export const platformNames = byName(platforms);
 export const archNames = byName(arches);
-const channelNames = byName(channels);
-
-/** `stable`, `beta` or `alpha`, any case; absent means stable. */
-export function parseChannel(raw: string | undefined): Channel {
-  if (raw === undefined) return "STABLE";
-  const name = raw.toLowerCase();
-  const channel = Object.hasOwn(channelNames, name) ? channelNames[name] : undefined;
-  if (channel === undefined) throw ShipkeyError.spec("INVALID_CHANNEL", { field: "channel" });
-  return channel;
-}
 
 /**
  * A feed's name for a platform or arch (`names` keyed in lower case), mapped to the stored one,
  * in any case (WINDOWS, windows, Windows); else 400 naming `field`, the request's parameter.
- * Channels are matched the same way.
+ * Channels, one vocabulary on every feed, are matched the same way by the request reader.
  */
 export function fromFeedName<T extends string>(
   names: Record<string, T>,

@@ -1,17 +1,8 @@
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { ShipkeyError } from "../../../errors.js";
 import { latest } from "../../../contracts/releases.js";
-import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
-import { missingFields } from "../../request-fields.js";
-import {
-  type FeedDeps,
-  archNames,
-  fromFeedName,
-  platformNames,
-  openFeed,
-  parseChannel,
-  queryParam,
-} from "./feed-request.js";
+import { type App, publicRoute } from "../../contract-route.js";
+import { type FeedDeps, archNames, fromFeedName, platformNames, openFeed } from "./feed-request.js";
 
 /**
  * The newest release for a platform and arch, for any client. With currentVersion, 204 when
@@ -20,17 +11,11 @@ import {
 export function latestFeedRoute(app: App, deps: FeedDeps): void {
   app.get(
     latest.url,
-    { schema: routeSchema(latest), validatorCompiler: documentationOnly },
+    // Read by its contract (request-reader.ts).
+    publicRoute(latest),
     async (request, reply) => {
       const { productSlug } = request.params;
-      const platform = queryParam(request.query, "platform");
-      const arch = queryParam(request.query, "arch");
-      if (platform === undefined || arch === undefined) {
-        const names = ["platform", "arch"];
-        throw missingFields(names.filter((name) => queryParam(request.query, name) === undefined));
-      }
-      const channel = parseChannel(queryParam(request.query, "channel"));
-      const rawCurrent = queryParam(request.query, "currentVersion");
+      const { platform, arch, channel = "STABLE", currentVersion: rawCurrent } = request.query;
       const currentVersion = rawCurrent === undefined ? undefined : parseCurrentVersion(rawCurrent);
       const storedPlatform = fromFeedName(platformNames, platform, "platform");
       const storedArch = fromFeedName(archNames, arch, "arch");

@@ -6,15 +6,13 @@ import {
 } from "../../../domain/releases/update-feed.js";
 import { sparkleVersion } from "../../../domain/releases/version.js";
 import { sparkle } from "../../../contracts/releases.js";
-import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
+import { type App, publicRoute } from "../../contract-route.js";
 import {
   archNames,
   type FeedDeps,
   fromFeedName,
   type OpenFeed,
   openFeed,
-  parseChannel,
-  queryParam,
   sendDocument,
 } from "./feed-request.js";
 import { type Platform, rolloutSteps } from "../../../contracts/vocabulary.js";
@@ -32,10 +30,11 @@ const maxItems = 20;
 export function sparkleFeedRoute(app: App, deps: FeedDeps): void {
   app.get(
     sparkle.url,
-    { schema: routeSchema(sparkle), validatorCompiler: documentationOnly },
+    // Read by its contract (request-reader.ts).
+    publicRoute(sparkle),
     async (request, reply) => {
       const { productSlug } = request.params;
-      const channel = parseChannel(queryParam(request.query, "channel"));
+      const { channel = "STABLE" } = request.query;
       const platform = fromFeedName(platforms, request.params.platform, "platform");
       const arch = fromFeedName(archNames, request.params.arch, "arch");
       const feed = await openFeed(request, deps, {

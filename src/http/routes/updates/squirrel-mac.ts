@@ -1,14 +1,7 @@
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { squirrelMac } from "../../../contracts/releases.js";
-import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
-import {
-  archNames,
-  type FeedDeps,
-  fromFeedName,
-  openFeed,
-  parseChannel,
-  queryParam,
-} from "./feed-request.js";
+import { type App, publicRoute } from "../../contract-route.js";
+import { archNames, type FeedDeps, fromFeedName, openFeed } from "./feed-request.js";
 
 /**
  * Electron's autoUpdater on macOS (Squirrel.Mac): 204 when nothing newer exists, else the JSON
@@ -18,10 +11,11 @@ import {
 export function squirrelMacFeedRoute(app: App, deps: FeedDeps): void {
   app.get(
     squirrelMac.url,
-    { schema: routeSchema(squirrelMac), validatorCompiler: documentationOnly },
+    // Read by its contract (request-reader.ts).
+    publicRoute(squirrelMac),
     async (request, reply) => {
       const { productSlug, arch, currentVersion } = request.params;
-      const channel = parseChannel(queryParam(request.query, "channel"));
+      const { channel = "STABLE" } = request.query;
       const storedArch = fromFeedName(archNames, arch, "arch");
       const current = parseCurrentVersion(currentVersion);
       const check = { productSlug, platform: "MACOS", channel, currentVersion: current } as const;

@@ -1,7 +1,7 @@
 import { findLatestRelease, parseCurrentVersion } from "../../../domain/releases/update-feed.js";
 import { tauri } from "../../../contracts/releases.js";
-import { type App, documentationOnly, routeSchema } from "../../contract-route.js";
-import { type FeedDeps, fromFeedName, openFeed, parseChannel, queryParam } from "./feed-request.js";
+import { type App, publicRoute } from "../../contract-route.js";
+import { type FeedDeps, fromFeedName, openFeed } from "./feed-request.js";
 import { type Arch, type Platform } from "../../../contracts/vocabulary.js";
 
 const targets: Record<string, Platform> = { linux: "LINUX", windows: "WINDOWS", darwin: "MACOS" };
@@ -17,11 +17,12 @@ const unservedArches = new Set(["i686", "armv7"]);
 export function tauriFeedRoute(app: App, deps: FeedDeps): void {
   app.get(
     tauri.url,
-    { schema: routeSchema(tauri), validatorCompiler: documentationOnly },
+    // Read by its contract (request-reader.ts).
+    publicRoute(tauri),
     async (request, reply) => {
       const { productSlug, target, arch, currentVersion } = request.params;
-      const channel = parseChannel(queryParam(request.query, "channel"));
-      queryParam(request.query, "bundle"); // accepted; one entry per platform/arch is stored
+      // bundle is accepted and unused: one entry per platform/arch is stored.
+      const { channel = "STABLE" } = request.query;
       const platform = fromFeedName(targets, target, "target");
       const unserved = unservedArches.has(arch);
       const storedArch = unserved ? undefined : fromFeedName(arches, arch, "arch");
