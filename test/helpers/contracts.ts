@@ -1,6 +1,7 @@
 import * as admin from "../../src/contracts/admin.js";
 import type { Contract } from "../../src/contracts/kit.js";
 import * as licenseApi from "../../src/contracts/license-api.js";
+import * as plans from "../../src/contracts/plans.js";
 import * as releases from "../../src/contracts/releases.js";
 import * as seats from "../../src/contracts/seats.js";
 import * as webhooks from "../../src/contracts/webhooks.js";
@@ -13,6 +14,6 @@ const isContract = (value: unknown): value is Contract =>
   "url" in value;
 
 /** Every endpoint's contract, from every contract module. */
-export const contracts: Contract[] = [admin, licenseApi, releases, seats, webhooks]
+export const contracts: Contract[] = [admin, licenseApi, plans, releases, seats, webhooks]
   .flatMap((module) => Object.values(module))
   .filter(isContract);

@@ -43,6 +43,9 @@ export interface CreateLicenseInput extends LicenseSettings {
   productSlug: string;
   maxMachines: number;
   licenseKey?: string;
+  /** The plan it is made from (domain/plans/license-from-plan.ts), and its updates window's end. */
+  planId?: string | null;
+  updatesUntil?: number | null;
 }
 
 /** The column is a 32-bit integer on both databases. */
@@ -80,6 +83,8 @@ export async function createLicense(
     note: emptyToNull(input.note) ?? null,
     external_id: emptyToNull(input.externalId) ?? null,
     max_deactivations_per_30_days: input.maxDeactivationsPer30Days ?? null,
+    plan_id: input.planId ?? null,
+    updates_until: input.updatesUntil ?? null,
     created_at: now,
     updated_at: now,
   });
@@ -536,6 +541,7 @@ function toLicenseView(row: DB["licenses"] & { product_slug: string }): LicenseV
     note: row.note,
     externalId: row.external_id,
     maxDeactivationsPer30Days: row.max_deactivations_per_30_days,
+    planId: row.plan_id,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };
