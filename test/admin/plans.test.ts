@@ -281,6 +281,48 @@ describe.each(dialects)("plans on the admin API (%s)", (dialect) => {
     expect(refused.json().code).toBe("PRODUCT_NOT_IN_KEY");
   });
 
+  it("deleting a product deletes its plans, unless a moved license was made from one", async () => {
+    const make = async (slug: string) => {
+      expect((await call("POST", "/api/admin/products", { slug, name: slug })).statusCode).toBe(
+        201,
+      );
+      const plan = await call("POST", `/api/admin/products/${slug}/plans`, {
+        slug: "basic",
+        name: "Basic",
+        maxMachines: 1,
+      });
+      expect(plan.statusCode).toBe(201);
+    };
+    await make("short-lived");
+    expect((await call("DELETE", "/api/admin/products/short-lived")).statusCode).toBe(200);
+    await make("moved-from");
+    const license = (
+      await call("POST", "/api/admin/products/moved-from/plans/basic/licenses", {})
+    ).json();
+    const moved = await call("POST", `/api/admin/licenses/${license.licenseKey}/move`, {
+      productSlug: "desktop-app",
+    });
+    expect(moved.statusCode).toBe(200);
+    const refused = await call("DELETE", "/api/admin/products/moved-from");
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().code).toBe("PRODUCT_IN_USE");
+  });
+
+  it("a key limited to a product reads the audit entries of its plans only", async () => {
+    const limited = (
+      await createApiKey(f.db, {
+        name: "auditor",
+        scopes: ["audit:read"],
+        productIds: [f.otherProduct.id],
+      })
+    ).key;
+    const entries = (
+      await callWithApiKey(f, limited, "GET", "/api/admin/audit?action=plan.create")
+    ).json().items as Array<{ details: { product: string } }>;
+    expect(entries.length).toBeGreaterThan(0);
+    expect(new Set(entries.map((e) => e.details.product))).toEqual(new Set(["other-app"]));
+  });
+
   it("createLicenseFromPlan (the payment integrations' call): a subscription's period and grace", async () => {
     const created = await create({
       slug: "monthly",
