@@ -51,7 +51,7 @@ const planFields = {
   graceDays: Type.Integer({
     minimum: 0,
     maximum: planRanges.maxGraceDays,
-    description: "A subscription's days of grace after its paid period (0 unless a subscription)",
+    description: "A subscription's days of grace after its paid period; other plans ignore it",
   }),
   onRefund: Reaction(
     "What a full refund does to the license: revoke (the default), suspend or nothing",
