@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { maskLicenseKey } from "../domain/licenses/license-key.js";
 import { licenseIdOfKey } from "../domain/licenses/license-record.js";
 import * as planLicenses from "../domain/plans/license-from-plan.js";
@@ -23,6 +24,7 @@ export const createPlan = (
   actor: Actor,
   productSlug: string,
   input: plans.NewPlan,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -30,6 +32,7 @@ export const createPlan = (
     "plan.create",
     (trx) => plans.createPlan(trx, productSlug, input),
     (plan) => planEntry(plan, { name: plan.name, maxMachines: plan.maxMachines }),
+    idempotency,
   );
 
 /**
@@ -42,6 +45,7 @@ export const updatePlan = (
   productSlug: string,
   planSlug: string,
   changes: plans.PlanSettings,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -53,16 +57,24 @@ export const updatePlan = (
       return { after, changes: plans.planChanges(before, after) };
     },
     ({ after, changes: values }) => planEntry(after, { changes: values }),
+    idempotency,
   ).then(({ after }) => after);
 
 /** An archived plan makes no new license; its licenses are unchanged. */
-export const archivePlan = (db: Kysely<DB>, actor: Actor, productSlug: string, planSlug: string) =>
+export const archivePlan = (
+  db: Kysely<DB>,
+  actor: Actor,
+  productSlug: string,
+  planSlug: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "plan.archive",
     (trx) => plans.setPlanArchived(trx, productSlug, planSlug, true),
     (plan) => planEntry(plan),
+    idempotency,
   );
 
 export const unarchivePlan = (
@@ -70,6 +82,7 @@ export const unarchivePlan = (
   actor: Actor,
   productSlug: string,
   planSlug: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -77,16 +90,24 @@ export const unarchivePlan = (
     "plan.unarchive",
     (trx) => plans.setPlanArchived(trx, productSlug, planSlug, false),
     (plan) => planEntry(plan),
+    idempotency,
   );
 
 /** Deletes a plan that made no license (409 PLAN_IN_USE otherwise: archive it instead). */
-export const deletePlan = (db: Kysely<DB>, actor: Actor, productSlug: string, planSlug: string) =>
+export const deletePlan = (
+  db: Kysely<DB>,
+  actor: Actor,
+  productSlug: string,
+  planSlug: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "plan.delete",
     (trx) => plans.deletePlan(trx, productSlug, planSlug),
     (plan) => planEntry(plan),
+    idempotency,
   );
 
 /**
@@ -99,6 +120,7 @@ export const createLicenseFromPlan = (
   actor: Actor,
   planId: string,
   purchase: planLicenses.PlanPurchase = {},
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -124,4 +146,5 @@ export const createLicenseFromPlan = (
         quantity: purchase.quantity ?? 1,
       },
     }),
+    idempotency,
   ).then(({ license }) => license);

@@ -1,19 +1,12 @@
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import {
-  archivePlan,
-  createLicenseFromPlan,
-  createPlan,
-  deletePlan,
-  unarchivePlan,
-  updatePlan,
-} from "../../../actions/plans.js";
+import * as actions from "../../../actions/plans.js";
 import { listPlans, requirePlan } from "../../../domain/plans/plans.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
 import * as contracts from "../../../contracts/plans.js";
-import { actorOf, requireProductInKey } from "../../admin-auth.js";
+import { requireActor, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 
 /** A product's plans: /api/admin/products/{slug}/plans… (contracts/plans.ts). */
@@ -33,7 +26,13 @@ export function adminPlanRoutes(app: App, db: Kysely<DB>): void {
     contracts.createPlan.url,
     { ...adminRoute(db, contracts.createPlan), preHandler: inKey },
     async (request, reply) => {
-      const plan = await createPlan(db, actorOf(request), request.params.slug, request.body);
+      const plan = await actions.createPlan(
+        db,
+        requireActor(request),
+        request.params.slug,
+        request.body,
+        request.idempotencyClaim,
+      );
       return reply.status(201).send(plan);
     },
   );
@@ -48,20 +47,40 @@ export function adminPlanRoutes(app: App, db: Kysely<DB>): void {
     contracts.updatePlan.url,
     { ...adminRoute(db, contracts.updatePlan), preHandler: inKey },
     async (request) =>
-      updatePlan(db, actorOf(request), request.params.slug, request.params.plan, request.body),
+      actions.updatePlan(
+        db,
+        requireActor(request),
+        request.params.slug,
+        request.params.plan,
+        request.body,
+        request.idempotencyClaim,
+      ),
   );
 
   app.post(
     contracts.archivePlan.url,
     { ...adminRoute(db, contracts.archivePlan), preHandler: inKey },
-    async (request) => archivePlan(db, actorOf(request), request.params.slug, request.params.plan),
+    async (request) =>
+      actions.archivePlan(
+        db,
+        requireActor(request),
+        request.params.slug,
+        request.params.plan,
+        request.idempotencyClaim,
+      ),
   );
 
   app.post(
     contracts.unarchivePlan.url,
     { ...adminRoute(db, contracts.unarchivePlan), preHandler: inKey },
     async (request) =>
-      unarchivePlan(db, actorOf(request), request.params.slug, request.params.plan),
+      actions.unarchivePlan(
+        db,
+        requireActor(request),
+        request.params.slug,
+        request.params.plan,
+        request.idempotencyClaim,
+      ),
   );
 
   app.delete(
@@ -69,7 +88,7 @@ export function adminPlanRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.deletePlan), preHandler: inKey },
     async (request) => {
       const { slug, plan } = request.params;
-      await deletePlan(db, actorOf(request), slug, plan);
+      await actions.deletePlan(db, requireActor(request), slug, plan, request.idempotencyClaim);
       return { deleted: true, product: slug, plan } as const;
     },
   );
@@ -88,10 +107,16 @@ export function adminPlanRoutes(app: App, db: Kysely<DB>): void {
         );
       }
       const plan = await requirePlan(db, request.params.slug, request.params.plan);
-      const license = await createLicenseFromPlan(db, actorOf(request), plan.id, {
-        ...purchase,
-        periodEndsAt: periodEnd,
-      });
+      const license = await actions.createLicenseFromPlan(
+        db,
+        requireActor(request),
+        plan.id,
+        {
+          ...purchase,
+          periodEndsAt: periodEnd,
+        },
+        request.idempotencyClaim,
+      );
       return reply.status(201).send(license);
     },
   );
