@@ -308,6 +308,27 @@ describe.each(dialects)("plans on the admin API (%s)", (dialect) => {
     expect(refused.json().code).toBe("PRODUCT_IN_USE");
   });
 
+  it("replays a creation sent twice with one Idempotency-Key, making one plan", async () => {
+    const send = () =>
+      f.app.inject({
+        method: "POST",
+        url: plans,
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          "content-type": "application/json",
+          "idempotency-key": "plan-once",
+        },
+        payload: JSON.stringify({ slug: "once", name: "Once", maxMachines: 1 }),
+      });
+    const first = await send();
+    const again = await send();
+    expect(first.statusCode).toBe(201);
+    expect(again.statusCode).toBe(201);
+    expect(again.json()).toEqual(first.json());
+    const rows = await f.db.selectFrom("plans").select("id").where("slug", "=", "once").execute();
+    expect(rows).toHaveLength(1);
+  });
+
   it("a key limited to a product reads the audit entries of its plans only", async () => {
     const limited = (
       await createApiKey(f.db, {
