@@ -5,9 +5,11 @@ import {
   NullableDateTime,
   NullableInteger,
   NullableString,
+  Slug,
+  strict,
   StringEnum,
 } from "./kit.js";
-import { License } from "./admin.js";
+import { License } from "./licenses.js";
 import { limits, planRanges, planReactions } from "./vocabulary.js";
 
 /**
@@ -15,9 +17,7 @@ import { limits, planRanges, planReactions } from "./vocabulary.js";
  * products:write to change them (docs/selling.md). A license made from a plan copies its
  * settings, so changing a plan changes no license.
  */
-const strict = { additionalProperties: false } as const;
 const tag = "Admin: products" as const;
-const Slug = Type.String({ minLength: 1, maxLength: limits.identifier });
 const ProductParams = Type.Object({ slug: Slug });
 const PlanParams = Type.Object({ slug: Slug, plan: Slug });
 const planErrors = ["PRODUCT_NOT_FOUND", "PRODUCT_NOT_IN_KEY", "PLAN_NOT_FOUND"] as const;

@@ -2,11 +2,8 @@ import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { limits, planRanges } from "../../contracts/vocabulary.js";
-import {
-  type CreateLicenseInput,
-  createLicense,
-  type LicenseView,
-} from "../licenses/manage-licenses.js";
+import { type CreateLicenseInput, createLicense } from "../licenses/manage-licenses.js";
+import type { LicenseView } from "../licenses/license-views.js";
 import { findPlanById, type Plan } from "./plans.js";
 
 const dayMs = 86_400_000;
