@@ -81,6 +81,14 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         description: { type: "string" },
         enabled: { type: "string" },
         "grace-hours": { type: "string" },
+        "duration-days": { type: "string" },
+        "updates-window-days": { type: "string" },
+        subscription: { type: "string" },
+        "grace-days": { type: "string" },
+        "on-refund": { type: "string" },
+        "on-chargeback": { type: "string" },
+        "floating-lease-minutes": { type: "string" },
+        restore: { type: "boolean" },
       },
     });
     return { positionals, options: values };

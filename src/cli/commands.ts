@@ -3,6 +3,7 @@ import { adminCommands } from "./commands/admins.js";
 import { apiKeyCommands } from "./commands/api-keys.js";
 import { licenseCommands } from "./commands/licenses.js";
 import { maintenanceCommands } from "./commands/maintenance.js";
+import { planCommands } from "./commands/plans.js";
 import { productCommands } from "./commands/products.js";
 import { releaseCommands } from "./commands/releases.js";
 import { webhookCommands } from "./commands/webhooks.js";
@@ -22,6 +23,7 @@ export type { Command, CommandHelp, CommandResult };
 export const commands: Record<string, Command> = {
   ...maintenanceCommands,
   ...productCommands,
+  ...planCommands,
   ...licenseCommands,
   ...releaseCommands,
   ...adminCommands,

@@ -55,6 +55,11 @@ export const License = Type.Object(
     maxDeactivationsPer30Days: NullableInteger({
       description: "The license's own churn limit; null: its product's applies",
     }),
+    planId: NullableString({
+      description:
+        "The id of the plan the license was made from (its settings copied then); null: made " +
+        "by hand",
+    }),
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },

@@ -63,6 +63,23 @@ export const limits = {
   maxMachines: 2_147_483_647,
 } as const;
 
+/** What a full refund or a chargeback does to a plan's license. */
+export const planReactions = ["revoke", "suspend", "nothing"] as const;
+export type PlanReaction = (typeof planReactions)[number];
+
+/**
+ * A plan's numbers (domain/plans/plans.ts): its duration, updates window and grace in days, and
+ * a floating seat's lease in minutes.
+ */
+export const planRanges = {
+  maxDays: 36_500,
+  maxGraceDays: 365,
+  minLeaseMinutes: 1,
+  maxLeaseMinutes: 1440,
+  /** Units of one purchase (seats = the plan's machines × quantity). */
+  maxQuantity: 10_000,
+} as const;
+
 /** Pages of the admin API's lists. */
 export const pageLimits = { default: 50, max: 200 } as const;
 

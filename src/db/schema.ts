@@ -4,6 +4,7 @@ import type {
   Channel,
   LicenseStatus,
   Platform,
+  PlanReaction,
   SigningKeyStatus,
   WebhookDeliveryStatus,
 } from "../contracts/vocabulary.js";
@@ -77,6 +78,40 @@ export interface LicensesTable {
   external_id: string | null;
   /** Overrides the product's max_deactivations_per_30_days when set. */
   max_deactivations_per_30_days: number | null;
+  /** The plan the license was made from; null for a license made by hand. */
+  plan_id: string | null;
+  /** The end of the updates window its plan gave it; null: updates while the license is valid. */
+  updates_until: number | null;
+}
+
+/** A product's license template: a license made from it copies these settings. */
+export interface PlansTable {
+  id: string;
+  product_id: string;
+  /** The vendor's stable code for the plan, unique per product. */
+  slug: string;
+  name: string;
+  edition: string | null;
+  edition_name: string | null;
+  /** JSON array of strings. */
+  features: string;
+  /** Machine slots per unit bought: a license of quantity n gets max_machines × n. */
+  max_machines: number;
+  /** null: perpetual. */
+  duration_days: number | null;
+  /** null: updates for as long as the license is valid. */
+  updates_window_days: number | null;
+  /** 1: a subscription, whose license expires at the paid period's end plus grace_days. */
+  subscription: number;
+  grace_days: number;
+  on_refund: PlanReaction;
+  on_chargeback: PlanReaction;
+  /** The lease of a floating plan's seats in minutes; null: not floating. */
+  floating_lease_minutes: number | null;
+  /** An archived plan makes no new license; null while in use. */
+  archived_at: number | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface ActivationsTable {
@@ -347,6 +382,7 @@ export interface DB {
   audit_log: AuditLogTable;
   products: ProductsTable;
   licenses: LicensesTable;
+  plans: PlansTable;
   activations: ActivationsTable;
   release_versions: ReleaseVersionsTable;
   release_artifacts: ReleaseArtifactsTable;

@@ -18,6 +18,7 @@ import { activateMachineRoute } from "./routes/activate-machine.js";
 import { adminApiKeyRoutes } from "./routes/admin/api-keys.js";
 import { adminAuditRoutes } from "./routes/admin/audit.js";
 import { adminLicenseRoutes } from "./routes/admin/licenses.js";
+import { adminPlanRoutes } from "./routes/admin/plans.js";
 import { adminProductRoutes } from "./routes/admin/products.js";
 import { adminReleaseRoutes } from "./routes/admin/releases.js";
 import { adminWebhookRoutes } from "./routes/admin/webhooks.js";
@@ -126,6 +127,7 @@ export function registerRoutes(
     const routes = typed(admin);
     adminProductRoutes(routes, db, signing);
     adminLicenseRoutes(routes, db);
+    adminPlanRoutes(routes, db);
     adminReleaseRoutes(routes, db);
     adminApiKeyRoutes(routes, db);
     adminAuditRoutes(routes, db);

@@ -146,6 +146,7 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
       .replace("{arch}", "X64")
       .replace("{machineId}", "machine-of-b")
       .replace("{kid}", "any-kid")
+      .replace("{plan}", "any-plan")
       .replace("{id}", otherKeyId);
 
   /** A body the route would accept, naming the other product where a body names one. */
@@ -163,6 +164,9 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
     if (path.endsWith("/keys/promote")) return { force: true };
     if (path.endsWith("/rollout")) return { percent: 10 };
     if (path.endsWith("/critical")) return { critical: true };
+    if (path.endsWith("/plans")) return { slug: "taken-over", name: "Taken", maxMachines: 1 };
+    if (path.endsWith("/plans/{plan}")) return { name: "Taken Over" };
+    if (path.endsWith("/plans/{plan}/licenses")) return {};
     // Moving the other product's license to the key's own product: still the other product's.
     if (path.endsWith("/move")) return { productSlug: f.product.slug };
     return undefined;

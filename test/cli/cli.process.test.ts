@@ -219,6 +219,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       note: "reseller order 7",
       externalId: "order-7",
       maxDeactivationsPer30Days: null,
+      planId: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

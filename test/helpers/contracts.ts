@@ -4,6 +4,7 @@ import type { Contract } from "../../src/contracts/kit.js";
 import * as licenseApi from "../../src/contracts/license-api.js";
 import * as licenses from "../../src/contracts/licenses.js";
 import * as machines from "../../src/contracts/machines.js";
+import * as plans from "../../src/contracts/plans.js";
 import * as products from "../../src/contracts/products.js";
 import * as releaseVersions from "../../src/contracts/release-versions.js";
 import * as releases from "../../src/contracts/releases.js";
@@ -24,6 +25,7 @@ export const contracts: Contract[] = [
   licenseApi,
   licenses,
   machines,
+  plans,
   products,
   releaseVersions,
   releases,

@@ -160,6 +160,10 @@ export async function listAudit(
             eb.selectFrom("licenses").select("id").where("product_id", "in", ids),
           ),
         ]),
+        eb.and([
+          eb("target_type", "=", "plan"),
+          eb("target_id", "in", eb.selectFrom("plans").select("id").where("product_id", "in", ids)),
+        ]),
       ]),
     );
   }

@@ -84,6 +84,7 @@ export function toLicenseView(row: DB["licenses"] & { product_slug: string }): L
     note: row.note,
     externalId: row.external_id,
     maxDeactivationsPer30Days: row.max_deactivations_per_30_days,
+    planId: row.plan_id,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };

@@ -23,6 +23,9 @@ export type CreateLicenseInput = LicenseSettings &
   Required<Pick<LicenseSettings, RequiredOnCreate<LicenseSettingsTable>>> & {
     productSlug: string;
     licenseKey?: string;
+    /** The plan it is made from (domain/plans/license-from-plan.ts), and its updates window's end. */
+    planId?: string | null;
+    updatesUntil?: number | null;
   };
 
 // Given keys must be printable and unambiguous to type: no spaces or control characters.
@@ -57,6 +60,8 @@ export async function createLicense(
     note: emptyToNull(input.note) ?? null,
     external_id: emptyToNull(input.externalId) ?? null,
     max_deactivations_per_30_days: input.maxDeactivationsPer30Days ?? null,
+    plan_id: input.planId ?? null,
+    updates_until: input.updatesUntil ?? null,
     created_at: now,
     updated_at: now,
   });

@@ -266,6 +266,21 @@ export async function deleteProduct(db: Kysely<DB>, slug: string): Promise<void>
         `Product "${slug}" still has ${license ? "licenses" : "releases"}; delete or move them first`,
       );
     }
+    // Its plans go with it, unless a license moved to another product was made from one.
+    const planLicense = await trx
+      .selectFrom("licenses")
+      .innerJoin("plans", "plans.id", "licenses.plan_id")
+      .select("licenses.id")
+      .where("plans.product_id", "=", product.id)
+      .limit(1)
+      .executeTakeFirst();
+    if (planLicense) {
+      throw new ShipkeyError(
+        "PRODUCT_IN_USE",
+        `Product "${slug}" still has plans that licenses were made from; delete those licenses first`,
+      );
+    }
+    await trx.deleteFrom("plans").where("product_id", "=", product.id).execute();
     await trx.deleteFrom("products").where("id", "=", product.id).execute();
   });
 }

@@ -21,6 +21,7 @@ import { licensePages } from "./pages/licenses.js";
 import { loginRoutes } from "./pages/login.js";
 import { productKeyPages } from "./pages/product-keys.js";
 import { productPages } from "./pages/products.js";
+import { planPages } from "./pages/plans.js";
 import type { Signing } from "../../domain/signing/key-ring.js";
 import { releasePages } from "./pages/releases.js";
 import { rejectNulInput } from "../request-fields.js";
@@ -69,6 +70,7 @@ export async function dashboard(
     licensePages(pages, db);
     productPages(pages, db, signing);
     productKeyPages(pages, db, signing);
+    planPages(pages, db);
     releasePages(pages, db);
     apiKeyPages(pages, db);
     webhookPages(pages, db, signing.masterKey, webhooks);

@@ -85,6 +85,7 @@ function productRow(p: Product, csrfToken: string): Html {
     <td>${tauriKeyCell(p, csrfToken)}</td>
     <td class="actions">
       <a href="/admin/products/${p.slug}/keys">Signing keys and offline use</a>
+      <a href="/admin/products/${p.slug}/plans">Plans</a>
       <a href="/admin/releases?product=${p.slug}">Releases</a>
       <a href="/admin/licenses?product=${p.slug}">Licenses</a>
       ${actionForm(
