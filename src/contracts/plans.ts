@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from "typebox";
 import {
-  contract,
+  adminContract,
   DateTime,
   NullableDateTime,
   NullableInteger,
@@ -122,7 +122,7 @@ export const PlanSettingsBody = Type.Object(optional(planFields), {
 });
 export type PlanSettingsBody = Static<typeof PlanSettingsBody>;
 
-export const listPlans = contract({
+export const listPlans = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug/plans",
   operationId: "listPlans",
@@ -133,7 +133,7 @@ export const listPlans = contract({
   schema: { params: ProductParams, response: { 200: Type.Object({ items: Type.Array(Plan) }) } },
 });
 
-export const createPlan = contract({
+export const createPlan = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/plans",
   operationId: "createPlan",
@@ -144,7 +144,7 @@ export const createPlan = contract({
   schema: { params: ProductParams, body: CreatePlanBody, response: { 201: Plan } },
 });
 
-export const getPlan = contract({
+export const getPlan = adminContract({
   method: "GET",
   url: "/api/admin/products/:slug/plans/:plan",
   operationId: "getPlan",
@@ -155,7 +155,7 @@ export const getPlan = contract({
   schema: { params: PlanParams, response: { 200: Plan } },
 });
 
-export const updatePlan = contract({
+export const updatePlan = adminContract({
   method: "PATCH",
   url: "/api/admin/products/:slug/plans/:plan",
   operationId: "updatePlan",
@@ -170,7 +170,7 @@ export const updatePlan = contract({
 });
 
 const archiveChange = (action: "archive" | "unarchive", summary: string) =>
-  contract({
+  adminContract({
     method: "POST",
     url: `/api/admin/products/:slug/plans/:plan/${action}`,
     operationId: `${action}Plan`,
@@ -186,7 +186,7 @@ export const archivePlan = archiveChange(
 );
 export const unarchivePlan = archiveChange("unarchive", "Put an archived plan back in use");
 
-export const deletePlan = contract({
+export const deletePlan = adminContract({
   method: "DELETE",
   url: "/api/admin/products/:slug/plans/:plan",
   operationId: "deletePlan",
@@ -207,7 +207,7 @@ export const deletePlan = contract({
   },
 });
 
-export const createPlanLicense = contract({
+export const createPlanLicense = adminContract({
   method: "POST",
   url: "/api/admin/products/:slug/plans/:plan/licenses",
   operationId: "createPlanLicense",
