@@ -164,6 +164,8 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0025_webhook_url_changes", "Success"],
     ["0026_api_key_creators", "Success"],
     ["0027_release_notes_html", "Success"],
+    ["0030_email_outbox", "Success"],
+    ["0031_email_templates", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(withoutLicenseKeysInAudit(before));
