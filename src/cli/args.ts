@@ -84,6 +84,9 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         description: { type: "string" },
         enabled: { type: "string" },
         "grace-hours": { type: "string" },
+        state: { type: "string" },
+        product: { type: "string" },
+        failed: { type: "boolean" },
       },
     });
     return { positionals, options: values };
