@@ -1,8 +1,18 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { type EmailSettingsChanges, updateEmailSettings } from "../domain/email/email-settings.js";
 import { requeueEmail } from "../domain/email/outbox.js";
+import {
+  type EmailDeliveryDeps,
+  sendClaimedEmail,
+  writeEmailOutcome,
+} from "../domain/email/delivery.js";
+import { emitWebhookEvent } from "../domain/webhooks/events.js";
+import type { ClaimedEmail } from "../db/email-claim.js";
+import { inTransaction } from "../db/transaction.js";
+import type { EmailState } from "../contracts/vocabulary.js";
 import { emailKinds } from "../contracts/vocabulary.js";
 
 // E-mail as admins act on it: the use cases' actions. Each runs its rows and its audit entry in
@@ -10,13 +20,20 @@ import { emailKinds } from "../contracts/vocabulary.js";
 // whichever way a write was made. Details never hold an address nor a license key.
 
 /** Sends a message of the outbox again (any state); a key limited to products, only theirs. */
-export const resendEmail = (db: Kysely<DB>, actor: Actor, id: string, now?: number) =>
+export const resendEmail = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  now?: number,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "email.resend",
     (trx) => requeueEmail(trx, id, actor.productIds ?? null, now),
     (message) => ({ target: { type: "email", id }, details: { kind: message.kind } }),
+    idempotency,
   );
 
 /** A product's vendor name, download link and templates; the details name what changed. */
@@ -25,6 +42,7 @@ export const changeProductEmail = (
   actor: Actor,
   slug: string,
   changes: EmailSettingsChanges,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -41,4 +59,50 @@ export const changeProductEmail = (
         templates: emailKinds.filter((kind) => changes.templates?.[kind] !== undefined),
       },
     }),
+    idempotency,
   );
+
+/**
+ * One attempt of a claimed message (the delivery worker's): the SMTP conversation, with no
+ * transaction open, then its outcome written and, when the message failed for good, the
+ * email.failed event, in one transaction. Answers the state written (null: the lease had passed
+ * and another process owns the message).
+ */
+export async function attemptEmail(
+  db: Kysely<DB>,
+  deps: EmailDeliveryDeps,
+  email: ClaimedEmail,
+): Promise<EmailState | null> {
+  const startedAt = deps.now();
+  const outcome = await sendClaimedEmail(deps, email);
+  const finishedAt = deps.now();
+  const written = await inTransaction(db, async (trx) => {
+    const result = await writeEmailOutcome(
+      trx,
+      email,
+      { ...outcome, startedAt, finishedAt },
+      deps.random,
+    );
+    if (result.failure) {
+      await emitWebhookEvent(
+        trx,
+        { type: "email.failed", product: result.failure.product, data: result.failure },
+        finishedAt,
+      );
+    }
+    return result.state;
+  });
+  if (!outcome.sent) {
+    // The reply may name the recipient: the outbox shows it, the log does not.
+    deps.log.warn(
+      {
+        emailId: email.id,
+        attempt: email.attempts + 1,
+        code: outcome.responseCode,
+        state: written,
+      },
+      "an e-mail attempt failed",
+    );
+  }
+  return written;
+}

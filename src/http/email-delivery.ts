@@ -3,7 +3,8 @@ import type { Kysely } from "kysely";
 import nodemailer from "nodemailer";
 import { claimDueEmails } from "../db/email-claim.js";
 import type { DB } from "../db/schema.js";
-import { attemptEmail, type EmailDeliveryDeps, type MailSender } from "../domain/email/delivery.js";
+import { attemptEmail } from "../actions/emails.js";
+import type { EmailDeliveryDeps, MailSender } from "../domain/email/delivery.js";
 import type { DatabaseFaults } from "./database-faults.js";
 
 export interface MailOptions {

@@ -1,9 +1,7 @@
-import type { Kysely } from "kysely";
+import type { Transaction } from "kysely";
 import type { SendMailOptions } from "nodemailer";
 import type { ClaimedEmail } from "../../db/email-claim.js";
 import type { DB } from "../../db/schema.js";
-import { inTransaction } from "../../db/transaction.js";
-import { emitWebhookEvent } from "../webhooks/events.js";
 import { type EmailState, emailLimits } from "../../contracts/vocabulary.js";
 
 /** What sends a message: nodemailer's SMTP transport (its sendMail). */
@@ -121,73 +119,60 @@ export async function sendClaimedEmail(
   }
 }
 
+/** What a failure for good tells (the email.failed event's data); null for any other outcome. */
+export type EmailFailure = Record<string, unknown> & { product: string | null };
+
 /**
- * One attempt of a claimed message, and its outcome: sent; pending again after the backoff; or
- * failed (a 5xx reply, or the last retry), with an email.failed event in the same transaction.
- * Written only while this process still holds the message: after its lease another process owns
- * it. No transaction is open while the message is in flight.
+ * Writes one attempt's outcome: sent; pending again after the backoff; or failed (a 5xx reply,
+ * or the last retry). Only while this process still holds the message (its claim's lease):
+ * after the lease another process owns it, and nothing is written. Answers the state written
+ * and, for a failure for good, what the email.failed event tells.
  */
-export async function attemptEmail(
-  db: Kysely<DB>,
-  deps: EmailDeliveryDeps,
+export async function writeEmailOutcome(
+  trx: Transaction<DB>,
   email: ClaimedEmail,
-): Promise<EmailState> {
-  const started = deps.now();
-  const outcome = await sendClaimedEmail(deps, email);
-  const finished = deps.now();
+  outcome: SmtpOutcome & { startedAt: number; finishedAt: number },
+  random: () => number,
+): Promise<{ state: EmailState | null; failure: EmailFailure | null }> {
   const attempts = email.attempts + 1;
-  const delay = outcome.sent || outcome.permanent ? null : emailRetryDelay(attempts, deps.random);
+  const delay = outcome.sent || outcome.permanent ? null : emailRetryDelay(attempts, random);
   const state: EmailState = outcome.sent ? "sent" : delay === null ? "failed" : "pending";
-  if (!outcome.sent) {
-    // The reply may name the recipient: the outbox shows it, the log does not.
-    deps.log.warn(
-      { emailId: email.id, attempt: attempts, code: outcome.responseCode, state },
-      "an e-mail attempt failed",
-    );
-  }
-  await inTransaction(db, async (trx) => {
-    const updated = await trx
-      .updateTable("email_messages")
-      .set({
-        state,
-        attempts,
-        next_attempt_at: delay === null ? null : finished + delay,
-        claimed_until: null,
-        last_attempt_at: started,
-        last_response_code: outcome.responseCode,
-        last_response: outcome.response,
-        ...(outcome.sent ? { sent_at: finished, message_id: outcome.messageId } : {}),
-        updated_at: finished,
-      })
-      .where("id", "=", email.id)
-      .where("claimed_until", "=", email.claimed_until)
-      .executeTakeFirst();
-    if (state !== "failed" || updated.numUpdatedRows === 0n) return;
-    const about = await trx
-      .selectFrom("email_messages as m")
-      .leftJoin("products as p", "p.id", "m.product_id")
-      .leftJoin("licenses as l", "l.id", "m.license_id")
-      .select(["p.slug", "l.license_key"])
-      .where("m.id", "=", email.id)
-      .executeTakeFirst();
-    await emitWebhookEvent(
-      trx,
-      {
-        type: "email.failed",
-        product: about?.slug ?? null,
-        data: {
-          emailId: email.id,
-          kind: email.kind,
-          product: about?.slug ?? null,
-          licenseKey: about?.license_key ?? null,
-          customerEmail: email.to_address,
-          attempts,
-          lastResponseCode: outcome.responseCode,
-          lastResponse: outcome.response,
-        },
-      },
-      finished,
-    );
-  });
-  return state;
+  const updated = await trx
+    .updateTable("email_messages")
+    .set({
+      state,
+      attempts,
+      next_attempt_at: delay === null ? null : outcome.finishedAt + delay,
+      claimed_until: null,
+      last_attempt_at: outcome.startedAt,
+      last_response_code: outcome.responseCode,
+      last_response: outcome.response,
+      ...(outcome.sent ? { sent_at: outcome.finishedAt, message_id: outcome.messageId } : {}),
+      updated_at: outcome.finishedAt,
+    })
+    .where("id", "=", email.id)
+    .where("claimed_until", "=", email.claimed_until)
+    .executeTakeFirst();
+  if (updated.numUpdatedRows === 0n) return { state: null, failure: null };
+  if (state !== "failed") return { state, failure: null };
+  const about = await trx
+    .selectFrom("email_messages as m")
+    .leftJoin("products as p", "p.id", "m.product_id")
+    .leftJoin("licenses as l", "l.id", "m.license_id")
+    .select(["p.slug", "l.license_key"])
+    .where("m.id", "=", email.id)
+    .executeTakeFirst();
+  return {
+    state,
+    failure: {
+      emailId: email.id,
+      kind: email.kind,
+      product: about?.slug ?? null,
+      licenseKey: about?.license_key ?? null,
+      customerEmail: email.to_address,
+      attempts,
+      lastResponseCode: outcome.responseCode,
+      lastResponse: outcome.response,
+    },
+  };
 }

@@ -1,12 +1,12 @@
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import { changeProductEmail, resendEmail } from "../../../actions/emails.js";
+import * as actions from "../../../actions/emails.js";
 import { getEmailSettings } from "../../../domain/email/email-settings.js";
 import { getEmail, listEmails } from "../../../domain/email/outbox.js";
 import * as contracts from "../../../contracts/emails.js";
 import { pageLimits } from "../../../contracts/vocabulary.js";
-import { actorOf, productIdsOf, requireProductInKey } from "../../admin-auth.js";
+import { productIdsOf, requireActor, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 import type { MailWorker } from "../../email-delivery.js";
 
@@ -35,7 +35,13 @@ export function adminEmailRoutes(app: App, db: Kysely<DB>, worker: MailWorker): 
     contracts.resendEmail.url,
     adminRoute(db, contracts.resendEmail),
     async (request, reply) => {
-      const message = await resendEmail(db, actorOf(request), request.params.id, worker.now());
+      const message = await actions.resendEmail(
+        db,
+        requireActor(request),
+        request.params.id,
+        worker.now(),
+        request.idempotencyClaim,
+      );
       worker.wake();
       return reply.status(202).send(message);
     },
@@ -50,6 +56,13 @@ export function adminEmailRoutes(app: App, db: Kysely<DB>, worker: MailWorker): 
   app.patch(
     contracts.updateEmailSettings.url,
     { ...adminRoute(db, contracts.updateEmailSettings), preHandler: inKey },
-    async (request) => changeProductEmail(db, actorOf(request), request.params.slug, request.body),
+    async (request) =>
+      actions.changeProductEmail(
+        db,
+        requireActor(request),
+        request.params.slug,
+        request.body,
+        request.idempotencyClaim,
+      ),
   );
 }
