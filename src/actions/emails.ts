@@ -10,6 +10,8 @@ import {
   writeEmailOutcome,
 } from "../domain/email/delivery.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
+import { licensesToRemind } from "../domain/email/expiry-reminders.js";
+import { enqueueLicenseExpiring } from "../domain/email/messages.js";
 import type { ClaimedEmail } from "../db/email-claim.js";
 import { inTransaction } from "../db/transaction.js";
 import type { EmailState } from "../contracts/vocabulary.js";
@@ -55,6 +57,7 @@ export const changeProductEmail = (
         changed: [
           ...(changes.vendorName === undefined ? [] : ["vendorName"]),
           ...(changes.downloadUrl === undefined ? [] : ["downloadUrl"]),
+          ...(changes.expiryReminders === undefined ? [] : ["expiryReminders"]),
         ],
         templates: emailKinds.filter((kind) => changes.templates?.[kind] !== undefined),
       },
@@ -105,4 +108,29 @@ export async function attemptEmail(
     );
   }
   return written;
+}
+
+/**
+ * The expiry reminders due now (the hourly sweep): a license_expiring message for each license
+ * that licensesToRemind finds, each in its own transaction, a batch at a time. Answers how many
+ * were queued.
+ */
+export async function remindExpiringLicenses(
+  db: Kysely<DB>,
+  options: { now?: number; batchSize?: number } = {},
+): Promise<{ queued: number }> {
+  const now = options.now ?? Date.now();
+  let queued = 0;
+  for (;;) {
+    const due = await licensesToRemind(db, now, options.batchSize ?? 200);
+    let created = 0;
+    for (const input of due) {
+      const message = await inTransaction(db, (trx) =>
+        enqueueLicenseExpiring(trx, { ...input, now }),
+      );
+      if (message.created) created++;
+    }
+    queued += created;
+    if (created === 0) return { queued };
+  }
 }

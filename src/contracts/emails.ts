@@ -87,6 +87,11 @@ export const EmailSettings = Type.Object(
     downloadUrl: NullableString({
       description: "The download link of license-delivered messages ({{downloadUrl}}); null: none",
     }),
+    expiryReminders: Type.Boolean({
+      description:
+        "true: a license_expiring message to each license's customer 7 days before it ends " +
+        "(for licenses that do not renew by themselves); default false",
+    }),
     templates: Type.Array(
       Type.Object({
         kind: StringEnum(emailKinds),
@@ -184,6 +189,7 @@ export const updateEmailSettings = contract({
             description: "An http(s) URL; null: none",
           }),
         ),
+        expiryReminders: Type.Optional(Type.Boolean()),
         templates: Type.Optional(
           Type.Object(
             {

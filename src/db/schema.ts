@@ -382,6 +382,8 @@ export interface ProductEmailSettingsTable {
   vendor_name: string | null;
   /** The download link license-delivered messages give; null: none. */
   download_url: string | null;
+  /** 1: a license-expiring message 7 days before each of its licenses' expiry. */
+  expiry_reminders: Generated<number>;
   updated_at: number;
 }
 

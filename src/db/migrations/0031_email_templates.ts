@@ -3,7 +3,8 @@ import type { Kysely } from "kysely";
 /**
  * - product_email_settings: a product's e-mail: the vendor's name its messages are signed with
  *   (null: the product's name) and the download link the license-delivered message gives (null:
- *   none). No row: both null.
+ *   none); expiry_reminders 1: its licenses' customers are told 7 days before an expiry. No
+ *   row: null, null, 0.
  * - email_templates: a product's own subject and body for a kind of message; a kind without a
  *   row uses the default text (domain/email/default-templates.ts).
  */
@@ -15,6 +16,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )
     .addColumn("vendor_name", "varchar(255)")
     .addColumn("download_url", "varchar(2048)")
+    .addColumn("expiry_reminders", "integer", (c) => c.notNull().defaultTo(0))
     .addColumn("updated_at", "bigint", (c) => c.notNull())
     .execute();
   await db.schema

@@ -47,7 +47,7 @@ export async function getEmailSettings(db: Kysely<DB>, slug: string): Promise<Em
   const product = await requireProduct(db, slug);
   const settings = await db
     .selectFrom("product_email_settings")
-    .select(["vendor_name", "download_url"])
+    .select(["vendor_name", "download_url", "expiry_reminders"])
     .where("product_id", "=", product.id)
     .executeTakeFirst();
   const custom = await db
@@ -60,6 +60,7 @@ export async function getEmailSettings(db: Kysely<DB>, slug: string): Promise<Em
     product: product.slug,
     vendorName: settings?.vendor_name ?? null,
     downloadUrl: settings?.download_url ?? null,
+    expiryReminders: settings?.expiry_reminders === 1,
     templates: emailKinds.map((kind) => {
       const template = own.get(kind);
       return template
@@ -73,6 +74,7 @@ export async function getEmailSettings(db: Kysely<DB>, slug: string): Promise<Em
 export interface EmailSettingsChanges {
   vendorName?: string | null;
   downloadUrl?: string | null;
+  expiryReminders?: boolean;
   /** A kind's new template; null: the default text again. */
   templates?: Partial<Record<EmailKind, EmailTemplate | null>>;
 }
@@ -138,10 +140,12 @@ export async function updateEmailSettings(
     value === undefined ? undefined : value === null || value.trim() === "" ? null : value.trim();
   const vendorName = blankToNull(changes.vendorName);
   const downloadUrl = blankToNull(changes.downloadUrl);
-  if (vendorName !== undefined || downloadUrl !== undefined) {
+  const reminders = changes.expiryReminders;
+  if (vendorName !== undefined || downloadUrl !== undefined || reminders !== undefined) {
     const values = {
       ...(vendorName === undefined ? {} : { vendor_name: vendorName }),
       ...(downloadUrl === undefined ? {} : { download_url: downloadUrl }),
+      ...(reminders === undefined ? {} : { expiry_reminders: reminders ? 1 : 0 }),
       updated_at: now,
     };
     await trx
