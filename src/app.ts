@@ -218,7 +218,7 @@ export async function buildApp({
     ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs, now: keyClock }),
   };
   await app.register(async (instance) =>
-    dashboard(instance, database.db, faults, signing, webhookDelivery),
+    dashboard(instance, database.db, faults, signing, webhookDelivery, mailDelivery),
   );
   const redis =
     rateLimits !== "off" && redisUrl !== null ? await connectRedis(redisUrl, app.log) : null;
