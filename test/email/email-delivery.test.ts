@@ -164,7 +164,7 @@ describe.each(dialects)("e-mail delivery through a real SMTP server (%s)", (dial
       { allowPrivate: true },
       true,
     );
-    smtp.rcpt = () => ({ code: 550, text: "No such user here" });
+    smtp.rcpt = (address) => ({ code: 550, text: `No such user here: ${address}` });
     const input = await licenseInput();
     await inTransaction(f.db, (trx) => enqueueLicenseDelivered(trx, input));
     expect(await f.app.mail.deliverDue()).toBe(1);
@@ -176,7 +176,7 @@ describe.each(dialects)("e-mail delivery through a real SMTP server (%s)", (dial
       next_attempt_at: null,
       claimed_until: null,
     });
-    expect(row.last_response).toContain("No such user here");
+    expect(row.last_response).toContain(`No such user here: ${input.customerEmail}`);
     clock.advance(7 * 86_400_000);
     expect(await f.app.mail.deliverDue()).toBe(0);
     expect(smtp.received).toHaveLength(0);
@@ -192,8 +192,11 @@ describe.each(dialects)("e-mail delivery through a real SMTP server (%s)", (dial
         licenseKey: input.license.licenseKey,
         customerEmail: input.customerEmail,
         lastResponseCode: 550,
+        lastResponse: expect.stringContaining("No such user here: <recipient>"),
       },
     });
+    // The address is in customerEmail only, which an endpoint without licenses:read never gets.
+    expect(events[0]?.payload.split(input.customerEmail)).toHaveLength(2);
   });
 
   it("a temporary refusal (451) is retried with a doubling backoff, then sent", async () => {

@@ -172,7 +172,9 @@ export async function writeEmailOutcome(
       customerEmail: email.to_address,
       attempts,
       lastResponseCode: outcome.responseCode,
-      lastResponse: outcome.response,
+      // A reply may quote the address: the event names it only as customerEmail, which an
+      // endpoint without licenses:read does not get (webhooks/license-data.ts).
+      lastResponse: outcome.response.split(email.to_address).join("<recipient>"),
     },
   };
 }
