@@ -15,7 +15,8 @@ import { emailKinds, emailLimits, emailPlaceholders, emailStates, limits } from 
  * The admin API's e-mail (docs/email.md): the outbox's messages and their resend, under the
  * licenses scopes (every message is about a license and holds its key and its customer's
  * address, which licenses:read guards); a product's templates under the products scopes. A key
- * limited to products sees and resends only those products' messages.
+ * limited to products lists only those products' messages, and is refused another product's
+ * (403 PRODUCT_NOT_IN_KEY), as it is that product's licenses.
  */
 const strict = { additionalProperties: false } as const;
 const tag = "Admin: e-mail" as const;
@@ -133,7 +134,7 @@ export const getEmail = contract({
   tag,
   summary: "One message, with its text and HTML as sent",
   auth: "licenses:read",
-  errors: ["EMAIL_NOT_FOUND"],
+  errors: ["EMAIL_NOT_FOUND", "PRODUCT_NOT_IN_KEY"],
   schema: { params: EmailParams, response: { 200: EmailMessageDetail } },
 });
 
@@ -146,7 +147,7 @@ export const resendEmail = contract({
   description:
     "The message as it was rendered, to the same address. Without SMTP_URL it waits, pending.",
   auth: "licenses:write",
-  errors: ["EMAIL_NOT_FOUND"],
+  errors: ["EMAIL_NOT_FOUND", "PRODUCT_NOT_IN_KEY"],
   schema: { params: EmailParams, response: { 202: EmailMessage } },
 });
 

@@ -140,9 +140,12 @@ describe.each(dialects)("the admin API's e-mail (%s)", (dialect) => {
     const limited = await keyWith(["licenses:read", "licenses:write"], [f.product.id]);
     const seen = await as(limited, "GET", "/api/admin/emails");
     expect(seen.json<{ items: Array<{ id: string }> }>().items.map((m) => m.id)).toEqual([mine.id]);
-    expect((await as(limited, "GET", `/api/admin/emails/${theirs.id}`)).statusCode).toBe(404);
+    const refused = await as(limited, "GET", `/api/admin/emails/${theirs.id}`);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toMatchObject({ code: "PRODUCT_NOT_IN_KEY" });
+    expect(String(refused.json<{ error: string }>().error)).toContain(f.otherProduct.slug);
     expect((await as(limited, "POST", `/api/admin/emails/${theirs.id}/resend`)).statusCode).toBe(
-      404,
+      403,
     );
     expect((await as(limited, "POST", `/api/admin/emails/${mine.id}/resend`)).statusCode).toBe(202);
   });

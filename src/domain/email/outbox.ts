@@ -4,6 +4,7 @@ import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
+import { assertKeyCovers } from "../api-keys/key-authority.js";
 import type { EmailMessage, EmailMessageDetail } from "../../contracts/emails.js";
 import type { EmailKind, EmailState } from "../../contracts/vocabulary.js";
 
@@ -141,11 +142,21 @@ export async function listEmails(db: Kysely<DB>, filter: EmailFilter): Promise<P
   };
 }
 
-/** A message by id, or 404 EMAIL_NOT_FOUND (also for one of a product the caller cannot reach). */
+/**
+ * A message by id, or 404 EMAIL_NOT_FOUND; a key limited to products is refused another
+ * product's message (403 PRODUCT_NOT_IN_KEY naming it), as it is that product's licenses.
+ */
 async function requireMessage(db: Kysely<DB>, id: string, scope: ProductScope) {
   const row = await messages(db).where("m.id", "=", id).executeTakeFirst();
-  if (!row || (scope !== null && (row.product_id === null || !scope.includes(row.product_id)))) {
-    throw new ShipkeyError("EMAIL_NOT_FOUND", `E-mail ${id} not found`);
+  if (!row) throw new ShipkeyError("EMAIL_NOT_FOUND", `E-mail ${id} not found`);
+  if (scope !== null && row.product_id === null) {
+    throw new ShipkeyError(
+      "PRODUCT_NOT_IN_KEY",
+      `E-mail ${id} is about a deleted product: this API key is limited to its products`,
+    );
+  }
+  if (row.product_id !== null) {
+    assertKeyCovers(scope, { id: row.product_id, slug: row.product_slug ?? row.product_id });
   }
   return row;
 }
