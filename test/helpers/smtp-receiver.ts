@@ -20,8 +20,10 @@ export interface SmtpReceiver {
   received: ParsedMail[];
   /** Called at each RCPT TO: a refusal, or null to accept. */
   rcpt: (address: string) => Refusal | null;
-  /** Called at each message's end of DATA: a refusal, or null to accept. */
-  data: () => Refusal | null;
+  /** Called at each message's end of DATA: a refusal, null to accept, "hang" to never answer. */
+  data: () => Refusal | null | "hang";
+  /** Messages whose DATA arrived, answered or not. */
+  dataSeen: number;
   /** How many connections authenticated, and how many were refused for a wrong password. */
   logins: { ok: number; refused: number };
   close(): Promise<void>;
@@ -38,6 +40,7 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
     rcpt: () => null,
     data: () => null,
     logins: { ok: 0, refused: 0 },
+    dataSeen: 0,
   };
   const server = new SMTPServer({
     disabledCommands: ["STARTTLS"],
@@ -61,7 +64,9 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
     onData(stream, _session, callback) {
       simpleParser(stream).then(
         (mail) => {
+          receiver.dataSeen++;
           const refused = receiver.data();
+          if (refused === "hang") return;
           if (refused) return callback(refusal(refused));
           receiver.received.push(mail);
           callback();
