@@ -14,12 +14,13 @@ import { licensesToRemind } from "../domain/email/expiry-reminders.js";
 import { enqueueLicenseExpiring } from "../domain/email/messages.js";
 import type { ClaimedEmail } from "../db/email-claim.js";
 import { inTransaction } from "../db/transaction.js";
-import type { EmailState } from "../contracts/vocabulary.js";
-import { emailKinds } from "../contracts/vocabulary.js";
+import { type EmailState, emailKinds } from "../contracts/vocabulary.js";
 
-// E-mail as admins act on it: the use cases' actions. Each runs its rows and its audit entry in
-// one transaction (withAudit), so the admin API, the dashboard and the CLI record the same entry
-// whichever way a write was made. Details never hold an address nor a license key.
+// E-mail: the use cases' actions. An admin's resend and template changes run their rows and their
+// audit entry in one transaction (withAudit), so the admin API, the dashboard and the CLI record
+// the same entry whichever way a write was made; details never hold an address nor a license
+// key. The service's own, the delivery worker's attempt and the expiry reminders, write no audit
+// entry: the outbox is their record.
 
 /** Sends a message of the outbox again (any state); a key limited to products, only theirs. */
 export const resendEmail = (
