@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuditEntry, LicenseDetail } from "../../src/contracts/admin.js";
+import type { AuditEntry } from "../../src/contracts/audit.js";
+import type { LicenseDetail } from "../../src/contracts/licenses.js";
 import { commands } from "../../src/cli/commands.js";
 import { activateMachine } from "../../src/actions/machines.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";

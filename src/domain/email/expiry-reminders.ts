@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { toIso } from "../../lib/time.js";
+import { expiringBetween } from "../licenses/license-record.js";
 import type { LicenseEmailInput } from "./messages.js";
 
 /** A license is reminded this long before it ends. */
@@ -18,37 +19,40 @@ export async function licensesToRemind(
   limit: number,
 ): Promise<LicenseEmailInput[]> {
   const rows = await db
-    .selectFrom("licenses as l")
-    .innerJoin("products as p", "p.id", "l.product_id")
+    .selectFrom("licenses")
+    .innerJoin("products as p", "p.id", "licenses.product_id")
     .innerJoin("product_email_settings as s", "s.product_id", "p.id")
     .select([
-      "l.id",
-      "l.license_key",
-      "l.expires_at",
-      "l.max_machines",
-      "l.customer_email",
-      "l.customer_name",
+      "licenses.id",
+      "licenses.license_key",
+      "licenses.expires_at",
+      "licenses.max_machines",
+      "licenses.customer_email",
+      "licenses.customer_name",
       "p.id as product_id",
       "p.name as product_name",
     ])
     .where("s.expiry_reminders", "=", 1)
-    .where("l.status", "=", "ACTIVE")
-    .where("l.customer_email", "is not", null)
-    .where("l.expires_at", ">", now)
-    .where("l.expires_at", "<=", now + expiryReminderMs)
+    .where("licenses.status", "=", "ACTIVE")
+    .where("licenses.customer_email", "is not", null)
+    .where((eb) => expiringBetween(eb, now, now + expiryReminderMs))
     .where(({ not, exists, selectFrom, eb }) =>
       not(
         exists(
           selectFrom("email_messages as m")
             .select("m.id")
-            .whereRef("m.license_id", "=", "l.id")
+            .whereRef("m.license_id", "=", "licenses.id")
             .where("m.kind", "=", "license_expiring")
-            .where("m.created_at", ">", eb("l.expires_at", "-", expiryReminderMs + 86_400_000)),
+            .where(
+              "m.created_at",
+              ">",
+              eb("licenses.expires_at", "-", expiryReminderMs + 86_400_000),
+            ),
         ),
       ),
     )
-    .orderBy("l.expires_at")
-    .orderBy("l.id")
+    .orderBy("licenses.expires_at")
+    .orderBy("licenses.id")
     .limit(limit)
     .execute();
   return rows.map((row) => ({

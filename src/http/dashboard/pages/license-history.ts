@@ -2,9 +2,11 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import { type LicenseHistoryEntry, licenseHistory } from "../../../domain/audit/license-history.js";
-import { requireLicenseView } from "../../../domain/licenses/manage-licenses.js";
+import { requireLicenseView } from "../../../domain/licenses/license-views.js";
 import type { Page } from "../../../domain/pagination.js";
-import type { License } from "../../../contracts/admin.js";
+import { licenseSettings } from "../../../contracts/license-settings.js";
+import type { License } from "../../../contracts/licenses.js";
+import { settingsOf } from "../../../contracts/settings.js";
 import { ShipkeyError } from "../../../errors.js";
 import { type Html, html, layout, type PageContext, when } from "../html.js";
 import { contextOf, type Form, sendPage, text } from "../page-kit.js";
@@ -144,21 +146,16 @@ function summaryOf(e: LicenseHistoryEntry): Html {
   }`;
 }
 
-/** Names of the settings as the license page's form labels them. */
+/** Names of the settings as the license page labels them, and of the product a move changes. */
 const settingLabels: Record<string, string> = {
-  status: "Status",
-  expiresAt: "Expires",
-  edition: "Edition",
-  editionName: "Edition name",
-  features: "Features",
-  maxMachines: "Machine slots",
-  customerName: "Customer name",
-  customerEmail: "Customer email",
-  note: "Note",
-  externalId: "External id",
-  maxDeactivationsPer30Days: "Deactivations by the app in 30 days",
+  ...Object.fromEntries(settingsOf(licenseSettings).map(([name, s]) => [name, s.label ?? name])),
   product: "Product",
 };
+
+/** The settings whose value is a time (shown as a date; null: never). */
+const timeSettings = new Set<string>(
+  settingsOf(licenseSettings).flatMap(([name, s]) => (s.kind === "time" ? [name] : [])),
+);
 
 /**
  * Each changed setting as "Machine slots 1 → 3". An entry recorded before old values were kept
@@ -201,12 +198,11 @@ function isChanges(value: unknown): value is Record<string, { from: unknown; to:
   );
 }
 
-/** A setting's value as text: none, a list, a time. */
+/** A setting's value as text: none (a time: never), a list, a time. */
 function shown(name: string, value: unknown): Html | string {
-  if (value === null || value === undefined || value === "") {
-    return name === "expiresAt" ? "never" : "none";
-  }
+  const isTime = timeSettings.has(name);
+  if (value === null || value === undefined || value === "") return isTime ? "never" : "none";
   if (Array.isArray(value)) return value.length === 0 ? "none" : value.map(String).join(", ");
-  if (name === "expiresAt" && typeof value === "string") return when(value);
+  if (isTime && typeof value === "string") return when(value);
   return typeof value === "string" ? value : JSON.stringify(value);
 }

@@ -8,7 +8,7 @@ import {
   resetMachines,
 } from "../../../actions/licenses.js";
 import type { Product } from "../../../domain/products/products.js";
-import type { LicenseDetail } from "../../../contracts/admin.js";
+import type { LicenseDetail } from "../../../contracts/licenses.js";
 import { actionForm, csrfField, type Html, html, when } from "../html.js";
 import { adminActor, type Form, text } from "../page-kit.js";
 

@@ -7,16 +7,15 @@ import {
   setLicenseStatus,
   updateLicense,
 } from "../../../actions/licenses.js";
+import type { LicenseView } from "../../../domain/licenses/license-views.js";
 import {
   browseLicenses,
-  licenseKeyErrors,
-  licenseSettingsErrors,
   type LicenseFilter,
   type LicenseSort,
   licenseSorts,
-  type LicenseView,
-  showLicense,
-} from "../../../domain/licenses/manage-licenses.js";
+} from "../../../domain/licenses/list-licenses.js";
+import { licenseKeyErrors } from "../../../domain/licenses/manage-licenses.js";
+import { showLicense } from "../../../domain/licenses/show-license.js";
 import { normalizeLicenseKey } from "../../../domain/licenses/license-key.js";
 import { isExpired, licenseKeyById } from "../../../domain/licenses/license-record.js";
 import { licensesCsv } from "./licenses-csv.js";
@@ -34,18 +33,7 @@ import {
   type PageContext,
   when,
 } from "../html.js";
-import {
-  adminActor,
-  contextOf,
-  errorsFor,
-  expiryFrom,
-  type Form,
-  FormCheck,
-  integerFrom,
-  localValue,
-  sendPage,
-  text,
-} from "../page-kit.js";
+import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
 import { type LicenseStatus, licenseStatuses } from "../../../contracts/vocabulary.js";
 import {
   licenseSeatPages,
@@ -57,22 +45,7 @@ import {
   seatsPanel,
 } from "./license-seats.js";
 import { licenseHistoryPages, licenseTabs } from "./license-history.js";
-
-const licenseFields = [
-  "productSlug",
-  "licenseKey",
-  "maxMachines",
-  "status",
-  "expiresAt",
-  "edition",
-  "editionName",
-  "features",
-  "customerName",
-  "customerEmail",
-  "note",
-  "externalId",
-  "maxDeactivationsPer30Days",
-];
+import { formOf, licenseFields, settingsFrom, settingsInputs } from "./license-settings-form.js";
 
 const done: Record<string, string> = {
   created: "License created.",
@@ -89,43 +62,6 @@ function expiredNow(license: LicenseView): boolean {
   return isExpired(license.expiresAt === null ? null : Date.parse(license.expiresAt), Date.now());
 }
 
-/**
- * The license settings the form gives, every invalid field refused at once (with `more`, the
- * refusals of fields beyond the settings).
- */
-function settingsFrom(form: Form, more: readonly ShipkeyError[] = []) {
-  const check = new FormCheck();
-  const features = text(form, "features");
-  const settings = {
-    maxMachines: check.field(() => integerFrom(form, "maxMachines"), 0),
-    expiresAt: check.field(() => expiryFrom(form, "expiresAt"), null),
-    edition: text(form, "edition") || null,
-    editionName: text(form, "editionName") || null,
-    features:
-      features === ""
-        ? []
-        : features
-            .split(",")
-            .map((f) => f.trim())
-            .filter((f) => f !== ""),
-    customerName: text(form, "customerName") || null,
-    customerEmail: text(form, "customerEmail") || null,
-    note: text(form, "note") || null,
-    externalId: text(form, "externalId") || null,
-    maxDeactivationsPer30Days: check.field(
-      () =>
-        text(form, "maxDeactivationsPer30Days") === ""
-          ? null
-          : integerFrom(form, "maxDeactivationsPer30Days"),
-      null,
-    ),
-  };
-  check.add(licenseSettingsErrors(settings));
-  check.add(more);
-  check.done();
-  return settings;
-}
-
 /** The refusals of a license key typed in the new-license form ("" is a generated key). */
 function givenKeyErrors(form: Form): ShipkeyError[] {
   const given = text(form, "licenseKey");
@@ -134,42 +70,6 @@ function givenKeyErrors(form: Form): ShipkeyError[] {
 
 /** A license as its page shows it, with its machines. */
 type LicenseDetail = Awaited<ReturnType<typeof showLicense>>;
-
-function settingsInputs(form: Form, errors: Record<string, string>): Html {
-  const input = (name: string, label: string, type = "text", hint = "") =>
-    html`<label
-      >${label}${hint ? html` <span class="hint">${hint}</span>` : ""}
-      <input
-        name="${name}"
-        type="${type}"
-        value="${text(form, name)}"
-        ${errors[name] ? html`aria-invalid="true" aria-describedby="${name}-error"` : ""}
-      />
-      ${fieldError(errors, name)}</label
-    >`;
-  return html`<div class="grid-2">
-      ${input("maxMachines", "Machine slots", "number")}
-      ${input("expiresAt", "Expires", "datetime-local", "(UTC, empty = never)")}
-      ${input("edition", "Edition", "text", "(e.g. pro)")}
-      ${input("editionName", "Edition name", "text", "(e.g. Professional)")}
-    </div>
-    ${input("features", "Features", "text", "(comma-separated)")}
-    <div class="grid-2">
-      ${input("customerName", "Customer name")} ${input("customerEmail", "Customer email", "email")}
-    </div>
-    ${input("externalId", "External id", "text", "(e.g. an order id; unique per product)")}
-    ${input(
-      "maxDeactivationsPer30Days",
-      "Deactivations by the app in 30 days",
-      "number",
-      "(empty = the product's limit)",
-    )}
-    <label
-      >Note
-      <textarea name="note" rows="3">${text(form, "note")}</textarea
-      >${fieldError(errors, "note")}</label
-    >`;
-}
 
 /** One page of the list: its licenses and how many match the filters. */
 type LicensePage = Awaited<ReturnType<typeof browseLicenses>>;
@@ -403,23 +303,6 @@ function listHref(filters: ListFilters, changes: Partial<ListFilters>, path = "/
   }
   const query = params.toString();
   return query === "" ? path : `${path}?${query}`;
-}
-
-/** The edit form's values for a license as stored. */
-function formOf(license: LicenseView): Form {
-  return {
-    maxMachines: String(license.maxMachines),
-    expiresAt: localValue(license.expiresAt),
-    edition: license.edition ?? "",
-    editionName: license.editionName ?? "",
-    features: license.features.join(", "),
-    customerName: license.customerName ?? "",
-    customerEmail: license.customerEmail ?? "",
-    note: license.note ?? "",
-    externalId: license.externalId ?? "",
-    maxDeactivationsPer30Days:
-      license.maxDeactivationsPer30Days === null ? "" : String(license.maxDeactivationsPer30Days),
-  };
 }
 
 function option(value: string, label: string, current: string): Html {

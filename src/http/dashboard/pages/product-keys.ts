@@ -10,7 +10,8 @@ import {
   setOfflineAllowance,
   setOfflinePeriod,
 } from "../../../actions/products.js";
-import { offlinePeriod } from "../../../contracts/vocabulary.js";
+import { productSettings, type ProductSettingsTable } from "../../../contracts/product-settings.js";
+import { offlineAllowanceRange, offlinePeriod } from "../../../contracts/vocabulary.js";
 import { type Product, requireProduct } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import { listProductKeys, type SigningKeyView } from "../../../domain/signing/signing-keys.js";
@@ -26,15 +27,8 @@ import {
   type PageContext,
   when,
 } from "../html.js";
-import {
-  adminActor,
-  contextOf,
-  errorsFor,
-  type Form,
-  integerFrom,
-  sendPage,
-  text,
-} from "../page-kit.js";
+import { adminActor, contextOf, errorsFor, type Form, sendPage, text } from "../page-kit.js";
+import { settingFrom } from "../setting-fields.js";
 
 const done: Record<string, string> = {
   prepared:
@@ -125,17 +119,21 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
     return "period";
   });
   setting("/offline-allowance", "offlineAllowance", async (request) => {
-    const machines = integerFrom(request.body, "offlineAllowance");
+    const machines = settingFrom(
+      request.body,
+      "offlineAllowance",
+      productSettings.offlineAllowance,
+    );
     await setOfflineAllowance(db, adminActor(request), request.params.slug, machines);
     return "allowance";
   });
   setting("/deactivation-limit", "maxDeactivationsPer30Days", async (request) => {
-    const limit = deactivationLimitFrom(request.body);
+    const limit = productSettingFrom(request.body, "maxDeactivationsPer30Days");
     await setDeactivationLimit(db, adminActor(request), request.params.slug, limit);
     return "deactivation-limit";
   });
   setting("/machine-lease", "machineLeaseDays", async (request) => {
-    const days = machineLeaseFrom(request.body);
+    const days = productSettingFrom(request.body, "machineLeaseDays");
     await setMachineLease(db, adminActor(request), request.params.slug, days);
     return "machine-lease";
   });
@@ -175,21 +173,14 @@ export function offlinePeriodFrom(form: Form): number {
   return seconds;
 }
 
+/** A product setting as its field, named as the setting, gives it ("" is null where it may be). */
+function productSettingFrom<K extends keyof ProductSettingsTable>(form: Form, name: K) {
+  return settingFrom(form, name, productSettings[name]);
+}
+
 /** Seconds as days for the form: at most six decimals, enough to give back the same second. */
 export function daysOf(seconds: number): string {
   return String(Number((seconds / 86_400).toFixed(6)));
-}
-
-/** The machine lease as typed: "" is none. */
-function machineLeaseFrom(form: Form): number | null {
-  return text(form, "machineLeaseDays") === "" ? null : integerFrom(form, "machineLeaseDays");
-}
-
-/** The churn limit as typed: "" is no limit. */
-function deactivationLimitFrom(form: Form): number | null {
-  return text(form, "maxDeactivationsPer30Days") === ""
-    ? null
-    : integerFrom(form, "maxDeactivationsPer30Days");
 }
 
 function keysView(page: KeysPage): Html {
@@ -388,7 +379,8 @@ function offlineAllowanceForm(
     <form method="post" action="${keysPath(product.slug)}/offline-allowance" class="stack panel">
       ${csrfField(csrfToken)}
       <label
-        >Machines beyond a license's slots that may hold an unexpired certificate (0 to 100)
+        >Machines beyond a license's slots that may hold an unexpired certificate
+        (${offlineAllowanceRange.min} to ${offlineAllowanceRange.max})
         <input
           name="offlineAllowance"
           inputmode="numeric"

@@ -7,7 +7,7 @@ import {
   renameProduct,
   setTauriPublicKey,
 } from "../../../actions/products.js";
-import { listLicenses } from "../../../domain/licenses/manage-licenses.js";
+import { listLicenses } from "../../../domain/licenses/list-licenses.js";
 import { listProducts, newProductErrors, type Product } from "../../../domain/products/products.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
 import {
