@@ -22,6 +22,7 @@ import type { CookieSecure } from "./http/cookie-security.js";
 import { type MasterKey, masterKeyBytes } from "./domain/signing/key-material.js";
 import { defaultKeyRefreshMs, SigningKeyRing } from "./domain/signing/key-ring.js";
 import { type WebhookOptions, type WebhookWorker, webhookWorker } from "./http/webhook-delivery.js";
+import { emailWorker, type MailOptions, type MailWorker } from "./http/email-delivery.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -33,6 +34,8 @@ declare module "fastify" {
     cookieSecure: CookieSecure;
     /** The webhook delivery worker (http/webhook-delivery.ts). */
     webhooks: WebhookWorker;
+    /** The e-mail outbox's worker (http/email-delivery.ts). */
+    mail: MailWorker;
   }
 }
 
@@ -73,6 +76,8 @@ export interface AppOptions {
   statisticsCheckMs?: number;
   /** Webhook delivery: its policy, clock and timer (the worker runs only when pollMs is given). */
   webhooks?: WebhookOptions;
+  /** E-mail: SMTP_URL, MAIL_FROM, clock and timer (the worker runs only when pollMs is given). */
+  mail?: MailOptions;
   /** How often buffered last-seen times and usage counts are written; every second unless given. */
   bufferFlushMs?: number;
 }
@@ -96,6 +101,7 @@ export async function buildApp({
   publicUrl = null,
   statisticsCheckMs,
   webhooks = {},
+  mail = {},
   bufferFlushMs = defaultBufferFlushMs,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -200,6 +206,8 @@ export async function buildApp({
 
   const webhookDelivery = webhookWorker(app, database.db, faults, masterKey, webhooks);
   app.decorate("webhooks", webhookDelivery);
+  const mailDelivery = emailWorker(app, database.db, faults, mail);
+  app.decorate("mail", mailDelivery);
 
   // Routes go in a plugin registered after the OpenAPI plugin, so it sees every one of them.
   await registerOpenApi(app);
@@ -210,7 +218,7 @@ export async function buildApp({
     ring: new SigningKeyRing(database.db, masterKey, { refreshMs: keyRefreshMs, now: keyClock }),
   };
   await app.register(async (instance) =>
-    dashboard(instance, database.db, faults, signing, webhookDelivery),
+    dashboard(instance, database.db, faults, signing, webhookDelivery, mailDelivery),
   );
   const redis =
     rateLimits !== "off" && redisUrl !== null ? await connectRedis(redisUrl, app.log) : null;
@@ -224,6 +232,7 @@ export async function buildApp({
       limits,
       signing,
       webhooks: webhookDelivery,
+      mail: mailDelivery,
     }),
   );
   return app;

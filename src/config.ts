@@ -44,6 +44,10 @@ export interface Config {
   webhookRetentionMs: number;
   /** Consecutive failed attempts (over at least a day) that disable a webhook endpoint. */
   webhooksDisableAfterFailures: number;
+  /** SMTP_URL: where e-mail goes (credentials inside: never logged); null: it waits in the outbox. */
+  smtpUrl: string | null;
+  /** MAIL_FROM: the From of every message. */
+  mailFrom: string | null;
 }
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -83,7 +87,62 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooksAllowPrivate: webhooksAllowPrivateFrom(env),
     webhookRetentionMs: webhookRetentionMsFrom(env),
     webhooksDisableAfterFailures: integerFrom(env, "WEBHOOKS_DISABLE_AFTER", 50, 1, 100_000),
+    ...mailFrom(env),
   };
+}
+
+/**
+ * SMTP_URL and MAIL_FROM. SMTP_URL is nodemailer's connection URL: smtp://user:pass@host:587
+ * (STARTTLS when the server offers it) or smtps://user:pass@host:465; a message never quotes it,
+ * as it holds the password. MAIL_FROM is required with it: an address, or `Name <address>`.
+ */
+export function mailFrom(env: NodeJS.ProcessEnv = process.env): {
+  smtpUrl: string | null;
+  mailFrom: string | null;
+} {
+  const urlText = env.SMTP_URL ?? "";
+  const from = (env.MAIL_FROM ?? "").trim();
+  if (from !== "" && !isMailbox(from)) {
+    throw new ConfigError(
+      `MAIL_FROM must be an address or "Name <address>", such as "Acme <licenses@acme.example>", got "${from}"`,
+    );
+  }
+  if (urlText === "") return { smtpUrl: null, mailFrom: from === "" ? null : from };
+  let url: URL | null;
+  try {
+    url = new URL(urlText);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== "smtp:" && url.protocol !== "smtps:") || url.hostname === "") {
+    throw new ConfigError(
+      "SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:password@smtp.example.com:465 (its value is not shown: it may hold a password)",
+    );
+  }
+  if (from === "") {
+    throw new ConfigError("MAIL_FROM must be set when SMTP_URL is: the From of every message");
+  }
+  return { smtpUrl: urlText, mailFrom: from };
+}
+
+/** An address, or a display name and an address in angle brackets; one line. */
+function isMailbox(text: string): boolean {
+  const address = /^[^\s@<>",;]+@[^\s@<>",;.]+(?:\.[^\s@<>",;.]+)+$/;
+  if (/[\r\n]/.test(text)) return false;
+  const named = /^(.*\S)\s*<([^<>]+)>$/.exec(text);
+  return named ? address.test(named[2] ?? "") : address.test(text);
+}
+
+/** SMTP_URL as a log may show it: the password replaced by ***. */
+export function redactSmtpUrl(urlText: string): string {
+  try {
+    const url = new URL(urlText);
+    if (url.password !== "") url.password = "***";
+    url.search = "";
+    return url.toString();
+  } catch {
+    return "(SMTP_URL)";
+  }
 }
 
 /**

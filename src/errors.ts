@@ -54,6 +54,8 @@ export type ErrorCode =
   | "PLAN_SLUG_TAKEN"
   | "PLAN_IN_USE"
   | "PLAN_ARCHIVED"
+  | "EMAIL_NOT_FOUND"
+  | "EMAIL_TEMPLATE_INVALID"
   // Publish
   | "INVALID_API_KEY"
   | "MISSING_SCOPE"
@@ -129,6 +131,8 @@ export const httpStatusByCode: Record<ErrorCode, number> = {
   PLAN_SLUG_TAKEN: 409,
   PLAN_IN_USE: 409,
   PLAN_ARCHIVED: 409,
+  EMAIL_NOT_FOUND: 404,
+  EMAIL_TEMPLATE_INVALID: 400,
   INVALID_API_KEY: 401,
   MISSING_SCOPE: 403,
   INVALID_CHANNEL: 400,

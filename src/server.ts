@@ -1,6 +1,6 @@
 import pino from "pino";
 import { buildApp } from "./app.js";
-import { type Config, ConfigError, loadConfig } from "./config.js";
+import { type Config, ConfigError, loadConfig, redactSmtpUrl } from "./config.js";
 import { type Database, DatabaseUrlError, openDatabase, waitForDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { analyzeHotTables, statisticsCheckMs } from "./db/statistics.js";
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
       disableAfterFailures: config.webhooksDisableAfterFailures,
       pollMs: 1000,
     },
+    mail: { smtpUrl: config.smtpUrl, from: config.mailFrom ?? "", pollMs: 1000 },
     masterKey,
     logger: {
       level: config.logLevel,
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
   if (config.rateLimits === "off") app.log.warn("RATE_LIMITS=off: no request is rate limited");
   const urlWarning = await publicUrlWarning(database.db, config);
   if (urlWarning) app.log.warn(urlWarning);
+  await logMailSetting(database.db, config, app.log);
 
   if ((await countAdmins(database.db)) === 0) {
     app.log.warn(
@@ -214,6 +216,31 @@ async function publicUrlWarning(db: Database["db"], config: Config): Promise<str
   return product
     ? `product ${product.slug} uses download redirects or licensed updates, and neither PUBLIC_URL nor TRUST_PROXY is set: feed URLs follow each request's Host and protocol (behind a TLS proxy they would say http://). Set PUBLIC_URL to the address clients use`
     : null;
+}
+
+/**
+ * Once at start: where e-mail goes (SMTP_URL without its password), or, without SMTP_URL, a
+ * warning that messages wait in the outbox (how many wait now).
+ */
+async function logMailSetting(
+  db: Database["db"],
+  config: Config,
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void },
+): Promise<void> {
+  if (config.smtpUrl !== null) {
+    log.info({ smtp: redactSmtpUrl(config.smtpUrl), from: config.mailFrom }, "sending e-mail");
+    return;
+  }
+  const waiting = await db
+    .selectFrom("email_messages")
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .where("state", "in", ["pending", "sending"])
+    .executeTakeFirst()
+    .catch(() => undefined);
+  log.warn(
+    { waiting: Number(waiting?.count ?? 0) },
+    "SMTP_URL is not set: e-mail waits in the outbox, pending, and is sent once SMTP_URL and MAIL_FROM are set (docs/email.md)",
+  );
 }
 
 /** After SHUTDOWN_GRACE, how long close hooks may still run before the process exits anyway. */

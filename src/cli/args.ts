@@ -89,6 +89,9 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         "on-chargeback": { type: "string" },
         "floating-lease-minutes": { type: "string" },
         restore: { type: "boolean" },
+        state: { type: "string" },
+        product: { type: "string" },
+        failed: { type: "boolean" },
       },
     });
     return { positionals, options: values };

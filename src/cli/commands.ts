@@ -7,6 +7,7 @@ import { planCommands } from "./commands/plans.js";
 import { productCommands } from "./commands/products.js";
 import { releaseCommands } from "./commands/releases.js";
 import { webhookCommands } from "./commands/webhooks.js";
+import { emailCommands } from "./commands/emails.js";
 import type { Command, CommandHelp } from "./commands/shared.js";
 import type { Options } from "./args.js";
 import {
@@ -29,6 +30,7 @@ export const commands: Record<string, Command> = {
   ...adminCommands,
   ...apiKeyCommands,
   ...webhookCommands,
+  ...emailCommands,
 };
 
 /** A command that needs no database: @shipkey/publish's, over HTTP. */

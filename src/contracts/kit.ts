@@ -171,6 +171,7 @@ export type Tag =
   | "Admin: API keys"
   | "Admin: audit"
   | "Admin: webhooks"
+  | "Admin: e-mail"
   | "Health";
 
 /** The route schema Fastify reads: requests and every answer. */

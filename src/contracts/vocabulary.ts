@@ -128,6 +128,7 @@ export const webhookEventTypes = [
   "release.critical_changed",
   "api_key.created",
   "api_key.revoked",
+  "email.failed",
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
@@ -143,4 +144,45 @@ export const webhookLimits = {
   description: 255,
   maxGraceSeconds: 7 * 86_400,
   defaultGraceSeconds: 86_400,
+} as const;
+
+/**
+ * The e-mail the service sends a customer (docs/email.md): each a subject and a body per
+ * product, default texts in domain/email/default-templates.ts.
+ */
+export const emailKinds = [
+  "license_delivered",
+  "payment_failed",
+  "license_expiring",
+  "license_suspended",
+  "license_revoked",
+] as const;
+export type EmailKind = (typeof emailKinds)[number];
+
+/** A message of the outbox: waiting, held by a process sending it, sent, or failed for good. */
+export const emailStates = ["pending", "sending", "sent", "failed"] as const;
+export type EmailState = (typeof emailStates)[number];
+
+/** The placeholders a template may use; each kind fills the ones it knows, the rest are empty. */
+export const emailPlaceholders = [
+  "productName",
+  "vendorName",
+  "customerName",
+  "customerEmail",
+  "licenseKey",
+  "maxMachines",
+  "expiresAt",
+  "downloadUrl",
+  "portalUrl",
+] as const;
+export type EmailPlaceholder = (typeof emailPlaceholders)[number];
+
+/** A template's subject and body, and a product's e-mail settings. */
+export const emailLimits = {
+  subject: 255,
+  body: 16 * 1024,
+  vendorName: 255,
+  downloadUrl: 2048,
+  /** The SMTP reply kept of a message's last attempt. */
+  reply: 1000,
 } as const;

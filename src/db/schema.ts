@@ -6,6 +6,8 @@ import type {
   Platform,
   PlanReaction,
   SigningKeyStatus,
+  EmailKind,
+  EmailState,
   WebhookDeliveryStatus,
 } from "../contracts/vocabulary.js";
 
@@ -376,6 +378,59 @@ export interface WebhookDeliveriesTable {
   created_at: number;
 }
 
+/** The e-mail outbox: one message, from its cause's transaction to sent or failed. */
+export interface EmailMessagesTable {
+  id: string;
+  /** One message per key: the cause's own (an order id and the kind, say). */
+  idempotency_key: string;
+  kind: EmailKind;
+  product_id: string | null;
+  license_id: string | null;
+  to_address: string;
+  to_name: string | null;
+  /** As rendered when queued: what is sent, and sent again on a resend. */
+  subject: string;
+  text_body: string;
+  html_body: string;
+  state: EmailState;
+  attempts: number;
+  /** When the next attempt is due (pending only). */
+  next_attempt_at: number | null;
+  /** A process sending it holds it until then (sending only); after, another takes it over. */
+  claimed_until: number | null;
+  last_attempt_at: number | null;
+  /** The last attempt's SMTP reply code; null when there was no reply (a connection error). */
+  last_response_code: number | null;
+  /** The last attempt's SMTP reply, or the connection error. */
+  last_response: string | null;
+  /** The Message-ID header of the message sent. */
+  message_id: string | null;
+  sent_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A product's e-mail settings: no row, both null. */
+export interface ProductEmailSettingsTable {
+  product_id: string;
+  /** The name messages are signed with; null: the product's name. */
+  vendor_name: string | null;
+  /** The download link license-delivered messages give; null: none. */
+  download_url: string | null;
+  /** 1: a license-expiring message 7 days before each of its licenses' expiry. */
+  expiry_reminders: Generated<number>;
+  updated_at: number;
+}
+
+/** A product's own subject and body for one kind of message; no row: the default text. */
+export interface EmailTemplatesTable {
+  product_id: string;
+  kind: EmailKind;
+  subject: string;
+  body: string;
+  updated_at: number;
+}
+
 export interface DB {
   admins: AdminsTable;
   admin_sessions: AdminSessionsTable;
@@ -398,4 +453,7 @@ export interface DB {
   service_processes: ServiceProcessesTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  email_messages: EmailMessagesTable;
+  product_email_settings: ProductEmailSettingsTable;
+  email_templates: EmailTemplatesTable;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import { expireMachineLeases } from "../actions/machines.js";
+import { remindExpiringLicenses } from "../actions/emails.js";
 import { prune } from "../domain/maintenance/prune.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import { scheduleMaintenance } from "./maintenance-timer.js";
@@ -21,8 +22,9 @@ export const defaultPruneEveryMs = 60 * 60_000;
 export const defaultLeaseSweepEveryMs = 5 * 60_000;
 
 /**
- * Runs prune (domain/maintenance) when the app is ready and then every hour (everyMs), and the
- * machine lease sweep (actions/machines.ts) when ready and every 5 minutes.
+ * Runs prune (domain/maintenance) and the e-mail expiry reminders (actions/emails.ts) when the
+ * app is ready and then every hour (everyMs), and the machine lease sweep (actions/machines.ts)
+ * when ready and every 5 minutes.
  */
 export function schedulePruning(
   app: FastifyInstance,
@@ -55,6 +57,16 @@ export function schedulePruning(
     async () => {
       const { expired } = await expireMachineLeases(db);
       if (expired > 0) app.log.info({ expired }, "deactivated machines whose lease lapsed");
+    },
+  );
+  scheduleMaintenance(
+    app,
+    faults,
+    "queuing expiry reminders",
+    { everyMs: options.everyMs ?? defaultPruneEveryMs, onReady: true },
+    async () => {
+      const { queued } = await remindExpiringLicenses(db);
+      if (queued > 0) app.log.info({ queued }, "queued license-expiring e-mail");
     },
   );
 }

@@ -23,6 +23,8 @@ import { adminProductRoutes } from "./routes/admin/products.js";
 import { adminReleaseRoutes } from "./routes/admin/releases.js";
 import { adminWebhookRoutes } from "./routes/admin/webhooks.js";
 import type { WebhookWorker } from "./webhook-delivery.js";
+import type { MailWorker } from "./email-delivery.js";
+import { adminEmailRoutes } from "./routes/admin/emails.js";
 import { checkoutLicenseRoute } from "./routes/checkout-license.js";
 import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
 import { healthRoutes } from "./routes/health.js";
@@ -47,6 +49,7 @@ export function registerRoutes(
     limits,
     signing,
     webhooks,
+    mail,
   }: {
     lastSeen: LastSeenRecorder;
     counts: UsageCounts;
@@ -54,6 +57,7 @@ export function registerRoutes(
     limits: RateLimitHooks | null;
     signing: Signing;
     webhooks: WebhookWorker;
+    mail: MailWorker;
   },
 ): void {
   registerActor(app);
@@ -132,5 +136,6 @@ export function registerRoutes(
     adminApiKeyRoutes(routes, db);
     adminAuditRoutes(routes, db);
     adminWebhookRoutes(routes, db, signing.masterKey, webhooks);
+    adminEmailRoutes(routes, db, mail);
   });
 }

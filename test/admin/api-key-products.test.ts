@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { createLicense } from "../../src/domain/licenses/manage-licenses.js";
 import { publishRelease } from "../../src/actions/releases.js";
+import { inTransaction } from "../../src/db/transaction.js";
+import { enqueueLicenseDelivered } from "../../src/domain/email/messages.js";
 import { testActor } from "../helpers/actions.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
@@ -21,6 +23,9 @@ const tables = [
   "api_keys",
   "signing_keys",
   "audit_log",
+  "email_messages",
+  "email_templates",
+  "product_email_settings",
 ] as const;
 
 /**
@@ -36,6 +41,8 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
   /** Every product, every scope. */
   let unlimited: { id: string; key: string };
   let otherLicense: string;
+  /** A message of the outbox about the other product's license. */
+  let otherEmail: string;
   let ownLicense: string;
   let operations: Array<{ method: Method; path: string }>;
 
@@ -58,6 +65,17 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
         customerName: "B",
       })
     ).licenseKey;
+    otherEmail = (
+      await inTransaction(f.db, async (trx) =>
+        enqueueLicenseDelivered(trx, {
+          license: { licenseKey: otherLicense, expiresAt: null, maxMachines: 2 },
+          product: f.otherProduct,
+          customerEmail: "b@example.com",
+          customerName: "B",
+          idempotencyKey: "order-b",
+        }),
+      )
+    ).id;
     const activated = await f.post("/api/license/activate", {
       licenseKey: otherLicense,
       productSlug: f.otherProduct.slug,
@@ -147,7 +165,7 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
       .replace("{machineId}", "machine-of-b")
       .replace("{kid}", "any-kid")
       .replace("{plan}", "any-plan")
-      .replace("{id}", otherKeyId);
+      .replace("{id}", path.startsWith("/api/admin/emails/") ? otherEmail : otherKeyId);
 
   /** A body the route would accept, naming the other product where a body names one. */
   const bodyFor = (method: Method, path: string): unknown => {
@@ -169,6 +187,7 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
     if (path.endsWith("/plans/{plan}/licenses")) return {};
     // Moving the other product's license to the key's own product: still the other product's.
     if (path.endsWith("/move")) return { productSlug: f.product.slug };
+    if (path.endsWith("/email")) return { vendorName: "Taken Over" };
     return undefined;
   };
 
@@ -178,6 +197,7 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
     "GET /api/admin/licenses",
     "GET /api/admin/api-keys",
     "GET /api/admin/audit",
+    "GET /api/admin/emails",
   ]);
 
   it("every admin route naming another product refuses the key, 403 PRODUCT_NOT_IN_KEY, and changes nothing", async () => {

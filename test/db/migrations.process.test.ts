@@ -216,6 +216,8 @@ const allMigrations = [
   "0027_release_notes_html",
   "0028_plans",
   "0029_license_plans",
+  "0030_email_outbox",
+  "0031_email_templates",
 ];
 
 /**

@@ -169,6 +169,8 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0027_release_notes_html", "Success"],
     ["0028_plans", "Success"],
     ["0029_license_plans", "Success"],
+    ["0030_email_outbox", "Success"],
+    ["0031_email_templates", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(withoutLicenseKeysInAudit(before));

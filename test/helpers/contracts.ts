@@ -1,5 +1,6 @@
 import * as apiKeys from "../../src/contracts/api-keys.js";
 import * as audit from "../../src/contracts/audit.js";
+import * as emails from "../../src/contracts/emails.js";
 import type { Contract } from "../../src/contracts/kit.js";
 import * as licenseApi from "../../src/contracts/license-api.js";
 import * as licenses from "../../src/contracts/licenses.js";
@@ -22,6 +23,7 @@ const isContract = (value: unknown): value is Contract =>
 export const contracts: Contract[] = [
   apiKeys,
   audit,
+  emails,
   licenseApi,
   licenses,
   machines,

@@ -28,6 +28,8 @@ import * as apiKeyCreators from "./0026_api_key_creators.js";
 import * as releaseNotesHtml from "./0027_release_notes_html.js";
 import * as plans from "./0028_plans.js";
 import * as licensePlans from "./0029_license_plans.js";
+import * as emailOutbox from "./0030_email_outbox.js";
+import * as emailTemplates from "./0031_email_templates.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -61,4 +63,6 @@ export const migrations: Record<string, Migration> = {
   "0027_release_notes_html": releaseNotesHtml,
   "0028_plans": plans,
   "0029_license_plans": licensePlans,
+  "0030_email_outbox": emailOutbox,
+  "0031_email_templates": emailTemplates,
 };

@@ -16,6 +16,8 @@ import { adminPages } from "./pages/admins.js";
 import { apiKeyPages } from "./pages/api-keys.js";
 import { webhookPages } from "./pages/webhooks.js";
 import type { WebhookWorker } from "../webhook-delivery.js";
+import type { MailWorker } from "../email-delivery.js";
+import { emailPages } from "./pages/emails.js";
 import { auditPages } from "./pages/audit.js";
 import { licensePages } from "./pages/licenses.js";
 import { loginRoutes } from "./pages/login.js";
@@ -41,6 +43,7 @@ export async function dashboard(
   faults: DatabaseFaults,
   signing: Signing,
   webhooks: WebhookWorker,
+  mail: MailWorker,
 ): Promise<void> {
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   // Registered in the scopes that read cookies (here and the admin API), so that its onRequest
@@ -74,6 +77,7 @@ export async function dashboard(
     releasePages(pages, db);
     apiKeyPages(pages, db);
     webhookPages(pages, db, signing.masterKey, webhooks);
+    emailPages(pages, db, mail);
     auditPages(pages, db);
     adminPages(pages, db);
     notFoundPages(pages);
