@@ -18,7 +18,8 @@ const days = (seconds: number) => seconds / 86_400;
 
 /**
  * A product's offline and seat settings, in the order the admin API's body lists them: what the
- * product's setters take and the CLI's `products set-*` commands' options. (Its name, update
+ * product's setters take, the fields of the dashboard's signing keys page (the offline period's
+ * is in days, the page's own) and the CLI's `products set-*` commands' options. (Its name, update
  * delivery and Tauri key have rules of their own: products.ts.)
  */
 export const productSettings = {
@@ -42,6 +43,8 @@ export const productSettings = {
       "Machines beyond a license's maxMachines that may hold an unexpired certificate at " +
       `once (default ${offlineAllowanceRange.default}); checkout beyond it is 403 ` +
       "OFFLINE_LIMIT_REACHED",
+    label: "Machines beyond a license's slots that may hold an unexpired certificate",
+    form: {},
     cli: {
       option: "machines",
       value: "<n>",
@@ -52,6 +55,8 @@ export const productSettings = {
   }),
   maxDeactivationsPer30Days: nullableCount(deactivationLimitRange, {
     description: `${churnLimitDescription}; null: no limit (the default). A license's own value overrides it`,
+    label: "Deactivations by the app per license in 30 days",
+    form: { hint: "(empty = no limit)" },
     cli: {
       option: "per-30-days",
       value: "<n>",
@@ -61,6 +66,8 @@ export const productSettings = {
   }),
   machineLeaseDays: nullableCount(machineLeaseDaysRange, {
     description: `${machineLeaseDescription}; null: off (the default)`,
+    label: "Days a machine keeps its slot without being seen",
+    form: { hint: "(empty = for ever)" },
     cli: {
       option: "days",
       value: "<n>",

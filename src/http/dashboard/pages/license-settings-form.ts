@@ -1,3 +1,4 @@
+import { licenseSettings } from "../../../contracts/license-settings.js";
 import { createLicense } from "../../../contracts/licenses.js";
 import {
   licenseSettingsErrors,
@@ -5,41 +6,20 @@ import {
 } from "../../../domain/licenses/manage-licenses.js";
 import type { ShipkeyError } from "../../../errors.js";
 import { type Form, formBody } from "../form-body.js";
+import { licenseFormSettings } from "../views/license-settings-form.js";
 
 // The license settings form (the new-license form and a license's edit form), read as the
 // admin API's body of a license (createLicense's; updateLicense's takes the same settings);
 // views/license-settings-form.ts shows it.
 
 /** The fields a refusal may name beside its input: the key, the product and every setting. */
-export const licenseFields = [
-  "productSlug",
-  "licenseKey",
-  "maxMachines",
-  "status",
-  "expiresAt",
-  "edition",
-  "editionName",
-  "features",
-  "customerName",
-  "customerEmail",
-  "note",
-  "externalId",
-  "maxDeactivationsPer30Days",
-];
+export const licenseFields = ["productSlug", "licenseKey", ...Object.keys(licenseSettings)];
 
-/** The settings the form has. */
-const settingFields = [
-  "maxMachines",
-  "expiresAt",
-  "edition",
-  "editionName",
-  "features",
-  "customerName",
-  "customerEmail",
-  "note",
-  "externalId",
-  "maxDeactivationsPer30Days",
-] as const;
+/** The settings the form has: those the table gives a field. */
+const settingFields = licenseFormSettings.map(({ name }) => name);
+
+/** The settings typed as a date and time. */
+const dateFields = licenseFormSettings.filter((s) => s.setting.kind === "time").map((s) => s.name);
 
 /**
  * The license settings the form gives, as the domain takes them, every invalid field refused at
@@ -55,7 +35,7 @@ export async function settingsFrom(
   });
   const body = await formBody(createLicense.schema.body, form, {
     fields: settingFields,
-    dates: ["expiresAt"],
+    dates: dateFields,
     checks: (read) => [...licenseSettingsErrors(toSettings(read)), ...more],
   });
   return toSettings(body);

@@ -1,3 +1,6 @@
+import { productSettings, type ProductSettingsTable } from "../../../contracts/product-settings.js";
+import type { Setting } from "../../../contracts/settings.js";
+import { offlinePeriod } from "../../../contracts/vocabulary.js";
 import type { Product } from "../../../domain/products/products.js";
 import type { SigningKeyView } from "../../../domain/signing/signing-keys.js";
 import {
@@ -11,6 +14,7 @@ import {
   type PageContext,
   when,
 } from "../html.js";
+import { fieldText, type FormSettingName } from "./setting-fields.js";
 
 /** What the signing keys page shows: the product, its keys, the refusal of the last change. */
 export interface KeysPage {
@@ -34,9 +38,7 @@ export function keysView(page: KeysPage): Html {
     html`${formError(errors)} ${keySet(product, keys)} ${current ? currentKey(current) : noKeyYet()}
     ${rotation(csrfToken, product, next)} ${retiredKeys(csrfToken, product, keys)}
     ${offlinePeriodForm(csrfToken, product, errors)}
-    ${offlineAllowanceForm(csrfToken, product, errors)}
-    ${deactivationLimitForm(csrfToken, product, errors)}
-    ${machineLeaseForm(csrfToken, product, errors)}`,
+    ${settingForms.map((form) => settingForm(csrfToken, product, errors, form))}`,
   );
 }
 
@@ -187,7 +189,8 @@ function offlinePeriodForm(
     <form method="post" action="${keysPath(product.slug)}/offline-period" class="stack panel">
       ${csrfField(csrfToken)}
       <label
-        >License certificates last (days; at most 90, fractions allowed: 0.5 is 12 hours)
+        >License certificates last (days; at most ${offlinePeriod.maxSeconds / 86_400}, fractions
+        allowed: 0.5 is 12 hours)
         <input
           name="offlinePeriodDays"
           inputmode="decimal"
@@ -208,79 +211,64 @@ function offlinePeriodForm(
     </form>`;
 }
 
-function offlineAllowanceForm(
-  csrfToken: string,
-  product: Product,
-  errors: Record<string, string>,
-): Html {
-  return html`<h2>Offline allowance</h2>
-    <form method="post" action="${keysPath(product.slug)}/offline-allowance" class="stack panel">
-      ${csrfField(csrfToken)}
-      <label
-        >Machines beyond a license's slots that may hold an unexpired certificate (0 to 100)
-        <input
-          name="offlineAllowance"
-          inputmode="numeric"
-          required
-          value="${String(product.offlineAllowance)}"
-        />${fieldError(errors, "offlineAllowance")}</label
-      >
-      <p class="hint">
-        A deactivated machine's certificate counts until it expires, so deactivating and activating
-        again cannot multiply a seat. Checkout beyond the allowance is refused.
-      </p>
-      <div class="actions"><button type="submit">Save</button></div>
-    </form>`;
-}
+/** The signing keys page's forms of a product setting, each with what it does. */
+const settingForms: ReadonlyArray<{
+  name: FormSettingName<ProductSettingsTable>;
+  title: string;
+  route: string;
+  about: Html;
+}> = [
+  {
+    name: "offlineAllowance",
+    title: "Offline allowance",
+    route: "offline-allowance",
+    about: html`A deactivated machine's certificate counts until it expires, so deactivating and
+    activating again cannot multiply a seat. Checkout beyond the allowance is refused.`,
+  },
+  {
+    name: "maxDeactivationsPer30Days",
+    title: "Deactivation limit",
+    route: "deactivation-limit",
+    about: html`Recommended where apps use certificates: it bounds how often a seat can move between
+    machines. Deactivations from this dashboard, the CLI or the admin API are never limited and do
+    not count. A license may set its own limit.`,
+  },
+  {
+    name: "machineLeaseDays",
+    title: "Machine lease",
+    route: "machine-lease",
+    about: html`Activate, validate and checkout count as seen, and so does an unexpired certificate
+    until it expires. A machine unseen for longer is deactivated by the server, and can activate
+    again. Suits customers who reinstall or replace computers without deactivating.`,
+  },
+];
 
-function deactivationLimitForm(
+/**
+ * A product setting's form, its field as the settings table describes it: the label, then a
+ * count's range, or what empty means where null is a value.
+ */
+function settingForm(
   csrfToken: string,
   product: Product,
   errors: Record<string, string>,
+  { name, title, route, about }: (typeof settingForms)[number],
 ): Html {
-  const limit = product.maxDeactivationsPer30Days;
-  return html`<h2>Deactivation limit</h2>
-    <form method="post" action="${keysPath(product.slug)}/deactivation-limit" class="stack panel">
+  const setting: Setting = productSettings[name];
+  const nullable = setting.kind === "count" && setting.nullable;
+  const range = setting.kind === "count" ? `(${setting.min} to ${setting.max})` : "";
+  return html`<h2>${title}</h2>
+    <form method="post" action="${keysPath(product.slug)}/${route}" class="stack panel">
       ${csrfField(csrfToken)}
       <label
-        >Deactivations by the app per license in 30 days (empty = no limit)
+        >${setting.label ?? name} ${nullable ? (setting.form?.hint ?? "") : range}
         <input
-          name="maxDeactivationsPer30Days"
+          name="${name}"
           inputmode="numeric"
-          value="${limit === null ? "" : String(limit)}"
-        />${fieldError(errors, "maxDeactivationsPer30Days")}</label
+          ${nullable ? "" : "required"}
+          value="${fieldText(setting, product[name])}"
+        />${fieldError(errors, name)}</label
       >
-      <p class="hint">
-        Recommended where apps use certificates: it bounds how often a seat can move between
-        machines. Deactivations from this dashboard, the CLI or the admin API are never limited and
-        do not count. A license may set its own limit.
-      </p>
-      <div class="actions"><button type="submit">Save</button></div>
-    </form>`;
-}
-
-function machineLeaseForm(
-  csrfToken: string,
-  product: Product,
-  errors: Record<string, string>,
-): Html {
-  const days = product.machineLeaseDays;
-  return html`<h2>Machine lease</h2>
-    <form method="post" action="${keysPath(product.slug)}/machine-lease" class="stack panel">
-      ${csrfField(csrfToken)}
-      <label
-        >Days a machine keeps its slot without being seen (empty = for ever)
-        <input
-          name="machineLeaseDays"
-          inputmode="numeric"
-          value="${days === null ? "" : String(days)}"
-        />${fieldError(errors, "machineLeaseDays")}</label
-      >
-      <p class="hint">
-        Activate, validate and checkout count as seen, and so does an unexpired certificate until it
-        expires. A machine unseen for longer is deactivated by the server, and can activate again.
-        Suits customers who reinstall or replace computers without deactivating.
-      </p>
+      <p class="hint">${about}</p>
       <div class="actions"><button type="submit">Save</button></div>
     </form>`;
 }
