@@ -22,6 +22,7 @@ import type { CookieSecure } from "./http/cookie-security.js";
 import { type MasterKey, masterKeyBytes } from "./domain/signing/key-material.js";
 import { defaultKeyRefreshMs, SigningKeyRing } from "./domain/signing/key-ring.js";
 import { type WebhookOptions, type WebhookWorker, webhookWorker } from "./http/webhook-delivery.js";
+import type { IntegrationOptions } from "./http/routes/integration-webhook.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -75,6 +76,8 @@ export interface AppOptions {
   webhooks?: WebhookOptions;
   /** How often buffered last-seen times and usage counts are written; every second unless given. */
   bufferFlushMs?: number;
+  /** The payment integrations' webhooks: Paddle's tolerance and the clock (tests). */
+  integrations?: IntegrationOptions;
 }
 
 /**
@@ -97,6 +100,7 @@ export async function buildApp({
   statisticsCheckMs,
   webhooks = {},
   bufferFlushMs = defaultBufferFlushMs,
+  integrations = {},
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -224,6 +228,7 @@ export async function buildApp({
       limits,
       signing,
       webhooks: webhookDelivery,
+      integrations,
     }),
   );
   return app;

@@ -36,7 +36,9 @@ async function main(): Promise<void> {
     pruning: {
       activationHistoryMs: config.activationHistoryMs,
       webhookRetentionMs: config.webhookRetentionMs,
+      integrationEventBodyMs: config.integrationEventBodyMs,
     },
+    integrations: { paddleToleranceSeconds: config.paddleToleranceSeconds },
     webhooks: {
       allowPrivate: config.webhooksAllowPrivate,
       disableAfterFailures: config.webhooksDisableAfterFailures,

@@ -24,6 +24,7 @@ import {
 } from "../domain/signing/signing-keys.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import { resealWebhookSecrets } from "../domain/webhooks/endpoints.js";
+import { resealIntegrationSecrets } from "../domain/integrations/integrations.js";
 
 // Products, their settings and signing keys, and the master key's rotation: the use cases' actions. Each runs its checks, its rows, its webhook events and its
 // audit entry in one transaction (withAudit), so the admin API, the dashboard and the CLI record
@@ -170,6 +171,7 @@ export const rotateMasterKeyAudited = (
     async (trx) => ({
       ...(await resealSigningKeys(trx, from, to)),
       webhookSecrets: await resealWebhookSecrets(trx, from, to),
+      integrationSecrets: await resealIntegrationSecrets(trx, from, to),
     }),
     (result) => ({ target: { type: "master_key", id: "signing_keys" }, details: result }),
   );

@@ -84,6 +84,11 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         description: { type: "string" },
         enabled: { type: "string" },
         "grace-hours": { type: "string" },
+        product: { type: "string" },
+        provider: { type: "string" },
+        mode: { type: "string" },
+        "secret-stdin": { type: "boolean" },
+        "remove-secret": { type: "string" },
       },
     });
     return { positionals, options: values };

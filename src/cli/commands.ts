@@ -6,6 +6,7 @@ import { maintenanceCommands } from "./commands/maintenance.js";
 import { productCommands } from "./commands/products.js";
 import { releaseCommands } from "./commands/releases.js";
 import { webhookCommands } from "./commands/webhooks.js";
+import { integrationCommands } from "./commands/integrations.js";
 import type { Command, CommandHelp } from "./commands/shared.js";
 import type { Options } from "./args.js";
 import {
@@ -27,6 +28,7 @@ export const commands: Record<string, Command> = {
   ...adminCommands,
   ...apiKeyCommands,
   ...webhookCommands,
+  ...integrationCommands,
 };
 
 /** A command that needs no database: @shipkey/publish's, over HTTP. */

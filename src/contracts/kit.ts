@@ -96,6 +96,7 @@ export type Tag =
   | "Admin: API keys"
   | "Admin: audit"
   | "Admin: webhooks"
+  | "Admin: integrations"
   | "Health";
 
 /** The route schema Fastify reads: requests and every answer. */

@@ -127,3 +127,28 @@ export const webhookLimits = {
   maxGraceSeconds: 7 * 86_400,
   defaultGraceSeconds: 86_400,
 } as const;
+
+/** Payment providers an integration connects (docs/selling.md). */
+export const integrationProviders = ["stripe", "paddle", "lemonsqueezy"] as const;
+export type IntegrationProvider = (typeof integrationProviders)[number];
+
+/** live: events in test mode are ignored; test: events in live mode are ignored. */
+export const integrationModes = ["live", "test"] as const;
+export type IntegrationMode = (typeof integrationModes)[number];
+
+export const integrationEventStatuses = ["processed", "ignored", "waiting"] as const;
+export type IntegrationEventStatus = (typeof integrationEventStatuses)[number];
+
+/**
+ * Integrations: a signing secret's length, the secrets held at once (two during a rotation),
+ * the largest webhook body accepted, and Paddle's signature tolerance.
+ */
+export const integrationLimits = {
+  secretMinLength: 6,
+  secretMaxLength: 255,
+  secretsAtOnce: 2,
+  description: 255,
+  webhookBodyBytes: 512 * 1024,
+  defaultPaddleToleranceSeconds: 5,
+  maxPaddleToleranceSeconds: 300,
+} as const;

@@ -2,6 +2,9 @@ import type { Generated } from "kysely";
 import type {
   Arch,
   Channel,
+  IntegrationEventStatus,
+  IntegrationMode,
+  IntegrationProvider,
   LicenseStatus,
   Platform,
   SigningKeyStatus,
@@ -341,6 +344,48 @@ export interface WebhookDeliveriesTable {
   created_at: number;
 }
 
+export interface IntegrationsTable {
+  id: string;
+  product_id: string;
+  provider: IntegrationProvider;
+  mode: IntegrationMode;
+  description: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A signing secret of an integration: AES-256-GCM under the master key, base64 each. */
+export interface IntegrationSecretsTable {
+  id: string;
+  integration_id: string;
+  iv: string;
+  ciphertext: string;
+  tag: string;
+  created_at: number;
+}
+
+export interface IntegrationEventsTable {
+  id: string;
+  integration_id: string;
+  /** The provider's event id (Lemon Squeezy: a digest); unique per integration. */
+  event_key: string;
+  event_type: string;
+  /** The provider's object the event is about (cs_…, txn_…, an order's id); null if none. */
+  object_id: string | null;
+  /** 1 live, 0 test; null when the event does not say (Paddle). */
+  livemode: number | null;
+  status: IntegrationEventStatus;
+  reason: string | null;
+  /** The raw body as received; null once pruned. */
+  body: string | null;
+  occurred_at: number | null;
+  received_at: number;
+  processed_at: number | null;
+  attempts: number;
+  next_attempt_at: number | null;
+  retry_until: number | null;
+}
+
 export interface DB {
   admins: AdminsTable;
   admin_sessions: AdminSessionsTable;
@@ -362,4 +407,7 @@ export interface DB {
   service_processes: ServiceProcessesTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  integrations: IntegrationsTable;
+  integration_secrets: IntegrationSecretsTable;
+  integration_events: IntegrationEventsTable;
 }

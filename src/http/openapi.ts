@@ -19,6 +19,7 @@ const tags: Tag[] = [
   "Admin: API keys",
   "Admin: audit",
   "Admin: webhooks",
+  "Admin: integrations",
   "Health",
 ];
 

@@ -21,6 +21,8 @@ import { adminLicenseRoutes } from "./routes/admin/licenses.js";
 import { adminProductRoutes } from "./routes/admin/products.js";
 import { adminReleaseRoutes } from "./routes/admin/releases.js";
 import { adminWebhookRoutes } from "./routes/admin/webhooks.js";
+import { adminIntegrationRoutes } from "./routes/admin/integrations.js";
+import { type IntegrationOptions, integrationWebhookRoutes } from "./routes/integration-webhook.js";
 import type { WebhookWorker } from "./webhook-delivery.js";
 import { checkoutLicenseRoute } from "./routes/checkout-license.js";
 import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
@@ -46,6 +48,7 @@ export function registerRoutes(
     limits,
     signing,
     webhooks,
+    integrations,
   }: {
     lastSeen: LastSeenRecorder;
     counts: UsageCounts;
@@ -53,6 +56,7 @@ export function registerRoutes(
     limits: RateLimitHooks | null;
     signing: Signing;
     webhooks: WebhookWorker;
+    integrations: IntegrationOptions;
   },
 ): void {
   registerActor(app);
@@ -108,6 +112,11 @@ export function registerRoutes(
     productKeysRoute(routes, db, signing.ring);
   });
 
+  // Payment providers' webhooks: their raw bodies are parsed in this scope only.
+  void app.register(async (providers) =>
+    integrationWebhookRoutes(providers, db, signing.masterKey, integrations),
+  );
+
   void app.register(async (admin) => {
     await admin.register(cookie); // the dashboard session (admin-auth.ts)
     // Answers (a new API key's secret among them) are never cached nor sniffed, errors included.
@@ -130,5 +139,6 @@ export function registerRoutes(
     adminApiKeyRoutes(routes, db);
     adminAuditRoutes(routes, db);
     adminWebhookRoutes(routes, db, signing.masterKey, webhooks);
+    adminIntegrationRoutes(routes, db, signing.masterKey);
   });
 }

@@ -214,6 +214,8 @@ const allMigrations = [
   "0025_webhook_url_changes",
   "0026_api_key_creators",
   "0027_release_notes_html",
+  "0032_integrations",
+  "0033_integration_events",
 ];
 
 /**

@@ -164,6 +164,8 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0025_webhook_url_changes", "Success"],
     ["0026_api_key_creators", "Success"],
     ["0027_release_notes_html", "Success"],
+    ["0032_integrations", "Success"],
+    ["0033_integration_events", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(withoutLicenseKeysInAudit(before));

@@ -26,6 +26,8 @@ import * as licenseOverviewIndexes from "./0024_license_overview_indexes.js";
 import * as webhookUrlChanges from "./0025_webhook_url_changes.js";
 import * as apiKeyCreators from "./0026_api_key_creators.js";
 import * as releaseNotesHtml from "./0027_release_notes_html.js";
+import * as integrations from "./0032_integrations.js";
+import * as integrationEvents from "./0033_integration_events.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -57,4 +59,6 @@ export const migrations: Record<string, Migration> = {
   "0025_webhook_url_changes": webhookUrlChanges,
   "0026_api_key_creators": apiKeyCreators,
   "0027_release_notes_html": releaseNotesHtml,
+  "0032_integrations": integrations,
+  "0033_integration_events": integrationEvents,
 };

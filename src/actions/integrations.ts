@@ -1,0 +1,119 @@
+import type { Kysely } from "kysely";
+import type { DB } from "../db/schema.js";
+import { type Actor, withAudit } from "../domain/audit/audit-log.js";
+import type { MasterKey } from "../domain/signing/key-material.js";
+import {
+  addIntegrationSecret,
+  createIntegration,
+  deleteIntegration,
+  type NewIntegration,
+  removeIntegrationSecret,
+  requireIntegrationRow,
+  updateIntegration,
+} from "../domain/integrations/integrations.js";
+import type { IntegrationMode } from "../contracts/vocabulary.js";
+
+// Payment integrations and their secrets: the use cases' actions. Each runs its checks, its
+// rows and its audit entry in one transaction (withAudit), whichever front end made the change.
+// Details never hold a secret, only the secret's id.
+
+const target = (id: string) => ({ type: "integration", id });
+
+export const connectPaymentProvider = (
+  db: Kysely<DB>,
+  actor: Actor,
+  masterKey: MasterKey,
+  input: NewIntegration,
+  origin: string,
+) =>
+  withAudit(
+    db,
+    actor,
+    "integration.create",
+    (trx) => createIntegration(trx, masterKey, input, origin),
+    (created) => ({
+      target: target(created.id),
+      details: {
+        product: created.product,
+        provider: created.provider,
+        mode: created.mode,
+        secretId: created.secrets[0]?.id ?? null,
+      },
+    }),
+  );
+
+export const changeIntegration = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  changes: { mode?: IntegrationMode; description?: string | null },
+  origin: string,
+) =>
+  withAudit(
+    db,
+    actor,
+    "integration.update",
+    async (trx) => {
+      const before = await requireIntegrationRow(trx, id);
+      const after = await updateIntegration(trx, id, changes, origin);
+      const changed: Record<string, { from: unknown; to: unknown }> = {};
+      if (before.mode !== after.mode) changed.mode = { from: before.mode, to: after.mode };
+      if (before.description !== after.description) {
+        changed.description = { from: before.description, to: after.description };
+      }
+      return { after, changed };
+    },
+    ({ changed }) => ({
+      target: target(id),
+      details: { changed: Object.keys(changed), changes: changed },
+    }),
+  ).then(({ after }) => after);
+
+export const disconnectPaymentProvider = (db: Kysely<DB>, actor: Actor, id: string) =>
+  withAudit(
+    db,
+    actor,
+    "integration.delete",
+    async (trx) => {
+      const row = await requireIntegrationRow(trx, id);
+      await deleteIntegration(trx, id);
+      return row;
+    },
+    (row) => ({
+      target: target(id),
+      details: { product: row.product_slug, provider: row.provider },
+    }),
+  );
+
+/** The first half of a rotation: the new secret, beside the old one. */
+export const addSigningSecret = (
+  db: Kysely<DB>,
+  actor: Actor,
+  masterKey: MasterKey,
+  id: string,
+  secret: string,
+  origin: string,
+) =>
+  withAudit(
+    db,
+    actor,
+    "integration.add_secret",
+    (trx) => addIntegrationSecret(trx, masterKey, id, secret, origin),
+    ({ secretId }) => ({ target: target(id), details: { secretId } }),
+  ).then(({ integration }) => integration);
+
+/** The second half of a rotation: the old secret removed. */
+export const removeSigningSecret = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  secretId: string,
+  origin: string,
+) =>
+  withAudit(
+    db,
+    actor,
+    "integration.remove_secret",
+    (trx) => removeIntegrationSecret(trx, id, secretId, origin),
+    () => ({ target: target(id), details: { secretId } }),
+  );
