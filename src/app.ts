@@ -23,6 +23,9 @@ import { type MasterKey, masterKeyBytes } from "./domain/signing/key-material.js
 import { defaultKeyRefreshMs, SigningKeyRing } from "./domain/signing/key-ring.js";
 import { type WebhookOptions, type WebhookWorker, webhookWorker } from "./http/webhook-delivery.js";
 import type { IntegrationOptions } from "./http/routes/integration-webhook.js";
+import { retryWaitingPaymentEvents } from "./actions/integration-events.js";
+import { saleEffects } from "./actions/sale-wiring.js";
+import { scheduleMaintenance } from "./http/maintenance-timer.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -198,6 +201,16 @@ export async function buildApp({
   });
 
   if (pruning) schedulePruning(app, database.db, faults, pruning);
+  if (integrations.retryEveryMs !== undefined) {
+    const effects = integrations.effects ?? saleEffects;
+    scheduleMaintenance(
+      app,
+      faults,
+      "retrying waiting payment events",
+      { everyMs: integrations.retryEveryMs, onReady: true },
+      async () => void (await retryWaitingPaymentEvents(database.db, effects)),
+    );
+  }
   if (statisticsCheckMs !== undefined && database.dialect === "postgres") {
     scheduleStatisticsRefresh(app, database.db, faults, statisticsCheckMs);
   }

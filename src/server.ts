@@ -38,7 +38,7 @@ async function main(): Promise<void> {
       webhookRetentionMs: config.webhookRetentionMs,
       integrationEventBodyMs: config.integrationEventBodyMs,
     },
-    integrations: { paddleToleranceSeconds: config.paddleToleranceSeconds },
+    integrations: { paddleToleranceSeconds: config.paddleToleranceSeconds, retryEveryMs: 60_000 },
     webhooks: {
       allowPrivate: config.webhooksAllowPrivate,
       disableAfterFailures: config.webhooksDisableAfterFailures,

@@ -1,9 +1,36 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
-import { reprocessEvent } from "../domain/integrations/event-ledger.js";
-import { handlersOf } from "../domain/integrations/handlers.js";
-import { requireIntegrationRow } from "../domain/integrations/integrations.js";
+import {
+  receiveInboundEvent,
+  reprocessEvent,
+  retryWaitingEvents,
+} from "../domain/integrations/event-ledger.js";
+import type { InboundEvent } from "../domain/integrations/inbound-event.js";
+import { type IntegrationRow, requireIntegrationRow } from "../domain/integrations/integrations.js";
+import type { SaleEffects } from "./sale-effects.js";
+import { saleEventHandlers } from "./sale-events/index.js";
+
+/**
+ * A verified event from a provider, recorded once and processed with its effects (each with
+ * its own audit entry and webhook event) in one transaction.
+ */
+export const receivePaymentEvent = (
+  db: Kysely<DB>,
+  effects: SaleEffects,
+  integration: IntegrationRow & { product_slug: string },
+  event: InboundEvent,
+  body: string,
+  now: number,
+) =>
+  receiveInboundEvent(
+    db,
+    saleEventHandlers(effects)[integration.provider],
+    integration,
+    event,
+    body,
+    now,
+  );
 
 /**
  * An ignored or waiting event processed again, from its kept raw body (verified when it
@@ -12,6 +39,7 @@ import { requireIntegrationRow } from "../domain/integrations/integrations.js";
 export const replayPaymentEvent = (
   db: Kysely<DB>,
   actor: Actor,
+  effects: SaleEffects,
   integrationId: string,
   eventId: string,
   now = Date.now(),
@@ -22,10 +50,21 @@ export const replayPaymentEvent = (
     "integration.replay_event",
     async (trx) => {
       const integration = await requireIntegrationRow(trx, integrationId);
-      return reprocessEvent(trx, handlersOf(integration.provider), integrationId, eventId, now);
+      const handlers = saleEventHandlers(effects)[integration.provider];
+      return reprocessEvent(trx, handlers, integrationId, eventId, now);
     },
     (event) => ({
       target: { type: "integration", id: integrationId },
       details: { eventId, eventType: event.eventType, status: event.status },
     }),
   );
+
+/** Waiting events retried (hourly each, for 24 h): the maintenance timer's task. */
+export const retryWaitingPaymentEvents = (
+  db: Kysely<DB>,
+  effects: SaleEffects,
+  now = Date.now(),
+) => {
+  const handlers = saleEventHandlers(effects);
+  return retryWaitingEvents(db, (provider) => handlers[provider], now);
+};

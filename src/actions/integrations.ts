@@ -11,7 +11,8 @@ import {
   requireIntegrationRow,
   updateIntegration,
 } from "../domain/integrations/integrations.js";
-import type { IntegrationMode } from "../contracts/vocabulary.js";
+import { removePriceMapping, setPriceMapping } from "../domain/integrations/prices.js";
+import type { IntegrationMode, QuantityMeaning } from "../contracts/vocabulary.js";
 
 // Payment integrations and their secrets: the use cases' actions. Each runs its checks, its
 // rows and its audit entry in one transaction (withAudit), whichever front end made the change.
@@ -116,4 +117,28 @@ export const removeSigningSecret = (
     "integration.remove_secret",
     (trx) => removeIntegrationSecret(trx, id, secretId, origin),
     () => ({ target: target(id), details: { secretId } }),
+  );
+
+/** A provider's price sells a plan; replaying an event ignored for want of it then fulfils it. */
+export const mapPriceToPlan = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  input: { priceId: string; planId: string; quantityMeans: QuantityMeaning },
+) =>
+  withAudit(
+    db,
+    actor,
+    "integration.map_price",
+    (trx) => setPriceMapping(trx, id, input),
+    (mapping) => ({ target: target(id), details: { ...mapping, createdAt: undefined } }),
+  );
+
+export const unmapPrice = (db: Kysely<DB>, actor: Actor, id: string, priceId: string) =>
+  withAudit(
+    db,
+    actor,
+    "integration.unmap_price",
+    (trx) => removePriceMapping(trx, id, priceId),
+    () => ({ target: target(id), details: { priceId } }),
   );

@@ -14,6 +14,7 @@ import {
   integrationModes,
   integrationProviders,
   limits,
+  quantityMeanings,
 } from "./vocabulary.js";
 
 /**
@@ -284,5 +285,79 @@ export const receiveIntegrationEvent = contract({
         status: StringEnum([...integrationEventStatuses, "duplicate"] as const),
       }),
     },
+  },
+});
+
+export const PriceMapping = Type.Object(
+  {
+    priceId: Type.String({
+      description: "Stripe price_…, Paddle pri_…, or a Lemon Squeezy variant id",
+    }),
+    planId: Type.String({ description: "The plan its purchase creates licenses from" }),
+    quantityMeans: StringEnum(quantityMeanings, {
+      description:
+        "seats: one license with the plan's slots × the quantity; licenses: that many licenses",
+    }),
+    createdAt: DateTime(),
+  },
+  { title: "PriceMapping" },
+);
+export type PriceMapping = Static<typeof PriceMapping>;
+
+const PriceParams = Type.Object({
+  id: Id,
+  priceId: Type.String({ minLength: 1, maxLength: limits.identifier }),
+});
+
+export const listPriceMappings = contract({
+  method: "GET",
+  url: "/api/admin/integrations/:id/prices",
+  operationId: "listPriceMappings",
+  tag,
+  summary: "The provider's prices an integration maps to plans",
+  auth: "products:write",
+  errors,
+  schema: {
+    params: IntegrationParams,
+    response: { 200: Type.Object({ items: Type.Array(PriceMapping) }) },
+  },
+});
+
+export const setPriceMapping = contract({
+  method: "PUT",
+  url: "/api/admin/integrations/:id/prices/:priceId",
+  operationId: "setPriceMapping",
+  tag,
+  summary: "Map a provider's price to a plan (replacing its mapping)",
+  description:
+    "An event for an unmapped price is ignored with that reason; replay it after mapping.",
+  auth: "products:write",
+  errors,
+  schema: {
+    params: PriceParams,
+    body: Type.Object(
+      {
+        planId: Type.String({ minLength: 1, maxLength: limits.id }),
+        quantityMeans: Type.Optional(
+          StringEnum(quantityMeanings, { description: "Default seats" }),
+        ),
+      },
+      strict,
+    ),
+    response: { 200: PriceMapping },
+  },
+});
+
+export const removePriceMapping = contract({
+  method: "DELETE",
+  url: "/api/admin/integrations/:id/prices/:priceId",
+  operationId: "removePriceMapping",
+  tag,
+  summary: "Stop mapping a provider's price",
+  auth: "products:write",
+  errors: [...errors, "INTEGRATION_PRICE_NOT_FOUND"],
+  schema: {
+    params: PriceParams,
+    response: { 200: Type.Object({ deleted: Type.Literal(true), priceId: Type.String() }) },
   },
 });

@@ -83,7 +83,7 @@ export const ValidFailure = Type.Object(
   { title: "ValidFailure" },
 );
 
-export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 export type Tag =
   | "Licenses"

@@ -111,6 +111,11 @@ export const webhookEventTypes = [
   "release.critical_changed",
   "api_key.created",
   "api_key.revoked",
+  "order.paid",
+  "order.refunded",
+  "order.disputed",
+  "license.renewed",
+  "license.payment_failed",
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
@@ -152,3 +157,11 @@ export const integrationLimits = {
   defaultPaddleToleranceSeconds: 5,
   maxPaddleToleranceSeconds: 300,
 } as const;
+
+/** What a quantity bought means: seats (one license, the plan's slots × quantity) or licenses. */
+export const quantityMeanings = ["seats", "licenses"] as const;
+export type QuantityMeaning = (typeof quantityMeanings)[number];
+
+/** An order's state: paid, refunded (in full), disputed (a chargeback open or lost). */
+export const orderStates = ["paid", "refunded", "disputed"] as const;
+export type OrderState = (typeof orderStates)[number];

@@ -6,7 +6,9 @@ import type {
   IntegrationMode,
   IntegrationProvider,
   LicenseStatus,
+  OrderState,
   Platform,
+  QuantityMeaning,
   SigningKeyStatus,
   WebhookDeliveryStatus,
 } from "../contracts/vocabulary.js";
@@ -386,6 +388,37 @@ export interface IntegrationEventsTable {
   retry_until: number | null;
 }
 
+export interface IntegrationPricesTable {
+  integration_id: string;
+  /** The provider's price (Stripe, Paddle) or variant (Lemon Squeezy) id. */
+  price_id: string;
+  plan_id: string;
+  quantity_means: QuantityMeaning;
+  created_at: number;
+}
+
+export interface IntegrationOrdersTable {
+  id: string;
+  integration_id: string;
+  /** The provider's order: cs_… (Stripe), txn_… (Paddle), an order id (Lemon Squeezy). */
+  order_id: string;
+  subscription_id: string | null;
+  /** What refunds and disputes name: Stripe's payment_intent; Paddle's transaction. */
+  payment_id: string | null;
+  plan_id: string;
+  /** JSON array of license ids. */
+  license_ids: string;
+  customer_email: string | null;
+  customer_name: string | null;
+  state: OrderState;
+  /** Epoch ms: the end of the subscription period paid for. */
+  period_end: number | null;
+  /** The provider's time of the last change applied (an older one is ignored). */
+  applied_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DB {
   admins: AdminsTable;
   admin_sessions: AdminSessionsTable;
@@ -410,4 +443,6 @@ export interface DB {
   integrations: IntegrationsTable;
   integration_secrets: IntegrationSecretsTable;
   integration_events: IntegrationEventsTable;
+  integration_prices: IntegrationPricesTable;
+  integration_orders: IntegrationOrdersTable;
 }

@@ -139,6 +139,6 @@ export function registerRoutes(
     adminApiKeyRoutes(routes, db);
     adminAuditRoutes(routes, db);
     adminWebhookRoutes(routes, db, signing.masterKey, webhooks);
-    adminIntegrationRoutes(routes, db, signing.masterKey);
+    adminIntegrationRoutes(routes, db, signing.masterKey, integrations);
   });
 }

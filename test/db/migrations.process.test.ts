@@ -216,6 +216,7 @@ const allMigrations = [
   "0027_release_notes_html",
   "0032_integrations",
   "0033_integration_events",
+  "0034_sales",
 ];
 
 /**

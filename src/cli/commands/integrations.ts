@@ -7,6 +7,7 @@ import {
   removeSigningSecret,
 } from "../../actions/integrations.js";
 import { replayPaymentEvent } from "../../actions/integration-events.js";
+import { saleEffects } from "../../actions/sale-wiring.js";
 import { listIntegrationEvents } from "../../domain/integrations/event-ledger.js";
 import { listIntegrations } from "../../domain/integrations/integrations.js";
 import { type Options, requiredOption, stringOption, UsageError } from "../args.js";
@@ -230,7 +231,7 @@ export const integrationCommands: Record<string, Command> = {
       if (id === undefined || eventId === undefined || extra.length > 0) {
         throw new UsageError("expected an integration id and an event id");
       }
-      const event = await replayPaymentEvent(db, cliActor(), id, eventId);
+      const event = await replayPaymentEvent(db, cliActor(), saleEffects, id, eventId);
       return { data: event, text: describe(event) };
     },
   },

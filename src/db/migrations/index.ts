@@ -28,6 +28,7 @@ import * as apiKeyCreators from "./0026_api_key_creators.js";
 import * as releaseNotesHtml from "./0027_release_notes_html.js";
 import * as integrations from "./0032_integrations.js";
 import * as integrationEvents from "./0033_integration_events.js";
+import * as sales from "./0034_sales.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -61,4 +62,5 @@ export const migrations: Record<string, Migration> = {
   "0027_release_notes_html": releaseNotesHtml,
   "0032_integrations": integrations,
   "0033_integration_events": integrationEvents,
+  "0034_sales": sales,
 };

@@ -83,6 +83,49 @@ export async function reprocessEvent(
   });
 }
 
+/**
+ * Waiting events whose next attempt is due, processed again (a renewal whose subscription has
+ * arrived since); one waiting past its 24 h is ignored with that reason. How many it retried.
+ */
+export async function retryWaitingEvents(
+  db: Kysely<DB>,
+  handlersOf: (provider: Integration["provider"]) => EventHandlers,
+  now: number,
+): Promise<number> {
+  const due = await db
+    .selectFrom("integration_events")
+    .innerJoin("integrations", "integrations.id", "integration_events.integration_id")
+    .select(["integration_events.id", "integration_id", "retry_until", "reason", "provider"])
+    .where("status", "=", "waiting")
+    .where("next_attempt_at", "<=", now)
+    .orderBy("next_attempt_at")
+    .limit(100)
+    .execute();
+  for (const event of due) {
+    if (event.retry_until !== null && event.retry_until <= now) {
+      await db
+        .updateTable("integration_events")
+        .set({
+          status: "ignored",
+          reason: `${event.reason ?? "waiting"}: gave up after 24 h`.slice(0, 1024),
+          next_attempt_at: null,
+          processed_at: now,
+        })
+        .where("id", "=", event.id)
+        .where("status", "=", "waiting")
+        .execute();
+      continue;
+    }
+    try {
+      await reprocessEvent(db, handlersOf(event.provider), event.integration_id, event.id, now);
+    } catch (err) {
+      // Another process retried it first, or a handler refused: it stays as it was.
+      if (!(err instanceof ShipkeyError)) throw err;
+    }
+  }
+  return due.length;
+}
+
 export async function listIntegrationEvents(
   db: Kysely<DB>,
   integrationId: string,

@@ -3,13 +3,14 @@ import type { Kysely } from "kysely";
 import { receiveIntegrationEvent } from "../../contracts/integrations.js";
 import { integrationLimits, integrationProviders } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
-import { receiveInboundEvent } from "../../domain/integrations/event-ledger.js";
+import { receivePaymentEvent } from "../../actions/integration-events.js";
+import type { SaleEffects } from "../../actions/sale-effects.js";
+import { saleEffects } from "../../actions/sale-wiring.js";
 import { readInboundEvent } from "../../domain/integrations/inbound-event.js";
 import {
   openIntegrationSecrets,
   requireIntegrationRow,
 } from "../../domain/integrations/integrations.js";
-import { handlersOf } from "../../domain/integrations/handlers.js";
 import { verifySignature } from "../../domain/integrations/signatures.js";
 import type { MasterKey } from "../../domain/signing/key-material.js";
 import { ShipkeyError } from "../../errors.js";
@@ -20,6 +21,10 @@ export interface IntegrationOptions {
   /** PADDLE_SIGNATURE_TOLERANCE in seconds (default 5). */
   paddleToleranceSeconds?: number;
   now?: () => number;
+  /** Plans and e-mail (actions/sale-wiring.ts unless given). */
+  effects?: SaleEffects;
+  /** How often waiting events are looked at (the server: every minute); off unless given. */
+  retryEveryMs?: number;
 }
 
 /**
@@ -62,9 +67,9 @@ export function integrationWebhookRoutes(
         now: at,
       });
       const event = readInboundEvent(integration.provider, body);
-      const status = await receiveInboundEvent(
+      const status = await receivePaymentEvent(
         db,
-        handlersOf(integration.provider),
+        options.effects ?? saleEffects,
         integration,
         event,
         body.toString("utf8"),

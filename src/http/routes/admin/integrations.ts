@@ -9,8 +9,11 @@ import {
   changeIntegration,
   connectPaymentProvider,
   disconnectPaymentProvider,
+  mapPriceToPlan,
   removeSigningSecret,
+  unmapPrice,
 } from "../../../actions/integrations.js";
+import { listPriceMappings } from "../../../domain/integrations/prices.js";
 import { replayPaymentEvent } from "../../../actions/integration-events.js";
 import { getIntegration, listIntegrations } from "../../../domain/integrations/integrations.js";
 import {
@@ -22,6 +25,8 @@ import { ShipkeyError } from "../../../errors.js";
 import { actorOf, productIdsOf } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 import { requestOrigin } from "../../public-origin.js";
+import type { IntegrationOptions } from "../integration-webhook.js";
+import { saleEffects } from "../../../actions/sale-wiring.js";
 
 /** An integration acts on its product's licenses and secrets: a limited key manages none. */
 async function everyProductKey(request: FastifyRequest): Promise<void> {
@@ -33,7 +38,12 @@ async function everyProductKey(request: FastifyRequest): Promise<void> {
   }
 }
 
-export function adminIntegrationRoutes(app: App, db: Kysely<DB>, masterKey: MasterKey): void {
+export function adminIntegrationRoutes(
+  app: App,
+  db: Kysely<DB>,
+  masterKey: MasterKey,
+  options: IntegrationOptions,
+): void {
   const route = <S extends ContractSchema>(c: Contract<S>) => ({
     ...adminRoute(db, c),
     preValidation: everyProductKey,
@@ -132,6 +142,34 @@ export function adminIntegrationRoutes(app: App, db: Kysely<DB>, masterKey: Mast
     contracts.replayIntegrationEvent.url,
     route(contracts.replayIntegrationEvent),
     async (request) =>
-      replayPaymentEvent(db, actorOf(request), request.params.id, request.params.eventId),
+      replayPaymentEvent(
+        db,
+        actorOf(request),
+        options.effects ?? saleEffects,
+        request.params.id,
+        request.params.eventId,
+        (options.now ?? Date.now)(),
+      ),
+  );
+
+  app.get(contracts.listPriceMappings.url, route(contracts.listPriceMappings), async (request) => ({
+    items: await listPriceMappings(db, request.params.id),
+  }));
+
+  app.put(contracts.setPriceMapping.url, route(contracts.setPriceMapping), async (request) =>
+    mapPriceToPlan(db, actorOf(request), request.params.id, {
+      priceId: request.params.priceId,
+      planId: request.body.planId,
+      quantityMeans: request.body.quantityMeans ?? "seats",
+    }),
+  );
+
+  app.delete(
+    contracts.removePriceMapping.url,
+    route(contracts.removePriceMapping),
+    async (request) => {
+      await unmapPrice(db, actorOf(request), request.params.id, request.params.priceId);
+      return { deleted: true as const, priceId: request.params.priceId };
+    },
   );
 }
