@@ -37,8 +37,8 @@ export default tseslint.config(
     },
   },
   // Front ends write through src/actions only: the domain's writes skip the audit entry and the
-  // webhook events their action adds (the license endpoints' own activate, validate, deactivate
-  // and checkout are the app's use cases, called by its routes).
+  // webhook events their action adds (the license endpoints' activate, deactivate and checkout
+  // included; validate writes only its buffered last-seen).
   {
     files: ["src/http/**/*.ts", "src/cli/**/*.ts"],
     rules: {
@@ -67,6 +67,7 @@ export default tseslint.config(
                 "createApiKey",
                 "revokeApiKey",
                 "revokeApiKeys",
+                "createAdmin",
                 "insertAdmin",
                 "removeAdmin",
                 "setAdminPassword",
@@ -98,8 +99,31 @@ export default tseslint.config(
                 "retryWaitingEvents",
                 "setPriceMapping",
                 "removePriceMapping",
+                "writeActivation",
+                "touchActiveActivation",
+                "endMachineActivation",
+                "reserveCertificate",
+                "endLapsedActivation",
               ],
               message: "A front end writes through src/actions (audit entry and events included).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // Webhook events are emitted by src/actions, in the transaction of the rows they tell about.
+  {
+    files: ["src/domain/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/webhooks/events.js", "./events.js"],
+              importNames: ["emitWebhookEvent"],
+              message: "Webhook events are emitted by src/actions, with the rows they tell about.",
             },
           ],
         },

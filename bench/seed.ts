@@ -3,7 +3,7 @@ import type { Dialect } from "../src/db/database.js";
 import type { DB } from "../src/db/schema.js";
 import { createApiKey } from "../src/domain/api-keys/api-keys.js";
 import { createProduct, requireProduct } from "../src/domain/products/products.js";
-import { publishReleaseAudited } from "../src/actions/releases.js";
+import { publishRelease } from "../src/actions/releases.js";
 import { setRollout } from "../src/domain/releases/rollout.js";
 import {
   appcastNotes,
@@ -139,7 +139,7 @@ export async function seed(
   // Hint bits now, not during the first measured turns. No ANALYZE: the service gathers the
   // statistics it needs at start, as it must on a database that autovacuum has not visited.
   if (dialect === "postgres") await sql`vacuum`.execute(db);
-  await publishReleaseAudited(db, benchActor, await requireProduct(db, benchProducts[0]), {
+  await publishRelease(db, benchActor, await requireProduct(db, benchProducts[0]), {
     version: "1.0.0",
     channel: "STABLE",
     releaseNotes: "## 1.0.0\n- First release\n",
@@ -151,7 +151,7 @@ export async function seed(
     ["1.0.0", null],
     ["1.1.0", { percent: 10 }],
   ] as const) {
-    await publishReleaseAudited(db, benchActor, rolloutProduct, {
+    await publishRelease(db, benchActor, rolloutProduct, {
       version,
       channel: "STABLE",
       releaseNotes: `## ${version}\n- A release\n`,
@@ -166,7 +166,7 @@ export async function seed(
       name: `Bench notes ${kind}`,
     });
     for (let v = 0; v < appcastVersions; v++) {
-      await publishReleaseAudited(db, benchActor, product, {
+      await publishRelease(db, benchActor, product, {
         version: `1.${v}.0`,
         channel: "STABLE",
         releaseNotes: appcastNotes[kind],

@@ -1,22 +1,14 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
 import { ShipkeyError } from "../errors.js";
-import {
-  createApiKey,
-  keyProductIds,
-  keysBelow,
-  lockKeys,
-  requireApiKey,
-  resolveKeyProducts,
-  revokeApiKey,
-  revokeApiKeys,
-} from "../domain/api-keys/api-keys.js";
+import * as apiKeys from "../domain/api-keys/api-keys.js";
 import {
   assertMayCreateKey,
   assertMayRevokeKey,
   keyAuthorityOf,
 } from "../domain/api-keys/key-authority.js";
 import { type Actor, recordAudit, withAudit } from "../domain/audit/audit-log.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 
 // API keys: the use cases' actions. Each runs its checks, its rows, its webhook events and its
@@ -24,10 +16,11 @@ import { emitWebhookEvent } from "../domain/webhooks/events.js";
 // the same entry whichever way a write was made. Details never hold a secret.
 
 /** `products`: the slugs the key is limited to (each must exist); null or absent: every product. */
-export const createApiKeyAudited = (
+export const createApiKey = (
   db: Kysely<DB>,
   actor: Actor,
   input: { name: string; scopes: string[]; expiresAt?: number | null; products?: string[] | null },
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -38,11 +31,11 @@ export const createApiKeyAudited = (
       const productIds =
         products === undefined || products === null
           ? null
-          : await resolveKeyProducts(trx, products);
+          : await apiKeys.resolveKeyProducts(trx, products);
       // A key creating a key holds its own row first, so a revocation of it with the keys it
       // created either sees this one or comes first (and this key is refused, revoked).
       if (actor.type === "api_key" && actor.id !== null) {
-        const [live] = await lockKeys(trx, [actor.id]);
+        const [live] = await apiKeys.lockKeys(trx, [actor.id]);
         if (live === undefined) throw ShipkeyError.spec("INVALID_API_KEY");
       }
       // An API key grants at most its own scopes, for its own products, for no longer than its
@@ -58,7 +51,7 @@ export const createApiKeyAudited = (
       // Who created it, as the audit log names them (a revocation with the keys it created
       // follows the keys an API key created).
       const createdBy = { type: actor.type, id: actor.id, label: actor.label };
-      const created = await createApiKey(trx, { ...key, productIds, createdBy });
+      const created = await apiKeys.createApiKey(trx, { ...key, productIds, createdBy });
       // Never the secret.
       await emitWebhookEvent(trx, {
         type: "api_key.created",
@@ -77,6 +70,7 @@ export const createApiKeyAudited = (
         displayPrefix: created.displayPrefix,
       },
     }),
+    idempotency,
   );
 
 /**
@@ -86,36 +80,37 @@ export const createApiKeyAudited = (
  * the key's own entry lists them (`alsoRevoked`). An API key must be allowed to revoke each of
  * them (assertMayRevokeKey), else nothing is revoked.
  */
-export const revokeApiKeyAudited = (
+export const revokeApiKey = (
   db: Kysely<DB>,
   actor: Actor,
   id: string,
   options: { withCreated?: boolean } = {},
-  now = Date.now(),
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
     actor,
     "api_key.revoke",
     async (trx) => {
-      const target = await requireApiKey(trx, id);
+      const now = Date.now();
+      const target = await apiKeys.requireApiKey(trx, id);
       const authority = await keyAuthorityOf(trx, actor);
       if (authority) {
         assertMayRevokeKey(authority, {
           scopes: target.scopes,
-          productIds: await keyProductIds(trx, id),
+          productIds: await apiKeys.keyProductIds(trx, id),
         });
       }
       const below = options.withCreated
-        ? (await keysBelow(trx, id, now, { lock: true })).filter((key) => key.active)
+        ? (await apiKeys.keysBelow(trx, id, now, { lock: true })).filter((key) => key.active)
         : [];
       // A key creates keys within its own authority, so the keys below one the caller may
       // revoke are within the caller's too; one beyond it (changed by hand since) refuses the
       // whole revocation.
       if (authority) for (const key of below) assertMayRevokeKey(authority, key);
-      const apiKey = await revokeApiKey(trx, id, now);
+      const apiKey = await apiKeys.revokeApiKey(trx, id, now);
       await emitWebhookEvent(trx, { type: "api_key.revoked", product: null, data: { apiKey } });
-      const alsoRevoked = await revokeApiKeys(
+      const alsoRevoked = await apiKeys.revokeApiKeys(
         trx,
         below.map((key) => key.id),
         now,
@@ -144,4 +139,5 @@ export const revokeApiKeyAudited = (
         ...(options.withCreated ? { alsoRevoked: key.alsoRevoked } : {}),
       },
     }),
+    idempotency,
   );

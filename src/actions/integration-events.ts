@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import {
   receiveInboundEvent,
@@ -43,6 +44,7 @@ export const replayPaymentEvent = (
   integrationId: string,
   eventId: string,
   now = Date.now(),
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -57,6 +59,7 @@ export const replayPaymentEvent = (
       target: { type: "integration", id: integrationId },
       details: { eventId, eventType: event.eventType, status: event.status },
     }),
+    idempotency,
   );
 
 /** Waiting events retried (hourly each, for 24 h): the maintenance timer's task. */

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import type { MasterKey } from "../domain/signing/key-material.js";
 import {
@@ -26,6 +27,7 @@ export const connectPaymentProvider = (
   masterKey: MasterKey,
   input: NewIntegration,
   origin: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -41,6 +43,7 @@ export const connectPaymentProvider = (
         secretId: created.secrets[0]?.id ?? null,
       },
     }),
+    idempotency,
   );
 
 export const changeIntegration = (
@@ -49,6 +52,7 @@ export const changeIntegration = (
   id: string,
   changes: { mode?: IntegrationMode; description?: string | null },
   origin: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -68,9 +72,15 @@ export const changeIntegration = (
       target: target(id),
       details: { changed: Object.keys(changed), changes: changed },
     }),
+    idempotency,
   ).then(({ after }) => after);
 
-export const disconnectPaymentProvider = (db: Kysely<DB>, actor: Actor, id: string) =>
+export const disconnectPaymentProvider = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
@@ -84,6 +94,7 @@ export const disconnectPaymentProvider = (db: Kysely<DB>, actor: Actor, id: stri
       target: target(id),
       details: { product: row.product_slug, provider: row.provider },
     }),
+    idempotency,
   );
 
 /** The first half of a rotation: the new secret, beside the old one. */
@@ -94,6 +105,7 @@ export const addSigningSecret = (
   id: string,
   secret: string,
   origin: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -101,6 +113,7 @@ export const addSigningSecret = (
     "integration.add_secret",
     (trx) => addIntegrationSecret(trx, masterKey, id, secret, origin),
     ({ secretId }) => ({ target: target(id), details: { secretId } }),
+    idempotency,
   ).then(({ integration }) => integration);
 
 /** The second half of a rotation: the old secret removed. */
@@ -110,6 +123,7 @@ export const removeSigningSecret = (
   id: string,
   secretId: string,
   origin: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -117,6 +131,7 @@ export const removeSigningSecret = (
     "integration.remove_secret",
     (trx) => removeIntegrationSecret(trx, id, secretId, origin),
     () => ({ target: target(id), details: { secretId } }),
+    idempotency,
   );
 
 /** A provider's price sells a plan; replaying an event ignored for want of it then fulfils it. */
@@ -125,6 +140,7 @@ export const mapPriceToPlan = (
   actor: Actor,
   id: string,
   input: { priceId: string; planId: string; quantityMeans: QuantityMeaning },
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -132,13 +148,21 @@ export const mapPriceToPlan = (
     "integration.map_price",
     (trx) => setPriceMapping(trx, id, input),
     (mapping) => ({ target: target(id), details: { ...mapping, createdAt: undefined } }),
+    idempotency,
   );
 
-export const unmapPrice = (db: Kysely<DB>, actor: Actor, id: string, priceId: string) =>
+export const unmapPrice = (
+  db: Kysely<DB>,
+  actor: Actor,
+  id: string,
+  priceId: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "integration.unmap_price",
     (trx) => removePriceMapping(trx, id, priceId),
     () => ({ target: target(id), details: { priceId } }),
+    idempotency,
   );

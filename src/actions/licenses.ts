@@ -1,29 +1,22 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
-import { deactivateMachine } from "../domain/licenses/deactivate-machine.js";
 import { licenseIdOfKey } from "../domain/licenses/license-record.js";
-import { endOfflinePlace } from "../domain/licenses/offline-places.js";
+import * as offlinePlaces from "../domain/licenses/offline-places.js";
 import { maskLicenseKey } from "../domain/licenses/license-key.js";
-import { deleteLicense, moveLicense, resetMachines } from "../domain/licenses/seats.js";
-import {
-  changedSettings,
-  type CreateLicenseInput,
-  createLicense,
-  findLicenseView,
-  type LicenseSettings,
-  requireLicenseView,
-  settingChanges,
-  updateLicense,
-} from "../domain/licenses/manage-licenses.js";
+import * as seats from "../domain/licenses/seats.js";
+import * as manageLicenses from "../domain/licenses/manage-licenses.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
+import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import { countLicenseEvent } from "../domain/releases/usage-counts.js";
 import type { License } from "../contracts/admin.js";
 import { type LicenseStatus } from "../contracts/vocabulary.js";
+import { deactivateMachine } from "./machines.js";
 
-// Licenses and their machines as admins change them: the use cases' actions. Each runs its checks, its rows, its webhook events and its
-// audit entry in one transaction (withAudit), so the admin API, the dashboard and the CLI record
-// the same entry whichever way a write was made. Details never hold a secret.
+// Licenses and their machines as admins change them: the use cases' actions.
+// Each runs its checks, its rows, its webhook events and its audit entry in one transaction
+// (withAudit), so the admin API, the dashboard and the CLI record the same entry whichever way a
+// write was made. Details never hold a secret.
 
 /**
  * How the audit log names a license: by its internal id, with the key masked (maskLicenseKey).
@@ -41,13 +34,18 @@ async function licenseTarget(trx: Kysely<DB>, licenseKey: string) {
   };
 }
 
-export const createLicenseAudited = (db: Kysely<DB>, actor: Actor, input: CreateLicenseInput) =>
+export const createLicense = (
+  db: Kysely<DB>,
+  actor: Actor,
+  input: manageLicenses.CreateLicenseInput,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "license.create",
     async (trx) => {
-      const license = await createLicense(trx, input);
+      const license = await manageLicenses.createLicense(trx, input);
       await emitLicenseEvent(trx, "license.created", license);
       return { license, named: await licenseTarget(trx, license.licenseKey) };
     },
@@ -63,30 +61,32 @@ export const createLicenseAudited = (db: Kysely<DB>, actor: Actor, input: Create
           : { maxDeactivationsPer30Days: license.maxDeactivationsPer30Days }),
       },
     }),
+    idempotency,
   ).then(({ license }) => license);
 
-export const updateLicenseAudited = (
+export const updateLicense = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
-  changes: LicenseSettings,
+  changes: manageLicenses.LicenseSettings,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
     actor,
     "license.update",
     async (trx) => {
-      // Read without failing first: updateLicense checks the settings before the key, and so
-      // must this (a bad setting on an unknown key is a 400, not a 404).
-      const before = await findLicenseView(trx, licenseKey);
-      const license = await updateLicense(trx, licenseKey, changes);
+      // Read without failing first: the domain's updateLicense checks the settings before the key,
+      // and so must this (a bad setting on an unknown key is a 400, not a 404).
+      const before = await manageLicenses.findLicenseView(trx, licenseKey);
+      const license = await manageLicenses.updateLicense(trx, licenseKey, changes);
       const named = await licenseTarget(trx, license.licenseKey);
-      const changed = before ? changedSettings(before, license) : [];
+      const changed = before ? manageLicenses.changedSettings(before, license) : [];
       if (changed.length > 0) await emitLicenseEvent(trx, "license.updated", license, { changed });
       if (before && before.status !== license.status) {
         await emitLicenseEvent(trx, `license.${statusEvents[license.status]}`, license);
       }
-      const values = before ? settingChanges(before, license) : {};
+      const values = before ? manageLicenses.settingChanges(before, license) : {};
       return { license, named, changed, values };
     },
     // What actually changed, not what was sent: the dashboard's form sends every field. Each
@@ -95,6 +95,7 @@ export const updateLicenseAudited = (
       target: named.target,
       details: { licenseKey: named.licenseKey, changed, changes: values },
     }),
+    idempotency,
   ).then(({ license }) => license);
 
 const statusActions = { ACTIVE: "reinstate", SUSPENDED: "suspend", REVOKED: "revoke" } as const;
@@ -109,23 +110,24 @@ const emitLicenseEvent = (
 ) => emitWebhookEvent(trx, { type, product: license.product, data: { license, ...extra } });
 
 /** Suspend, revoke or reinstate: audited as license.suspend / license.revoke / license.reinstate. */
-export const setLicenseStatusAudited = (
+export const setLicenseStatus = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
   status: LicenseStatus,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
     actor,
     `license.${statusActions[status]}`,
     async (trx) => {
-      const before = await findLicenseView(trx, licenseKey);
-      const license = await updateLicense(trx, licenseKey, { status });
+      const before = await manageLicenses.findLicenseView(trx, licenseKey);
+      const license = await manageLicenses.updateLicense(trx, licenseKey, { status });
       if (before?.status !== license.status) {
         await emitLicenseEvent(trx, `license.${statusEvents[status]}`, license);
       }
-      const changes = before ? settingChanges(before, license) : {};
+      const changes = before ? manageLicenses.settingChanges(before, license) : {};
       return { license, changes, named: await licenseTarget(trx, license.licenseKey) };
     },
     // The status's old and new value when it changed (a suspend of a suspended license: none).
@@ -133,13 +135,15 @@ export const setLicenseStatusAudited = (
       target: named.target,
       details: { licenseKey: named.licenseKey, changes },
     }),
+    idempotency,
   ).then(({ license }) => license);
 
-export const deactivateMachineAudited = (
+export const deactivateMachineByAdmin = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
   machineId: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -155,18 +159,19 @@ export const deactivateMachineAudited = (
       target: named.target,
       details: { licenseKey: named.licenseKey, machineId },
     }),
+    idempotency,
   ).then(({ result }) => result);
 
 /**
  * A deactivated machine's offline place ended before its certificate expires
  * (license.end_offline_place): the license counts it no longer.
  */
-export const endOfflinePlaceAudited = (
+export const endOfflinePlace = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
   machineId: string,
-  now = Date.now(),
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
@@ -174,24 +179,45 @@ export const endOfflinePlaceAudited = (
     "license.end_offline_place",
     async (trx) => {
       const licenseId = await licenseIdOfKey(trx, licenseKey);
-      const result = await endOfflinePlace(trx, licenseId, machineId, now);
+      const result = await offlinePlaces.endOfflinePlace(trx, licenseId, machineId, Date.now());
       return { result, named: await licenseTarget(trx, licenseKey) };
     },
     ({ result, named }) => ({
       target: named.target,
       details: { licenseKey: named.licenseKey, machineId, certificateExpiresAt: result.endsAt },
     }),
+    idempotency,
   ).then(({ result }) => result);
 
-/** Every machine of the license deactivated in one action (license.reset_machines). */
-export const resetMachinesAudited = (db: Kysely<DB>, actor: Actor, licenseKey: string) =>
+/**
+ * Every machine of the license deactivated in one action (license.reset_machines), each with its
+ * machine.deactivated event.
+ */
+export const resetMachines = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "license.reset_machines",
     async (trx) => {
-      const result = await resetMachines(trx, licenseKey);
-      const { product } = await requireLicenseView(trx, licenseKey);
+      const now = Date.now();
+      const result = await seats.resetMachines(trx, licenseKey, now);
+      const { product } = await manageLicenses.requireLicenseView(trx, licenseKey);
+      for (const machineId of result.machineIds) {
+        await emitWebhookEvent(
+          trx,
+          {
+            type: "machine.deactivated",
+            product,
+            data: { licenseKey, product, machineId, by: "admin" },
+          },
+          now,
+        );
+      }
       await countLicenseEvent(trx, product, "deactivation", result.machineIds.length);
       return { result, named: await licenseTarget(trx, licenseKey) };
     },
@@ -199,21 +225,23 @@ export const resetMachinesAudited = (db: Kysely<DB>, actor: Actor, licenseKey: s
       target: named.target,
       details: { licenseKey: named.licenseKey, machineIds: result.machineIds },
     }),
+    idempotency,
   ).then(({ result }) => result);
 
 /** The license moved to another product (license.move), with its license.updated event. */
-export const moveLicenseAudited = (
+export const moveLicense = (
   db: Kysely<DB>,
   actor: Actor,
   licenseKey: string,
   productSlug: string,
+  idempotency?: IdempotencyClaim | null,
 ) =>
   withAudit(
     db,
     actor,
     "license.move",
     async (trx) => {
-      const { before, license } = await moveLicense(trx, licenseKey, productSlug);
+      const { before, license } = await seats.moveLicense(trx, licenseKey, productSlug);
       if (before !== license.product) {
         await emitLicenseEvent(trx, "license.updated", license, { changed: ["product"] });
       }
@@ -229,21 +257,28 @@ export const moveLicenseAudited = (
           before === license.product ? {} : { product: { from: before, to: license.product } },
       },
     }),
+    idempotency,
   ).then(({ license }) => license);
 
 /** The license deleted (license.delete); refused while a machine holds a slot. */
-export const deleteLicenseAudited = (db: Kysely<DB>, actor: Actor, licenseKey: string) =>
+export const deleteLicense = (
+  db: Kysely<DB>,
+  actor: Actor,
+  licenseKey: string,
+  idempotency?: IdempotencyClaim | null,
+) =>
   withAudit(
     db,
     actor,
     "license.delete",
     async (trx) => {
       const named = await licenseTarget(trx, licenseKey);
-      const license = await deleteLicense(trx, licenseKey);
+      const license = await seats.deleteLicense(trx, licenseKey);
       return { license, named };
     },
     ({ license, named }) => ({
       target: named.target,
       details: { licenseKey: named.licenseKey, product: license.product },
     }),
+    idempotency,
   ).then(({ license }) => license);

@@ -20,7 +20,7 @@ import { licenseIdOfKey } from "../domain/licenses/license-record.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import { newId } from "../lib/ids.js";
 import { isoOrNull } from "../lib/time.js";
-import { setLicenseStatusAudited, updateLicenseAudited } from "./licenses.js";
+import { setLicenseStatus, updateLicense } from "./licenses.js";
 import type { SaleEffects } from "./sale-effects.js";
 import type { License } from "../contracts/admin.js";
 import type { LicenseStatus, WebhookEventType } from "../contracts/vocabulary.js";
@@ -302,7 +302,7 @@ async function updateLicenses(
   const actor = integrationActor(context);
   const updated: License[] = [];
   for (const license of await licensesOf(trx, order)) {
-    updated.push(await updateLicenseAudited(trx, actor, license.licenseKey, changes));
+    updated.push(await updateLicense(trx, actor, license.licenseKey, changes));
   }
   return updated;
 }
@@ -316,7 +316,7 @@ async function setStatuses(
   const actor = integrationActor(context);
   const updated: License[] = [];
   for (const license of await licensesOf(trx, order)) {
-    updated.push(await setLicenseStatusAudited(trx, actor, license.licenseKey, status));
+    updated.push(await setLicenseStatus(trx, actor, license.licenseKey, status));
   }
   return updated;
 }

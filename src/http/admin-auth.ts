@@ -85,10 +85,8 @@ export function productIdsOf(request: FastifyRequest): readonly string[] | null 
   return request.actor?.productIds ?? null;
 }
 
-export function actorOf(request: FastifyRequest): Actor {
+/** Who acts on an admin route: request.actor, which requireScope set. */
+export function requireActor(request: FastifyRequest): Actor {
   if (!request.actor) throw new Error("admin route without requireScope");
-  // A write under an Idempotency-Key marks its claim applied with its audit entry.
-  return request.idempotencyClaim
-    ? { ...request.actor, idempotency: request.idempotencyClaim }
-    : request.actor;
+  return request.actor;
 }

@@ -11,13 +11,16 @@ import {
 } from "../domain/idempotency/idempotency-keys.js";
 import { limits } from "../contracts/vocabulary.js";
 import { ShipkeyError } from "../errors.js";
-import { actorOf } from "./admin-auth.js";
+import { requireActor } from "./admin-auth.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import { singleHeader } from "./request-fields.js";
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** Set while this request holds an Idempotency-Key claim. */
+    /**
+     * Set while this request holds an Idempotency-Key claim. An admin route passes it to its
+     * action, whose transaction marks it applied with the audit entry.
+     */
     idempotencyClaim: IdempotencyClaim | null;
   }
   interface FastifyContextConfig {
@@ -48,7 +51,7 @@ export function registerIdempotency(
     const key = idempotencyKeyOf(request);
     if (key === undefined) return;
     const result = await claimIdempotencyKey(db, {
-      caller: callerOf(actorOf(request)),
+      caller: callerOf(requireActor(request)),
       key,
       fingerprint: requestFingerprint(request.method, request.url, request.body),
     });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/schema.js";
-import { expireMachineLeases } from "../domain/licenses/machine-leases.js";
+import { expireMachineLeases } from "../actions/machines.js";
 import { prune } from "../domain/maintenance/prune.js";
 import type { DatabaseFaults } from "./database-faults.js";
 import { scheduleMaintenance } from "./maintenance-timer.js";
@@ -24,7 +24,7 @@ export const defaultLeaseSweepEveryMs = 5 * 60_000;
 
 /**
  * Runs prune (domain/maintenance) when the app is ready and then every hour (everyMs), and the
- * machine lease sweep (domain/licenses/machine-leases.ts) when ready and every 5 minutes.
+ * machine lease sweep (actions/machines.ts) when ready and every 5 minutes.
  */
 export function schedulePruning(
   app: FastifyInstance,

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { createLicense } from "../../src/domain/licenses/manage-licenses.js";
-import { publishReleaseAudited } from "../../src/actions/releases.js";
+import { publishRelease } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
@@ -65,7 +65,7 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
     });
     expect(activated.statusCode).toBe(200);
     for (const product of [f.product, f.otherProduct]) {
-      await publishReleaseAudited(f.db, testActor, product, {
+      await publishRelease(f.db, testActor, product, {
         version: "1.0.0",
         channel: "STABLE",
         releaseNotes: null,

@@ -10,7 +10,7 @@ import {
   idempotencyWindowMs,
   releaseIdempotencyKey,
 } from "../../src/domain/idempotency/idempotency-keys.js";
-import { createLicenseAudited } from "../../src/actions/licenses.js";
+import { createLicense } from "../../src/actions/licenses.js";
 import { requestFingerprint } from "../../src/http/idempotency.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
@@ -256,10 +256,11 @@ describe.each(dialects)("Idempotency-Key on the admin API (%s)", (dialect) => {
     // The write commits with its audit entry under the claim; the process then dies before the
     // answer is stored (completeIdempotencyKey never runs).
     const actor = { type: "api_key", id: "crash", label: "ci", ip: null } as const;
-    await createLicenseAudited(
+    await createLicense(
       f.db,
-      { ...actor, idempotency: claimed.claim },
+      actor,
       { productSlug: "desktop-app", maxMachines: 1, note: "order-2001" },
+      claimed.claim,
     );
     // A failure reported after the commit does not give the key up either.
     await releaseIdempotencyKey(f.db, claimed.claim);
@@ -276,11 +277,7 @@ describe.each(dialects)("Idempotency-Key on the admin API (%s)", (dialect) => {
     const second = await claimIdempotencyKey(f.db, rolledBack, now);
     if (!("claim" in second)) throw new Error("not claimed");
     await expect(
-      createLicenseAudited(
-        f.db,
-        { ...actor, idempotency: second.claim },
-        { productSlug: "no-such-product", maxMachines: 1 },
-      ),
+      createLicense(f.db, actor, { productSlug: "no-such-product", maxMachines: 1 }, second.claim),
     ).rejects.toMatchObject({ code: "PRODUCT_NOT_FOUND" });
     expect("claim" in (await claimIdempotencyKey(f.db, rolledBack, now + abandonedClaimMs))).toBe(
       true,

@@ -5,10 +5,9 @@ import { openDatabase } from "../../src/db/database.js";
 import { migrateTo } from "../../src/db/migrate.js";
 import { migrations } from "../../src/db/migrations/index.js";
 import { createSession, findSession, verifySignIn } from "../../src/domain/admins/admins.js";
-import { activateMachine } from "../../src/domain/licenses/activate-machine.js";
-import { deactivateMachine } from "../../src/domain/licenses/deactivate-machine.js";
+import { activateMachine, deactivateMachine } from "../../src/actions/machines.js";
 import { requireProduct } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/actions/releases.js";
+import { publishRelease } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { createTestDatabase, dialects, type TestDatabase } from "../helpers/database.js";
 import { postJson, startServer } from "../helpers/server-process.js";
@@ -983,13 +982,13 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
         signature: null,
         fileSize: null,
       });
-      await publishReleaseAudited(direct.db, testActor, product, {
+      await publishRelease(direct.db, testActor, product, {
         version: "1.0.0",
         channel: "STABLE",
         releaseNotes: null,
         entries: [entry("LINUX")],
       });
-      await publishReleaseAudited(direct.db, testActor, product, {
+      await publishRelease(direct.db, testActor, product, {
         version: "1.1.0-beta.1",
         channel: "BETA",
         releaseNotes: null,

@@ -11,7 +11,7 @@ import {
   removeAdmin,
 } from "../../src/domain/admins/admins.js";
 import type { Actor } from "../../src/domain/audit/audit-log.js";
-import { removeAdminAudited, resetAdminPasswordAudited } from "../../src/actions/admins.js";
+import * as actions from "../../src/actions/admins.js";
 import { dialects, openTestDatabase } from "../helpers/database.js";
 import type { Database } from "../../src/db/database.js";
 import type { DB } from "../../src/db/schema.js";
@@ -51,7 +51,7 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
     const [a, b] = await listAdmins(db());
     const aSession = await createSession(db(), a?.id ?? "");
     const bSession = await createSession(db(), b?.id ?? "");
-    await resetAdminPasswordAudited(db(), actor, {
+    await actions.resetAdminPassword(db(), actor, {
       email: " A@example.com",
       password: "a brand new password",
     });
@@ -66,10 +66,10 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
   it("a reset checks the password and the email", async () => {
     await freshAdmins("a@example.com");
     await expect(
-      resetAdminPasswordAudited(db(), actor, { email: "a@example.com", password: "short" }),
+      actions.resetAdminPassword(db(), actor, { email: "a@example.com", password: "short" }),
     ).rejects.toMatchObject({ code: "INVALID_FIELD_VALUE" });
     await expect(
-      resetAdminPasswordAudited(db(), actor, { email: "x@example.com", password }),
+      actions.resetAdminPassword(db(), actor, { email: "x@example.com", password }),
     ).rejects.toMatchObject({ code: "ADMIN_NOT_FOUND", statusCode: 404 });
   });
 
@@ -77,14 +77,14 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
     await freshAdmins("a@example.com", "b@example.com");
     const [a] = await listAdmins(db());
     const session = await createSession(db(), a?.id ?? "");
-    await removeAdminAudited(db(), actor, "a@example.com");
+    await actions.removeAdmin(db(), actor, "a@example.com");
     expect(await findSession(db(), session.token)).toBeNull();
     expect((await listAdmins(db())).map((x) => x.email)).toEqual(["b@example.com"]);
-    await expect(removeAdminAudited(db(), actor, "b@example.com")).rejects.toMatchObject({
+    await expect(actions.removeAdmin(db(), actor, "b@example.com")).rejects.toMatchObject({
       code: "LAST_ADMIN",
       statusCode: 409,
     });
-    await expect(removeAdminAudited(db(), actor, "a@example.com")).rejects.toMatchObject({
+    await expect(actions.removeAdmin(db(), actor, "a@example.com")).rejects.toMatchObject({
       code: "ADMIN_NOT_FOUND",
     });
     const entries = await db()
@@ -99,14 +99,14 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
   it("a sign-in gets no session once its admin is removed or its password reset after the check", async () => {
     await freshAdmins("a@example.com", "b@example.com");
     const removed = await verifySignIn(db(), "a@example.com", password);
-    await removeAdminAudited(db(), actor, "a@example.com");
+    await actions.removeAdmin(db(), actor, "a@example.com");
     await expect(
       createSession(db(), removed.admin?.id ?? "", Date.now(), removed.verifiedHash ?? ""),
     ).rejects.toMatchObject({ code: "ADMIN_NOT_FOUND" });
 
     const reset = await verifySignIn(db(), "b@example.com", password);
     expect(reset.admin).not.toBeNull();
-    await resetAdminPasswordAudited(db(), actor, {
+    await actions.resetAdminPassword(db(), actor, {
       email: "b@example.com",
       password: "a brand new password",
     });
@@ -176,7 +176,7 @@ describe.each(dialects)("admin management (%s)", (dialect) => {
         await committing;
       });
     await aRemoved;
-    const second = removeAdminAudited(db(), actor, "b@example.com").then(
+    const second = actions.removeAdmin(db(), actor, "b@example.com").then(
       () => "removed",
       (err: { code?: string }) => err.code,
     );

@@ -7,7 +7,7 @@ import { migrateToLatest } from "../../src/db/migrate.js";
 import { createAdmin } from "../../src/domain/admins/admins.js";
 import { createLicense } from "../../src/domain/licenses/manage-licenses.js";
 import { createProduct, requireProduct } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/actions/releases.js";
+import { publishRelease } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
 import { postJson, type ServerProcess, startServer } from "../helpers/server-process.js";
@@ -156,7 +156,7 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     page.on("dialog", onDialog);
     const database = await openDatabase(testDatabase.url);
     try {
-      await publishReleaseAudited(
+      await publishRelease(
         database.db,
         testActor,
         await requireProduct(database.db, "desktop-app"),

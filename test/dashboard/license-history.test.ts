@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditEntry, LicenseDetail } from "../../src/contracts/admin.js";
 import { commands } from "../../src/cli/commands.js";
-import { activateMachine } from "../../src/domain/licenses/activate-machine.js";
+import { activateMachine } from "../../src/actions/machines.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { commandContext } from "../helpers/cli.js";
 import { dialects } from "../helpers/database.js";

@@ -204,6 +204,33 @@ describe("queries compiled once", () => {
     expect(() => branched(f.db, { slug: "x" })).toThrow(/changes with a parameter's value/);
   });
 
+  it("compile a query with a list parameter once per length, each answering with its own values", async () => {
+    const bySlugs = compileOnce<{ slugs: readonly string[] }, { slug: string }>(
+      ["slugs"],
+      (db, p) => db.selectFrom("products").select("slug").where("slug", "in", p.slugs),
+      { slugs: 3 },
+    );
+    const found = async (slugs: string[]) =>
+      (await bySlugs(f.db, { slugs })).rows.map((row) => row.slug);
+    const slug = f.product.slug;
+    expect(await found([slug])).toEqual([slug]);
+    expect(await found(["none", slug])).toEqual([slug]);
+    expect(await found(["none", "nor-this", slug])).toEqual([slug]);
+    expect(await found(["none"])).toEqual([]);
+    expect(() => bySlugs(f.db, { slugs: [] })).toThrow(/slugs must hold 1 to 3 values/);
+    expect(() => bySlugs(f.db, { slugs: ["a", "b", "c", "d"] })).toThrow(/1 to 3 values/);
+  });
+
+  it("refuse a builder that leaves a value of a list unused", async () => {
+    const firstOnly = compileOnce<{ slugs: readonly string[] }, unknown>(
+      ["slugs"],
+      (db, p) => db.selectFrom("products").selectAll().where("slug", "in", p.slugs.slice(0, 1)),
+      { slugs: 2 },
+    );
+    expect((await firstOnly(f.db, { slugs: ["a"] })).rows).toEqual([]);
+    expect(() => firstOnly(f.db, { slugs: ["a", "b"] })).toThrow(/slugs is not used/);
+  });
+
   it("run a compiled write in one transaction after another, each with its own values", async () => {
     const rename = compileOnce<{ id: string; name: string }, never>(["id", "name"], (db, p) =>
       db.updateTable("products").set({ name: p.name }).where("id", "=", p.id),

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { listAudit } from "../../src/domain/audit/audit-log.js";
 import { createProduct, type Product } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/actions/releases.js";
+import { publishRelease } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import {
   changeRollout,
@@ -160,7 +160,7 @@ describe.each(dialects)("phased rollouts in every feed (%s)", (dialect) => {
   });
 
   const publish = (version: string) =>
-    publishReleaseAudited(f.db, testActor, product, {
+    publishRelease(f.db, testActor, product, {
       version,
       channel: "STABLE",
       releaseNotes: null,

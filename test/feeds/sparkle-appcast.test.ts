@@ -1,7 +1,7 @@
 import semver from "semver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProduct, type Product } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/actions/releases.js";
+import { publishRelease } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { sparkleVersion } from "../../src/domain/releases/version.js";
 import { type Channel } from "../../src/contracts/vocabulary.js";
@@ -104,7 +104,7 @@ describe.each(dialects)("the Sparkle appcast, read as Sparkle reads it (%s)", (d
   });
 
   const publish = (version: string, channel: Channel, notes: string | null = null) =>
-    publishReleaseAudited(f.db, testActor, product, {
+    publishRelease(f.db, testActor, product, {
       version,
       channel,
       releaseNotes: notes,

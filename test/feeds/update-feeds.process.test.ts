@@ -11,7 +11,7 @@ import { listAudit } from "../../src/domain/audit/audit-log.js";
 import { createProduct, requireProduct } from "../../src/domain/products/products.js";
 import { findFeedReleases } from "../../src/domain/releases/update-feed.js";
 import { listReleases } from "../../src/domain/releases/manage-releases.js";
-import { publishReleaseAudited } from "../../src/actions/releases.js";
+import { publishRelease } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { createTestDatabase, dialects } from "../helpers/database.js";
@@ -711,10 +711,9 @@ describe.each(dialects)("update feeds (%s)", (dialect) => {
       now: Date.now(),
     } as const;
     const versions = async (count: number) =>
-      (await findFeedReleases(f.db, { ...query, needs: "zip" }, count)).map((release) => [
-        release.version,
-        release.entries.map((e) => e.arch),
-      ]);
+      (await findFeedReleases(f.db, { ...query, updateFeed: "squirrelMac" }, count)).map(
+        (release) => [release.version, release.entries.map((e) => e.arch)],
+      );
     expect(await versions(2)).toEqual([
       ["2.0.0", ["X64"]],
       ["0.0.2", ["ARM64"]],
@@ -838,7 +837,7 @@ describe.each(dialects)("shipkey releases yank|unyank (%s)", (dialect) => {
     try {
       await migrateToLatest(database.db);
       const product = await createProduct(database.db, { slug: "cli-feed", name: "CLI Feed" });
-      await publishReleaseAudited(database.db, testActor, product, {
+      await publishRelease(database.db, testActor, product, {
         version: "2.0.0",
         channel: "STABLE",
         releaseNotes: null,

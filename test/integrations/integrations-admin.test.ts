@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { rotateMasterKeyAudited } from "../../src/actions/products.js";
+import { resealSecrets } from "../../src/actions/products.js";
 import { openIntegrationSecrets } from "../../src/domain/integrations/integrations.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
@@ -176,7 +176,7 @@ describe.each(dialects)("payment integrations: configuration (%s)", (dialect) =>
     const created = await create({ secret: "whsec_rotating" });
     const next = randomBytes(32);
     const cli = { type: "cli" as const, id: null, label: "test", ip: null };
-    expect(await rotateMasterKeyAudited(f.db, cli, masterKey, next)).toMatchObject({
+    expect(await resealSecrets(f.db, cli, masterKey, next)).toMatchObject({
       integrationSecrets: 1,
     });
     try {
@@ -185,7 +185,7 @@ describe.each(dialects)("payment integrations: configuration (%s)", (dialect) =>
         /does not open/,
       );
     } finally {
-      await rotateMasterKeyAudited(f.db, cli, next, masterKey);
+      await resealSecrets(f.db, cli, next, masterKey);
     }
   });
 });

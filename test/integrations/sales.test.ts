@@ -3,7 +3,7 @@ import Stripe from "stripe";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { retryWaitingPaymentEvents } from "../../src/actions/integration-events.js";
 import { connectPaymentProvider } from "../../src/actions/integrations.js";
-import { createLicenseAudited } from "../../src/actions/licenses.js";
+import { createLicense } from "../../src/actions/licenses.js";
 import type { PlanTerms, SaleEffects } from "../../src/actions/sale-effects.js";
 import type { IntegrationProvider } from "../../src/contracts/vocabulary.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
@@ -26,7 +26,7 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
     findPlan: async (_trx, id) => plans.get(id) ?? null,
     createLicense: async (trx, actor, planId, purchase) => {
       const plan = plans.get(planId);
-      return createLicenseAudited(trx, actor, {
+      return createLicense(trx, actor, {
         productSlug: plan?.product ?? "",
         maxMachines: 2 * purchase.quantity,
         customerEmail: purchase.customerEmail,

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/database.js";
-import {
-  expireMachineLeases,
-  leasesEndingWithin,
-} from "../../src/domain/licenses/machine-leases.js";
+import { expireMachineLeases } from "../../src/actions/machines.js";
+import { leasesEndingWithin } from "../../src/domain/licenses/machine-leases.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";

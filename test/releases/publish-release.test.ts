@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "../../src/domain/api-keys/api-keys.js";
-import { publishReleaseAudited } from "../../src/actions/releases.js";
+import { publishRelease } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
@@ -563,7 +563,7 @@ describe.each(dialects)("POST /api/releases/publish (%s)", (dialect) => {
     it("a request either writes every entry or none: a failure on a later entry rolls back the earlier ones", async () => {
       // The schema's CHECK constraint rejects the second entry inside the transaction, after the
       // version row and the first entry were written.
-      const write = publishReleaseAudited(f.db, testActor, f.product, {
+      const write = publishRelease(f.db, testActor, f.product, {
         version: "14.0.0",
         channel: "STABLE",
         releaseNotes: null,

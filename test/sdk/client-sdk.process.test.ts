@@ -21,7 +21,7 @@ import type { DB } from "../../src/db/schema.js";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
 import { createLicense, updateLicense } from "../../src/domain/licenses/manage-licenses.js";
 import { createProduct } from "../../src/domain/products/products.js";
-import { publishReleaseAudited } from "../../src/actions/releases.js";
+import { publishRelease } from "../../src/actions/releases.js";
 import { testActor } from "../helpers/actions.js";
 import { bodySwappingProxy } from "../helpers/attack-proxies.js";
 import { createTestDatabase, dialects } from "../helpers/database.js";
@@ -190,7 +190,7 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
         fileSize: 1234,
       });
       const notes = null;
-      await publishReleaseAudited(db, testActor, app, {
+      await publishRelease(db, testActor, app, {
         version: "1.2.0",
         channel: "STABLE",
         releaseNotes: notes,
@@ -203,13 +203,13 @@ describe.each(dialects)("the client SDK against the server process (%s)", (diale
         .set({ updates_require_license: 1, download_redirects: 1 })
         .where("id", "=", gated.id)
         .execute();
-      await publishReleaseAudited(db, testActor, gated, {
+      await publishRelease(db, testActor, gated, {
         version: "1.2.0",
         channel: "STABLE",
         releaseNotes: notes,
         entries: [entry("1.2.0")],
       });
-      await publishReleaseAudited(db, testActor, app, {
+      await publishRelease(db, testActor, app, {
         version: "1.3.0-beta.1",
         channel: "BETA",
         releaseNotes: notes,

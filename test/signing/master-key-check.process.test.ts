@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/database.js";
-import { createProductAudited } from "../../src/actions/products.js";
+import { createProduct } from "../../src/actions/products.js";
 import {
   refuseWhileServersRun,
   runningServiceProcesses,
@@ -120,8 +120,8 @@ describe.each(dialects)("master key check (%s)", (dialect) => {
   it("the server opens every stored key at start: one sealed under another master key stops it, named", async () => {
     const { db, url } = await freshDatabase();
     const [first, other] = [newKey(), newKey()];
-    await createProductAudited(db.db, cli, { slug: "first", name: "First" }, first);
-    await createProductAudited(db.db, cli, { slug: "other", name: "Other" }, other);
+    await createProduct(db.db, cli, { slug: "first", name: "First" }, first);
+    await createProduct(db.db, cli, { slug: "other", name: "Other" }, other);
     const otherKid = (
       await db.db
         .selectFrom("signing_keys")
@@ -158,7 +158,7 @@ describe.each(dialects)("master key check (%s)", (dialect) => {
   it("an upgraded database (keys, no check value): the check value is written once every key opens", async () => {
     const { db, url } = await freshDatabase();
     const key = newKey();
-    await createProductAudited(db.db, cli, { slug: "app", name: "App" }, key);
+    await createProduct(db.db, cli, { slug: "app", name: "App" }, key);
     expect(await readKeyCheck(db.db)).toBeNull();
     const rotated = await runCli(url, ["products", "prepare-key", "app"], {
       env: { SHIPKEY_MASTER_KEY: hex(key) },

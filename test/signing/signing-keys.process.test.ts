@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { createApiKey } from "../../src/domain/api-keys/api-keys.js";
-import { rotateMasterKeyAudited, prepareSigningKeyAudited } from "../../src/actions/products.js";
+import * as actions from "../../src/actions/products.js";
 import {
   decryptPrivateKey,
   MasterKeyMismatchError,
@@ -175,7 +175,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
   it("promote without force once the offline period has passed", async () => {
     const slug = f.otherProduct.slug;
     await call("PATCH", `/api/admin/products/${slug}`, { offlinePeriodSeconds: 60 });
-    const { kid } = await prepareSigningKeyAudited(f.db, cli, masterKey, slug);
+    const { kid } = await actions.prepareSigningKey(f.db, cli, masterKey, slug);
     const later = Date.now() + 61_000;
     const promotion = await f.db.transaction().execute(async (trx) => {
       const { promoteSigningKey } = await import("../../src/domain/signing/signing-keys.js");
@@ -247,13 +247,8 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
       // makes are not counted in this one.
       vi.resetModules();
       const otherProcess = await import("../../src/actions/products.js");
-      const { kid } = await otherProcess.prepareSigningKeyAudited(
-        f.db,
-        cli,
-        masterKey,
-        f.product.slug,
-      );
-      await otherProcess.promoteSigningKeyAudited(f.db, cli, f.product.slug, { force: true });
+      const { kid } = await otherProcess.prepareSigningKey(f.db, cli, masterKey, f.product.slug);
+      await otherProcess.promoteSigningKey(f.db, cli, f.product.slug, { force: true });
       expect(kid).not.toBe(oldKid);
       clock += 199;
       expect(kidOf((await validate()).headers["shipkey-signature"])).toBe(oldKid);
@@ -306,7 +301,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
   it("master key rotation seals every key again, all or none, audited", async () => {
     const before = await f.db.selectFrom("signing_keys").selectAll().orderBy("kid").execute();
     const stranger = randomBytes(32);
-    await expect(rotateMasterKeyAudited(f.db, cli, stranger, randomBytes(32))).rejects.toThrow(
+    await expect(actions.resealSecrets(f.db, cli, stranger, randomBytes(32))).rejects.toThrow(
       MasterKeyMismatchError,
     );
     expect(await f.db.selectFrom("signing_keys").selectAll().orderBy("kid").execute()).toEqual(
@@ -314,7 +309,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
     );
 
     const next = randomBytes(32);
-    expect(await rotateMasterKeyAudited(f.db, cli, masterKey, next)).toEqual({
+    expect(await actions.resealSecrets(f.db, cli, masterKey, next)).toEqual({
       keys: before.length,
       webhookSecrets: 0,
       integrationSecrets: 0,
@@ -350,7 +345,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
       integrationSecrets: 0,
     });
     // Back, so the other tests' app keeps opening its keys.
-    await rotateMasterKeyAudited(f.db, cli, next, masterKey);
+    await actions.resealSecrets(f.db, cli, next, masterKey);
   });
 
   it("another master key does not open the stored keys", async () => {

@@ -2,7 +2,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { randomBytes } from "node:crypto";
-import { rotateMasterKeyAudited } from "../../src/actions/products.js";
+import { resealSecrets } from "../../src/actions/products.js";
 import { attemptsPerEndpoint, retryDelaysMs } from "../../src/domain/webhooks/deliveries.js";
 import { noAnswer } from "../../src/domain/webhooks/send.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
@@ -418,7 +418,7 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
     const { secret } = await endpoint(["license.created"]);
     const next = randomBytes(32);
     const cli = { type: "cli" as const, id: null, label: "test", ip: null };
-    expect(await rotateMasterKeyAudited(f.db, cli, masterKey, next)).toMatchObject({
+    expect(await resealSecrets(f.db, cli, masterKey, next)).toMatchObject({
       webhookSecrets: 1,
     });
     const rotated = await buildApp({
@@ -431,7 +431,7 @@ describe.each(dialects)("webhook delivery (%s)", (dialect) => {
       expect(await rotated.webhooks.deliverDue()).toBe(1);
     } finally {
       await rotated.close();
-      await rotateMasterKeyAudited(f.db, cli, next, masterKey);
+      await resealSecrets(f.db, cli, next, masterKey);
     }
     const [hit] = receiver.received;
     if (!hit) throw new Error("no delivery");

@@ -7,13 +7,13 @@ export {
   type OfflineValidation,
   type OnlineValidation,
   type ShipkeyClientOptions,
-  ShipkeyClient,
   type StoredLicense,
   type UpdateArch,
   type UpdateInfo,
   type UpdatePlatform,
   type ValidateResult,
-} from "./client.js";
+} from "./client-types.js";
+export { ShipkeyClient } from "./client.js";
 export { type CertificateClaims, certificateType, verifyCertificate } from "./certificate.js";
 export {
   type SdkErrorCode,

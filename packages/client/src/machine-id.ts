@@ -102,3 +102,25 @@ export async function machineId(
   }
   return hashMachineId(productSlug, osId);
 }
+
+/**
+ * This machine's id as a client sends it: the app's own (the machineId option), else the OS
+ * machine id hashed with the product slug, else (no OS id, e.g. some containers) the hashed
+ * installation id the client keeps in storage.
+ */
+export async function clientMachineId(
+  productSlug: string,
+  option: string | (() => Promise<string>) | undefined,
+  installationId: () => Promise<string>,
+): Promise<string> {
+  if (typeof option === "string") return option;
+  if (typeof option === "function") return option();
+  try {
+    return await machineId(productSlug);
+  } catch (error) {
+    // macOS and Windows always have an id: not reading it is an error, not a reason to use one
+    // kept in storage (which a copied storage file would carry to another machine).
+    if (!(error instanceof ShipkeyError) || osMachineIdRequired(process.platform)) throw error;
+  }
+  return hashMachineId(productSlug, `installation:${await installationId()}`);
+}

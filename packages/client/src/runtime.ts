@@ -1,3 +1,5 @@
+import { ShipkeyError } from "./errors.js";
+
 /**
  * What detectTamperedRuntime reads: this process's own by default (tests give their own).
  */
@@ -81,4 +83,14 @@ export async function detectTamperedRuntime(
   const url = await inspectorUrl();
   if (url !== undefined) signs.push("an inspector is open");
   return signs;
+}
+
+/** TAMPERED_RUNTIME when the process shows signs of injected code (refuseTamperedRuntime). */
+export async function refuseTamperedRuntime(): Promise<void> {
+  const signs = await detectTamperedRuntime();
+  if (signs.length === 0) return;
+  throw new ShipkeyError(
+    "TAMPERED_RUNTIME",
+    `Other code may run inside this app (${signs.join(", ")}): start it without that to use the license`,
+  );
 }

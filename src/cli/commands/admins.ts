@@ -1,10 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { listAdmins } from "../../domain/admins/admins.js";
-import {
-  createAdminAudited,
-  removeAdminAudited,
-  resetAdminPasswordAudited,
-} from "../../actions/admins.js";
+import { createAdmin, removeAdmin, resetAdminPassword } from "../../actions/admins.js";
 import { type Options, requiredOption, UsageError } from "../args.js";
 import { cliActor, type Command, describe, noArguments, table } from "./shared.js";
 
@@ -26,7 +22,7 @@ export const adminCommands: Record<string, Command> = {
       noArguments(args);
       const email = requiredOption(options, "email");
       const { password, generated } = await passwordFrom(options, context.stdin);
-      const admin = await createAdminAudited(db, cliActor(), { email, password });
+      const admin = await createAdmin(db, cliActor(), { email, password });
       return {
         data: { ...admin, ...(generated ? { password } : {}) },
         text: `${describe({ ...admin })}${generated ? `\n\nPassword (shown once): ${password}` : ""}\n\nSign in at /admin.`,
@@ -64,7 +60,7 @@ export const adminCommands: Record<string, Command> = {
       noArguments(args);
       const email = requiredOption(options, "email");
       const { password, generated } = await passwordFrom(options, context.stdin);
-      const admin = await resetAdminPasswordAudited(db, cliActor(), { email, password });
+      const admin = await resetAdminPassword(db, cliActor(), { email, password });
       return {
         data: { ...admin, ...(generated ? { password } : {}) },
         text: `${describe({ ...admin })}${generated ? `\n\nPassword (shown once): ${password}` : ""}\n\nThe admin's sessions have ended.`,
@@ -80,7 +76,7 @@ export const adminCommands: Record<string, Command> = {
     },
     run: async (db, args, options) => {
       noArguments(args);
-      const admin = await removeAdminAudited(db, cliActor(), requiredOption(options, "email"));
+      const admin = await removeAdmin(db, cliActor(), requiredOption(options, "email"));
       return { data: { ...admin, removed: true }, text: `Removed admin ${admin.email}.` };
     },
   },

@@ -1,5 +1,5 @@
 import { type ApiKeyView, listApiKeys } from "../../domain/api-keys/api-keys.js";
-import { createApiKeyAudited, revokeApiKeyAudited } from "../../actions/api-keys.js";
+import { createApiKey, revokeApiKey } from "../../actions/api-keys.js";
 import { expiryOption, listOption, requiredOption, UsageError } from "../args.js";
 import { cliActor, type Command, describe, noArguments, oneArgument, table } from "./shared.js";
 
@@ -40,7 +40,7 @@ export const apiKeyCommands: Record<string, Command> = {
       noArguments(args);
       const scopes = listOption(options, "scopes");
       if (scopes === undefined) throw new UsageError("--scopes is required");
-      const created = await createApiKeyAudited(db, cliActor(), {
+      const created = await createApiKey(db, cliActor(), {
         name: requiredOption(options, "name"),
         scopes,
         expiresAt: expiryOption(options, false) ?? null,
@@ -86,7 +86,7 @@ export const apiKeyCommands: Record<string, Command> = {
     },
     run: async (db, args, options) => {
       const withCreated = options["with-created"] === true;
-      const { alsoRevoked, ...key } = await revokeApiKeyAudited(
+      const { alsoRevoked, ...key } = await revokeApiKey(
         db,
         cliActor(),
         oneArgument(args, "API key id"),

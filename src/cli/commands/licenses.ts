@@ -1,10 +1,10 @@
 import {
-  createLicenseAudited,
-  deleteLicenseAudited,
-  moveLicenseAudited,
-  resetMachinesAudited,
-  endOfflinePlaceAudited,
-  updateLicenseAudited,
+  createLicense,
+  deleteLicense,
+  moveLicense,
+  resetMachines,
+  endOfflinePlace,
+  updateLicense,
 } from "../../actions/licenses.js";
 import {
   type LicenseSettings,
@@ -149,7 +149,7 @@ export const licenseCommands: Record<string, Command> = {
       const settings = licenseSettings(options, false);
       const maxMachines = settings.maxMachines;
       if (maxMachines === undefined) throw new UsageError("--max-machines is required");
-      const license = await createLicenseAudited(db, cliActor(), {
+      const license = await createLicense(db, cliActor(), {
         ...settings,
         productSlug: requiredOption(options, "product"),
         maxMachines,
@@ -176,7 +176,7 @@ export const licenseCommands: Record<string, Command> = {
       if (Object.values(changes).every((value) => value === undefined)) {
         throw new UsageError(`licenses update needs one of ${updateOptionNames.join(", ")}`);
       }
-      const license = await updateLicenseAudited(db, cliActor(), licenseKey, changes);
+      const license = await updateLicense(db, cliActor(), licenseKey, changes);
       return { data: license, text: licenseText(license) };
     },
   },
@@ -240,7 +240,7 @@ export const licenseCommands: Record<string, Command> = {
       example: "shipkey licenses reset-machines 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E",
     },
     run: async (db, args) => {
-      const result = await resetMachinesAudited(db, cliActor(), oneArgument(args, "license key"));
+      const result = await resetMachines(db, cliActor(), oneArgument(args, "license key"));
       const ended = result.machineIds.length;
       return {
         data: result,
@@ -265,7 +265,7 @@ export const licenseCommands: Record<string, Command> = {
     run: async (db, args, options) => {
       const licenseKey = oneArgument(args, "license key");
       const machineId = requiredOption(options, "machine");
-      const result = await endOfflinePlaceAudited(db, cliActor(), licenseKey, machineId);
+      const result = await endOfflinePlace(db, cliActor(), licenseKey, machineId);
       return {
         data: { ended: true, licenseKey, machineId, endsAt: result.endsAt },
         text: `Offline place of ${machineId} ended; its certificate works offline until ${result.endsAt} but no longer counts`,
@@ -285,7 +285,7 @@ export const licenseCommands: Record<string, Command> = {
     run: async (db, args, options) => {
       const licenseKey = oneArgument(args, "license key");
       const product = requiredOption(options, "product");
-      const license = await moveLicenseAudited(db, cliActor(), licenseKey, product);
+      const license = await moveLicense(db, cliActor(), licenseKey, product);
       return { data: license, text: licenseText(license) };
     },
   },
@@ -298,7 +298,7 @@ export const licenseCommands: Record<string, Command> = {
     },
     run: async (db, args) => {
       const licenseKey = oneArgument(args, "license key");
-      const license = await deleteLicenseAudited(db, cliActor(), licenseKey);
+      const license = await deleteLicense(db, cliActor(), licenseKey);
       return {
         data: { deleted: true, licenseKey, product: license.product },
         text: `Deleted license ${licenseKey}`,

@@ -7,7 +7,7 @@ import {
 } from "../../config.js";
 import { migrateToLatest } from "../../db/migrate.js";
 import { migrations } from "../../db/migrations/index.js";
-import { rotateMasterKeyAudited } from "../../actions/products.js";
+import { resealSecrets } from "../../actions/products.js";
 import { prune } from "../../domain/maintenance/prune.js";
 import { rotateMasterKey } from "../../master-key.js";
 import { cliActor, type Command, noArguments } from "./shared.js";
@@ -75,7 +75,7 @@ export const maintenanceCommands: Record<string, Command> = {
         masterKeyFromEnv(env),
         env.SHIPKEY_NEW_MASTER_KEY,
         databaseUrlFrom(env),
-        (from, to) => rotateMasterKeyAudited(db, cliActor(), from, to),
+        (from, to) => resealSecrets(db, cliActor(), from, to),
       );
       return {
         data: rotation,

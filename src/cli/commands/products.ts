@@ -1,13 +1,13 @@
 import {
-  createProductAudited,
-  prepareSigningKeyAudited,
-  promoteSigningKeyAudited,
-  removeSigningKeyAudited,
-  setDeactivationLimitAudited,
-  setMachineLeaseAudited,
-  setOfflineAllowanceAudited,
-  setOfflinePeriodAudited,
-  updateProductAudited,
+  createProduct,
+  prepareSigningKey,
+  promoteSigningKey,
+  removeSigningKey,
+  setDeactivationLimit,
+  setMachineLease,
+  setOfflineAllowance,
+  setOfflinePeriod,
+  updateProduct,
 } from "../../actions/products.js";
 import { listProducts } from "../../domain/products/products.js";
 import { listProductKeys } from "../../domain/signing/signing-keys.js";
@@ -39,7 +39,7 @@ export const productCommands: Record<string, Command> = {
     },
     run: async (db, args, options, context) => {
       noArguments(args);
-      const product = await createProductAudited(
+      const product = await createProduct(
         db,
         cliActor(),
         { slug: requiredOption(options, "slug"), name: requiredOption(options, "name") },
@@ -95,7 +95,7 @@ export const productCommands: Record<string, Command> = {
           "products update needs --name, --tauri-public-key, --updates-require-license or --download-redirects",
         );
       }
-      const product = await updateProductAudited(db, cliActor(), slug, {
+      const product = await updateProduct(db, cliActor(), slug, {
         name,
         tauriPublicKey: key === "none" ? null : key,
         updatesRequireLicense,
@@ -139,7 +139,7 @@ export const productCommands: Record<string, Command> = {
       const slug = oneArgument(args, "product slug");
       // A key sealed under another master key would leave the servers unable to sign.
       const masterKey = await cliMasterKey(db, context);
-      const prepared = await prepareSigningKeyAudited(db, cliActor(), masterKey, slug);
+      const prepared = await prepareSigningKey(db, cliActor(), masterKey, slug);
       return {
         data: prepared,
         text: `${describe({ ...prepared })}\nPublished as the next key; apps learn it from their next signed answer. Promote it after the product's offline period.`,
@@ -158,7 +158,7 @@ export const productCommands: Record<string, Command> = {
     },
     run: async (db, args, options) => {
       const slug = oneArgument(args, "product slug");
-      const promotion = await promoteSigningKeyAudited(db, cliActor(), slug, {
+      const promotion = await promoteSigningKey(db, cliActor(), slug, {
         force: options.force === true,
       });
       return {
@@ -180,12 +180,7 @@ export const productCommands: Record<string, Command> = {
     },
     run: async (db, args, options) => {
       const slug = oneArgument(args, "product slug");
-      const removed = await removeSigningKeyAudited(
-        db,
-        cliActor(),
-        slug,
-        requiredOption(options, "kid"),
-      );
+      const removed = await removeSigningKey(db, cliActor(), slug, requiredOption(options, "kid"));
       return { data: { deleted: true, ...removed }, text: `Removed key ${removed.kid}.` };
     },
   },
@@ -200,7 +195,7 @@ export const productCommands: Record<string, Command> = {
       const slug = oneArgument(args, "product slug");
       const seconds = integerOption(options, "seconds");
       if (seconds === undefined) throw new UsageError("--seconds is required");
-      const product = await setOfflinePeriodAudited(db, cliActor(), slug, seconds);
+      const product = await setOfflinePeriod(db, cliActor(), slug, seconds);
       return { data: product, text: describe({ ...product }) };
     },
   },
@@ -215,7 +210,7 @@ export const productCommands: Record<string, Command> = {
       const slug = oneArgument(args, "product slug");
       const machines = integerOption(options, "machines");
       if (machines === undefined) throw new UsageError("--machines is required");
-      const product = await setOfflineAllowanceAudited(db, cliActor(), slug, machines);
+      const product = await setOfflineAllowance(db, cliActor(), slug, machines);
       return { data: product, text: describe({ ...product }) };
     },
   },
@@ -233,7 +228,7 @@ export const productCommands: Record<string, Command> = {
       const slug = oneArgument(args, "product slug");
       const limit = limitOption(options, "per-30-days", "none");
       if (limit === undefined) throw new UsageError("--per-30-days is required (a number or none)");
-      const product = await setDeactivationLimitAudited(db, cliActor(), slug, limit);
+      const product = await setDeactivationLimit(db, cliActor(), slug, limit);
       return { data: product, text: describe({ ...product }) };
     },
   },
@@ -251,7 +246,7 @@ export const productCommands: Record<string, Command> = {
       const slug = oneArgument(args, "product slug");
       const days = limitOption(options, "days", "none");
       if (days === undefined) throw new UsageError("--days is required (a number or none)");
-      const product = await setMachineLeaseAudited(db, cliActor(), slug, days);
+      const product = await setMachineLease(db, cliActor(), slug, days);
       return { data: product, text: describe({ ...product }) };
     },
   },

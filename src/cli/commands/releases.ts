@@ -1,8 +1,8 @@
 import {
-  changeRolloutAudited,
-  setCriticalAudited,
-  setReleaseYankedAudited,
-  setRolloutAudited,
+  changeRollout,
+  setCritical,
+  setReleaseYanked,
+  setRollout,
 } from "../../actions/releases.js";
 import { listReleases } from "../../domain/releases/manage-releases.js";
 import type { ReleaseRollout } from "../../contracts/admin.js";
@@ -34,7 +34,7 @@ function yankCommand(yanked: boolean): Command {
         },
     run: async (db, args, options) => {
       noArguments(args);
-      const release = await setReleaseYankedAudited(
+      const release = await setReleaseYanked(
         db,
         cliActor(),
         requiredOption(options, "product"),
@@ -139,8 +139,8 @@ export const releaseCommands: Record<string, Command> = {
       const action = rolloutAction(options);
       const release =
         "plan" in action
-          ? await setRolloutAudited(db, cliActor(), product, version, action.plan)
-          : await changeRolloutAudited(db, cliActor(), product, version, action.change);
+          ? await setRollout(db, cliActor(), product, version, action.plan)
+          : await changeRollout(db, cliActor(), product, version, action.change);
       return {
         data: release,
         text: describe({ product, version, rollout: rolloutText(release) }),
@@ -164,7 +164,7 @@ export const releaseCommands: Record<string, Command> = {
       if (critical === undefined) throw new UsageError("--critical on|off is required");
       const product = requiredOption(options, "product");
       const version = requiredOption(options, "version");
-      const release = await setCriticalAudited(db, cliActor(), product, version, critical);
+      const release = await setCritical(db, cliActor(), product, version, critical);
       return { data: release, text: describe({ product, version, rollout: rolloutText(release) }) };
     },
   },

@@ -1,9 +1,9 @@
 import { webhooksAllowPrivateFrom } from "../../config.js";
 import {
-  createWebhookEndpointAudited,
-  deleteWebhookEndpointAudited,
-  rotateWebhookSecretAudited,
-  updateWebhookEndpointAudited,
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
 } from "../../actions/webhooks.js";
 import { listWebhookDeliveries } from "../../domain/webhooks/deliveries.js";
 import { listWebhookEndpoints } from "../../domain/webhooks/endpoints.js";
@@ -47,7 +47,7 @@ export const webhookCommands: Record<string, Command> = {
       if (events === undefined) {
         throw new UsageError(`--events is required: some of ${webhookEventTypes.join(", ")}`);
       }
-      const created = await createWebhookEndpointAudited(
+      const created = await createWebhookEndpoint(
         db,
         cliActor(),
         await cliMasterKey(db, context),
@@ -115,7 +115,7 @@ export const webhookCommands: Record<string, Command> = {
           "nothing to change: give --url, --events, --products, --description or --enabled",
         );
       }
-      const updated = await updateWebhookEndpointAudited(db, cliActor(), id, given, {
+      const updated = await updateWebhookEndpoint(db, cliActor(), id, given, {
         allowPrivate: webhooksAllowPrivateFrom(context.env),
       });
       return { data: updated, text: describe(endpointRecord(updated)) };
@@ -142,7 +142,7 @@ export const webhookCommands: Record<string, Command> = {
       if (hours !== undefined && !(/^\d{1,3}$/.test(hours) && Number(hours) <= maxHours)) {
         throw new UsageError(`--grace-hours must be a whole number from 0 to ${maxHours}`);
       }
-      const rotated = await rotateWebhookSecretAudited(
+      const rotated = await rotateWebhookSecret(
         db,
         cliActor(),
         await cliMasterKey(db, context),
@@ -192,7 +192,7 @@ export const webhookCommands: Record<string, Command> = {
     },
     run: async (db, args) => {
       const id = oneArgument(args, "endpoint id");
-      await deleteWebhookEndpointAudited(db, cliActor(), id);
+      await deleteWebhookEndpoint(db, cliActor(), id);
       return { data: { deleted: true, id }, text: `Deleted webhook endpoint ${id}.` };
     },
   },

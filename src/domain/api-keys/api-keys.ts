@@ -213,7 +213,7 @@ export interface KeyBelow {
  * visited once, so a cycle written by hand into the table ends too.
  *
  * `lock` (a revocation, in its transaction): each level's creators are locked before the keys
- * they created are read. A key creating a key locks itself first (createApiKeyAudited), so a
+ * they created are read. A key creating a key locks itself first (actions/api-keys.ts), so a
  * key created during the revocation is either seen here or refused, its creator revoked.
  */
 export async function keysBelow(

@@ -18,8 +18,6 @@ export interface Actor {
    * Not recorded: it says what the actor may reach, not who it is.
    */
   productIds?: readonly string[] | null;
-  /** The admin API request's Idempotency-Key claim, marked applied with the audit entry. */
-  idempotency?: IdempotencyClaim | null;
 }
 
 export type AuditEntry = AuditEntryAnswer;
@@ -48,13 +46,13 @@ export async function recordAudit(
       details: JSON.stringify(details),
     })
     .execute();
-  // In the write's transaction (withAudit): the write and "applied" commit together.
-  if (actor.idempotency) await markIdempotencyApplied(db, actor.idempotency, now);
 }
 
 /**
  * Performs a write and records it in the audit log in the same transaction: both commit, or
- * neither. `describe` names the target and details from the write's result.
+ * neither. `describe` names the target and details from the write's result. Given the admin API
+ * request's Idempotency-Key claim, it marks the claim applied in that transaction too, so a
+ * write that committed is never run again under its key.
  */
 export function withAudit<T>(
   db: Kysely<DB>,
@@ -65,11 +63,14 @@ export function withAudit<T>(
     target: { type: string; id: string };
     details?: Record<string, unknown>;
   },
+  idempotency: IdempotencyClaim | null = null,
 ): Promise<T> {
   return inTransaction(db, async (trx) => {
     const result = await write(trx);
     const { target, details } = describe(result);
-    await recordAudit(trx, actor, action, target, details);
+    const now = Date.now();
+    await recordAudit(trx, actor, action, target, details, now);
+    if (idempotency) await markIdempotencyApplied(trx, idempotency, now);
     return result;
   });
 }

@@ -132,7 +132,7 @@ export async function completeIdempotencyKey(
 }
 
 /**
- * Records that the claimed request's write committed: recordAudit calls it beside the audit
+ * Records that the claimed request's write committed: withAudit calls it beside the audit
  * entry, in the write's transaction. From then on the request is never run again under this key,
  * even if its answer is never stored.
  */

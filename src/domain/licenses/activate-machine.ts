@@ -1,15 +1,12 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
-import { inTransaction } from "../../db/transaction.js";
 import type { ActivationsTable, DB, LicensesTable } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 import { assertMaxLength, assertSingleLine } from "../limits.js";
-import { assertLicenseUsable, requireLicenseWithActivation } from "./license-record.js";
 import { limits } from "../../contracts/vocabulary.js";
 import type { Activation } from "../../contracts/license-api.js";
-import { emitWebhookEvent } from "../webhooks/events.js";
 import { seatRoom, withinSeats } from "./offline-places.js";
 
 export interface ActivateInput {
@@ -34,133 +31,68 @@ export type ActivateResult =
   | { outcome: "already-activated"; activation: ActivationView };
 
 /**
- * Activates a machine. The slot limit is enforced by the database: the activation row is guarded
- * by a partial unique index on the active (license, machine) pair, and the slot counter moves by a
- * conditional UPDATE in the same transaction, so it holds across processes sharing one database.
- * Deactivated machines still running on an unexpired certificate count too: active machines plus
- * those offline places stay within maxMachines + the product's offline allowance.
+ * Activate's checks of the request's own fields, after the license's (the spec's order): their
+ * lengths, and machineName and platform on one line.
  */
-export async function activateMachine(
-  db: Kysely<DB>,
-  input: ActivateInput,
-  now = Date.now(),
-): Promise<ActivateResult> {
-  const { license, machineActive } = await requireLicenseWithActivation(db, input);
-  try {
-    assertLicenseUsable(license, input.productSlug, now);
-  } catch (err) {
-    await emitRefusal(db, err, input, license.productSlug, now);
-    throw err;
-  }
+export function assertActivationFields(input: ActivateInput): void {
   assertMaxLength("machineId", input.machineId, limits.identifier);
   assertMaxLength("machineName", input.machineName, limits.machineName);
   assertMaxLength("platform", input.platform, limits.platform);
   assertSingleLine("machineName", input.machineName);
   assertSingleLine("platform", input.platform);
-
-  // Already activated: only last-seen changes (written now, not buffered: activate is rare). If
-  // the activation ended in between, this finds nothing and the machine is activated anew.
-  if (machineActive) {
-    const existing = await touchActiveActivation(db, license.id, input, now);
-    if (existing) return { outcome: "already-activated", activation: existing };
-  }
-
-  const activated = inTransaction(db, async (trx): Promise<ActivateResult> => {
-    const activation = {
-      id: newId("act"),
-      license_id: license.id,
-      machine_id: input.machineId,
-      machine_name: input.machineName,
-      platform: input.platform,
-      activated_at: now,
-      last_seen_at: now,
-      deactivated_at: null,
-      app_version: input.appVersion ?? null,
-    };
-    // The partial unique index arbitrates concurrent activations of this machine. A conflict
-    // whose winner is already gone again (deactivated in between) is retried: the next attempt
-    // no longer conflicts. Each statement sees newly committed rows (READ COMMITTED).
-    for (let attempt = 1; ; attempt++) {
-      const { rows: inserted } = await insertActivation(trx, activation);
-      if (inserted.length > 0) break;
-      const winner = await touchActiveActivation(trx, license.id, input, now);
-      if (winner) return { outcome: "already-activated" as const, activation: winner };
-      if (attempt === 5) throw new Error("activation kept conflicting with vanishing activations");
-    }
-    const [counted] = (await takeSlot(trx, { licenseId: license.id })).rows;
-    // Throwing rolls back the activation row inserted above.
-    if (!counted) throw ShipkeyError.spec("MAX_MACHINES_REACHED");
-    // The slot counter's update holds the license row: machines running offline on a
-    // certificate (offline places) are counted under that lock, so concurrent activations,
-    // checkouts and deactivations of the license see each other.
-    const room = await seatRoom(trx, license.id, now);
-    if (room && !withinSeats(room)) throw ShipkeyError.spec("MAX_MACHINES_REACHED");
-    await emitWebhookEvent(
-      trx,
-      {
-        type: "machine.activated",
-        product: license.productSlug,
-        data: {
-          licenseKey: input.licenseKey,
-          product: license.productSlug,
-          machine: {
-            machineId: input.machineId,
-            machineName: input.machineName,
-            platform: input.platform,
-            activatedAt: toIso(now),
-          },
-          activeMachines: counted.active_machines,
-          maxMachines: counted.max_machines,
-        },
-      },
-      now,
-    );
-    return {
-      outcome: "activated",
-      activation: toActivationView(activation),
-      activeMachines: counted.active_machines,
-      maxMachines: counted.max_machines,
-    };
-  });
-  // The activation rolled back; the refusal is an event of its own.
-  return activated.catch(async (err: unknown) => {
-    await emitRefusal(db, err, input, license.productSlug, now);
-    throw err;
-  });
 }
 
-/** The refusals sales hears about: a usable license's limit, or a license no longer usable. */
-const refusalCodes = new Set(["MAX_MACHINES_REACHED", "LICENSE_NOT_ACTIVE", "LICENSE_EXPIRED"]);
-
-async function emitRefusal(
-  db: Kysely<DB>,
-  err: unknown,
+/**
+ * Writes the machine's activation and takes its slot, in the caller's transaction. The slot
+ * limit is enforced by the database: the activation row is guarded by a partial unique index on
+ * the active (license, machine) pair, and the slot counter moves by a conditional UPDATE in the
+ * same transaction, so it holds across processes sharing one database. Deactivated machines
+ * still running on an unexpired certificate count too: active machines plus those offline places
+ * stay within maxMachines + the product's offline allowance. MAX_MACHINES_REACHED is thrown, so
+ * the transaction rolls the row back; a concurrent activation of this machine that won makes
+ * this one "already-activated".
+ */
+export async function writeActivation(
+  trx: Transaction<DB>,
+  licenseId: string,
   input: ActivateInput,
-  productSlug: string,
   now: number,
-): Promise<void> {
-  if (!(err instanceof ShipkeyError) || !refusalCodes.has(err.code)) return;
-  // A license of another product is refused without telling that product's endpoints.
-  if (productSlug !== input.productSlug) return;
-  await emitWebhookEvent(
-    db,
-    {
-      type: "activation.refused",
-      product: productSlug,
-      data: {
-        code: err.code,
-        error: err.message,
-        licenseKey: input.licenseKey,
-        product: productSlug,
-        machine: {
-          machineId: input.machineId,
-          machineName: input.machineName,
-          platform: input.platform,
-        },
-      },
-    },
-    now,
-  );
+): Promise<ActivateResult> {
+  const activation = {
+    id: newId("act"),
+    license_id: licenseId,
+    machine_id: input.machineId,
+    machine_name: input.machineName,
+    platform: input.platform,
+    activated_at: now,
+    last_seen_at: now,
+    deactivated_at: null,
+    app_version: input.appVersion ?? null,
+  };
+  // The partial unique index arbitrates concurrent activations of this machine. A conflict
+  // whose winner is already gone again (deactivated in between) is retried: the next attempt
+  // no longer conflicts. Each statement sees newly committed rows (READ COMMITTED).
+  for (let attempt = 1; ; attempt++) {
+    const { rows: inserted } = await insertActivation(trx, activation);
+    if (inserted.length > 0) break;
+    const winner = await touchActiveActivation(trx, licenseId, input, now);
+    if (winner) return { outcome: "already-activated" as const, activation: winner };
+    if (attempt === 5) throw new Error("activation kept conflicting with vanishing activations");
+  }
+  const [counted] = (await takeSlot(trx, { licenseId })).rows;
+  // Throwing rolls back the activation row inserted above.
+  if (!counted) throw ShipkeyError.spec("MAX_MACHINES_REACHED");
+  // The slot counter's update holds the license row: machines running offline on a
+  // certificate (offline places) are counted under that lock, so concurrent activations,
+  // checkouts and deactivations of the license see each other.
+  const room = await seatRoom(trx, licenseId, now);
+  if (room && !withinSeats(room)) throw ShipkeyError.spec("MAX_MACHINES_REACHED");
+  return {
+    outcome: "activated",
+    activation: toActivationView(activation),
+    activeMachines: counted.active_machines,
+    maxMachines: counted.max_machines,
+  };
 }
 
 type NewActivation = Omit<ActivationsTable, "deactivated_at" | "deactivated_by">;
@@ -216,8 +148,11 @@ const touchActivation = compileOnce<
     .returning(["machine_id", "machine_name", "activated_at"]),
 );
 
-/** Marks the machine's active activation as seen now and returns it, or null if there is none. */
-async function touchActiveActivation(
+/**
+ * Marks the machine's active activation as seen now (with the app version it reported) and
+ * returns it, or null if there is none. Written at once, not buffered: activate is rare.
+ */
+export async function touchActiveActivation(
   db: Kysely<DB>,
   licenseId: string,
   input: Pick<ActivateInput, "machineId" | "appVersion">,

@@ -2,17 +2,15 @@ import { SignJWT } from "jose";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { toIso } from "../../lib/time.js";
-import { requireProduct } from "../products/products.js";
+import { type Product, requireProduct } from "../products/products.js";
 import type { SigningKey } from "../signing/key-ring.js";
-import { reserveCertificate } from "./license-certificates.js";
 import {
   type LastSeenRecorder,
   type ValidateInput,
+  type ValidateResult,
   validateLicenseOf,
 } from "./validate-license.js";
 import type { CheckoutAnswer } from "../../contracts/license-api.js";
-import { ShipkeyError } from "../../errors.js";
-import { emitWebhookEvent } from "../webhooks/events.js";
 
 export interface CheckoutInput extends ValidateInput {
   /** Shortens the product's offline period; a larger value is capped to it. */
@@ -29,19 +27,30 @@ export type SigningKeyLookup = (
   productSlug: string,
 ) => SigningKey | null | Promise<SigningKey | null>;
 
+/** What a checkout certifies, once validate's checks passed: its product, key and period. */
+export interface CheckoutTerms {
+  licenseId: string;
+  license: ValidateResult;
+  product: Product;
+  key: SigningKey;
+  /** The certificate's iat and exp, in epoch seconds. */
+  iat: number;
+  exp: number;
+}
+
 /**
  * Validate's checks, in its order and with its errors (and its last-seen refresh), then the
- * offline limit (403 OFFLINE_LIMIT_REACHED: see reserveCertificate), then a license certificate:
- * a compact JWS (EdDSA) that lets the machine run offline until `exp`, the product's offline
- * period from now, never past the license's own expiry.
+ * terms of the license certificate: the product's current signing key, and a period that is the
+ * product's offline period from now (shortened by ttlSeconds), never past the license's own
+ * expiry.
  */
-export async function checkoutLicense(
+export async function checkoutTerms(
   db: Kysely<DB>,
   input: CheckoutInput,
   lastSeen: LastSeenRecorder,
   signingKeyOf: SigningKeyLookup,
-  now = Date.now(),
-): Promise<CheckoutResult> {
+  now: number,
+): Promise<CheckoutTerms> {
   const { licenseId, result: license } = await validateLicenseOf(db, input, lastSeen, now);
   const product = await requireProduct(db, input.productSlug);
   const key = await signingKeyOf(product.slug);
@@ -51,38 +60,18 @@ export async function checkoutLicense(
   const licenseEnd =
     license.expiresAt === null ? Infinity : Math.floor(Date.parse(license.expiresAt) / 1000);
   const exp = Math.min(iat + period, licenseEnd);
-  await reserveCertificate(
-    db,
-    {
-      licenseId,
-      licenseKey: input.licenseKey,
-      productSlug: product.slug,
-      machineId: input.machineId,
-      offlineAllowance: product.offlineAllowance,
-      issuedAt: iat * 1000,
-      expiresAt: exp * 1000,
-    },
-    now,
-  ).catch(async (err: unknown) => {
-    if (err instanceof ShipkeyError && err.code === "OFFLINE_LIMIT_REACHED") {
-      await emitWebhookEvent(
-        db,
-        {
-          type: "activation.refused",
-          product: product.slug,
-          data: {
-            code: err.code,
-            error: err.message,
-            licenseKey: input.licenseKey,
-            product: product.slug,
-            machine: { machineId: input.machineId },
-          },
-        },
-        now,
-      );
-    }
-    throw err;
-  });
+  return { licenseId, license, product, key, iat, exp };
+}
+
+/**
+ * The license certificate: a compact JWS (EdDSA) that lets the machine run offline until `exp`.
+ * Its offline place is reserved first (reserveCertificate).
+ */
+export async function signCertificate(
+  terms: CheckoutTerms,
+  machineId: string,
+): Promise<CheckoutResult> {
+  const { license, product, key, iat, exp } = terms;
   const certificate = await new SignJWT({
     product: product.slug,
     edition: license.edition,
@@ -92,7 +81,7 @@ export async function checkoutLicense(
     licenseExpiresAt: license.expiresAt,
   })
     .setProtectedHeader({ alg: "EdDSA", kid: key.kid, typ: certificateType })
-    .setSubject(input.machineId)
+    .setSubject(machineId)
     .setIssuedAt(iat)
     .setExpirationTime(exp)
     .sign(key.privateKey);

@@ -1,12 +1,10 @@
 import { compileOnce } from "../../db/compiled-query.js";
-import { inTransaction } from "../../db/transaction.js";
 import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { assertMaxLength } from "../limits.js";
 import { lockLicense } from "./license-record.js";
 import { limits } from "../../contracts/vocabulary.js";
-import { emitWebhookEvent } from "../webhooks/events.js";
 
 export interface DeactivateInput {
   licenseKey: string;
@@ -19,21 +17,22 @@ export type DeactivatedBy = "client" | "admin";
 /** The window of the churn limit: public deactivations are counted over the trailing 30 days. */
 export const deactivationWindowMs = 30 * 86_400_000;
 
+/** The license a deactivation names: its id, its product and its churn limit (null: none). */
+export interface LicenseToDeactivate {
+  id: string;
+  productSlug: string;
+  deactivationLimit: number | null;
+}
+
 /**
- * Ends the machine's active activation (kept as history, with who ended it) and frees its slot.
- * Works whatever the license's status or expiry: a customer must always be able to free a slot.
- *
- * A client's deactivation is refused with 403 DEACTIVATION_LIMIT_REACHED when the license's
- * churn limit (its own, else its product's; none by default) is spent: that many client
- * deactivations in the trailing 30 days, this one included. Administrators are never limited,
- * and theirs do not count. Returns the machine and the license's product (the request names none).
+ * Deactivate's checks, in the spec's order: the license (404 LICENSE_NOT_FOUND), then the
+ * machine id's length. Works whatever the license's status or expiry: a customer must always be
+ * able to free a slot.
  */
-export async function deactivateMachine(
+export async function licenseToDeactivate(
   db: Kysely<DB>,
   input: DeactivateInput,
-  options: { by: DeactivatedBy; now?: number },
-): Promise<{ machineId: string; productSlug: string }> {
-  const now = options.now ?? Date.now();
+): Promise<LicenseToDeactivate> {
   // An oversized key was never stored: the query would find nothing.
   const [license] =
     input.licenseKey.length > limits.identifier
@@ -41,43 +40,51 @@ export async function deactivateMachine(
       : (await findLicenseForDeactivation(db, { licenseKey: input.licenseKey })).rows;
   if (!license) throw ShipkeyError.spec("LICENSE_NOT_FOUND");
   assertMaxLength("machineId", input.machineId, limits.identifier);
-  const limit = options.by === "client" ? license.deactivation_limit : null;
-  const event = {
-    type: "machine.deactivated" as const,
-    product: license.product_slug,
-    data: {
-      licenseKey: input.licenseKey,
-      product: license.product_slug,
-      machineId: input.machineId,
-      by: options.by,
-    },
+  return {
+    id: license.id,
+    productSlug: license.product_slug,
+    deactivationLimit: license.deactivation_limit,
   };
-  await inTransaction(db, async (trx) => {
-    if (limit === null) {
-      await endActivation(trx, license.id, input.machineId, now, options.by);
-      await emitWebhookEvent(trx, event, now);
-      return;
-    }
-    // The license row first, so concurrent deactivations of the license count one at a time.
-    await lockLicense(trx, { licenseId: license.id });
-    await endActivation(trx, license.id, input.machineId, now, "client");
-    const { rows } = await countClientDeactivations(trx, {
-      licenseId: license.id,
-      since: now - deactivationWindowMs,
-    });
-    if (Number(rows[0]?.ended ?? 0) > limit) {
-      throw ShipkeyError.spec("DEACTIVATION_LIMIT_REACHED");
-    }
-    await emitWebhookEvent(trx, event, now);
+}
+
+/**
+ * Ends the machine's active activation (kept as history, with who ended it) and frees its slot,
+ * in the caller's transaction.
+ *
+ * A client's deactivation is refused with 403 DEACTIVATION_LIMIT_REACHED when the license's
+ * churn limit (its own, else its product's; none by default) is spent: that many client
+ * deactivations in the trailing 30 days, this one included. Administrators are never limited,
+ * and theirs do not count.
+ */
+export async function endMachineActivation(
+  trx: Transaction<DB>,
+  license: LicenseToDeactivate,
+  machineId: string,
+  by: DeactivatedBy,
+  now: number,
+): Promise<void> {
+  const limit = by === "client" ? license.deactivationLimit : null;
+  if (limit === null) {
+    await endActivation(trx, license.id, machineId, now, by);
+    return;
+  }
+  // The license row first, so concurrent deactivations of the license count one at a time.
+  await lockLicense(trx, { licenseId: license.id });
+  await endActivation(trx, license.id, machineId, now, "client");
+  const { rows } = await countClientDeactivations(trx, {
+    licenseId: license.id,
+    since: now - deactivationWindowMs,
   });
-  return { machineId: input.machineId, productSlug: license.product_slug };
+  if (Number(rows[0]?.ended ?? 0) > limit) {
+    throw ShipkeyError.spec("DEACTIVATION_LIMIT_REACHED");
+  }
 }
 
 /**
  * Ends one active activation and decrements the slot counter in one transaction. The conditional
  * UPDATE means that of several concurrent calls exactly one sees a row change; the rest get 404.
  */
-export async function endActivation(
+async function endActivation(
   trx: Transaction<DB>,
   licenseId: string,
   machineId: string,

@@ -1,15 +1,10 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
-import { inTransaction } from "../../db/transaction.js";
-import { type Actor, recordAudit } from "../audit/audit-log.js";
-import { emitWebhookEvent } from "../webhooks/events.js";
 
 export const dayMs = 86_400_000;
 
 /** Machines deactivated per query of the sweep; it loops until none is left. */
 export const leaseSweepBatchSize = 200;
-
-const leaseActor: Actor = { type: "service", id: null, label: "machine lease", ip: null };
 
 /**
  * When a machine's lease ends: `leaseDays` after it was last seen (activate, validate, checkout),
@@ -23,45 +18,6 @@ export function leaseExpiresAt(
 ): number | null {
   if (leaseDays === null) return null;
   return Math.max(lastSeenAt + leaseDays * dayMs, certificateExpiresAt ?? 0);
-}
-
-/**
- * Deactivates every machine whose lease has ended, product by product (only products that set
- * machineLeaseDays). Each machine ends in its own short transaction, by a conditional UPDATE that
- * checks again that it is active, unseen since the cutoff and without an unexpired certificate:
- * of several processes sweeping at once exactly one ends a machine (and audits it, and emits
- * machine.lease_expired); the others see no row change and move on. Idempotent: a second run
- * finds nothing. The candidates come from the index of active activations by last-seen, so a run
- * reads only the machines past a lease.
- */
-export async function expireMachineLeases(
-  db: Kysely<DB>,
-  options: { now?: number; batchSize?: number } = {},
-): Promise<{ expired: number }> {
-  const now = options.now ?? Date.now();
-  const batchSize = options.batchSize ?? leaseSweepBatchSize;
-  let expired = 0;
-  for (const product of await leasedProducts(db, null)) {
-    const days = product.machine_lease_days ?? 0;
-    const cutoff = now - days * dayMs;
-    for (;;) {
-      const candidates = await leaseCandidates(db, product.id, cutoff, now, batchSize);
-      for (const candidate of candidates) {
-        const ended = await endLapsedMachine(
-          db,
-          { ...candidate, product: product.slug },
-          {
-            cutoff,
-            now,
-            days,
-          },
-        );
-        if (ended) expired++;
-      }
-      if (candidates.length < batchSize) break;
-    }
-  }
-  return { expired };
 }
 
 /**
@@ -88,7 +44,7 @@ export async function leasesEndingWithin(
 }
 
 /** The products that set machineLeaseDays: all of them, or the one with `productId`. */
-function leasedProducts(db: Kysely<DB>, productId: string | null) {
+export function leasedProducts(db: Kysely<DB>, productId: string | null) {
   let query = db
     .selectFrom("products")
     .select(["id", "slug", "machine_lease_days"])
@@ -121,7 +77,8 @@ function lapsedMachines(db: Kysely<DB>, productId: string, cutoff: number, cover
     );
 }
 
-function leaseCandidates(
+/** Up to `limit` of the product's machines past their lease (lapsedMachines), oldest seen first. */
+export function leaseCandidates(
   db: Kysely<DB>,
   productId: string,
   cutoff: number,
@@ -141,72 +98,42 @@ function leaseCandidates(
     .execute();
 }
 
-/** Ends one lapsed machine unless it was seen, covered or ended meanwhile; true if this call did. */
-async function endLapsedMachine(
-  db: Kysely<DB>,
-  machine: {
-    id: string;
-    license_id: string;
-    machine_id: string;
-    last_seen_at: number;
-    license_key: string;
-    product: string;
-  },
-  at: { cutoff: number; now: number; days: number },
+/** A machine the lease sweep found lapsed (leaseCandidates). */
+export type LapsedMachine = Awaited<ReturnType<typeof leaseCandidates>>[number];
+
+/**
+ * Ends one lapsed machine and frees its slot, in the caller's transaction, unless it was seen,
+ * covered or ended meanwhile: a conditional UPDATE checks again that it is active, unseen since
+ * the cutoff and without an unexpired certificate. True if this call ended it.
+ */
+export async function endLapsedActivation(
+  trx: Transaction<DB>,
+  machine: LapsedMachine,
+  at: { cutoff: number; now: number },
 ): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    const ended = await trx
-      .updateTable("activations")
-      .set({ deactivated_at: at.now, deactivated_by: "lease" })
-      .where("id", "=", machine.id)
-      .where("deactivated_at", "is", null)
-      .where("last_seen_at", "<=", at.cutoff)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom("license_certificates")
-              .select("license_certificates.license_id")
-              .where("license_certificates.license_id", "=", machine.license_id)
-              .where("license_certificates.machine_id", "=", machine.machine_id)
-              .where("license_certificates.expires_at", ">", at.now),
-          ),
+  const ended = await trx
+    .updateTable("activations")
+    .set({ deactivated_at: at.now, deactivated_by: "lease" })
+    .where("id", "=", machine.id)
+    .where("deactivated_at", "is", null)
+    .where("last_seen_at", "<=", at.cutoff)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("license_certificates")
+            .select("license_certificates.license_id")
+            .where("license_certificates.license_id", "=", machine.license_id)
+            .where("license_certificates.machine_id", "=", machine.machine_id)
+            .where("license_certificates.expires_at", ">", at.now),
         ),
-      )
-      .executeTakeFirst();
-    if (ended.numUpdatedRows === 0n) return false;
-    await trx
-      .updateTable("licenses")
-      .set((eb) => ({ active_machines: eb("active_machines", "-", 1) }))
-      .where("id", "=", machine.license_id)
-      .execute();
-    await recordAudit(
-      trx,
-      leaseActor,
-      "machine.lease_expired",
-      { type: "license", id: machine.license_id },
-      {
-        licenseKey: `…${machine.license_key.slice(-4)}`,
-        machineId: machine.machine_id,
-        reason: `not seen for ${at.days} days`,
-        lastSeenAt: new Date(machine.last_seen_at).toISOString(),
-      },
-      at.now,
-    );
-    await emitWebhookEvent(
-      trx,
-      {
-        type: "machine.lease_expired",
-        product: machine.product,
-        data: {
-          licenseKey: machine.license_key,
-          product: machine.product,
-          machineId: machine.machine_id,
-          lastSeenAt: new Date(machine.last_seen_at).toISOString(),
-          leaseDays: at.days,
-        },
-      },
-      at.now,
-    );
-    return true;
-  });
+      ),
+    )
+    .executeTakeFirst();
+  if (ended.numUpdatedRows === 0n) return false;
+  await trx
+    .updateTable("licenses")
+    .set((eb) => ({ active_machines: eb("active_machines", "-", 1) }))
+    .where("id", "=", machine.license_id)
+    .execute();
+  return true;
 }

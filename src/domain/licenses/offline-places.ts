@@ -8,7 +8,7 @@ import type { OfflinePlace } from "../../contracts/admin.js";
 /**
  * A machine that is not active on the license but holds an unexpired certificate keeps running
  * offline until the certificate's exp: it holds an offline place until then. Active machines plus
- * offline places never exceed maxMachines + the product's offline allowance (activateMachine).
+ * offline places never exceed maxMachines + the product's offline allowance (writeActivation).
  * This is the condition on a `license_certificates` row, beside `expires_at > now`.
  */
 function machineNotActive(eb: ExpressionBuilder<DB, "license_certificates">) {

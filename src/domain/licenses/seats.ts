@@ -2,13 +2,12 @@ import type { Transaction } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { requireProduct } from "../products/products.js";
-import { emitWebhookEvent } from "../webhooks/events.js";
 import { licenseIdOfKey, lockLicense } from "./license-record.js";
 import { externalIdUnique, type LicenseView, requireLicenseView } from "./manage-licenses.js";
 
 /**
  * Deactivates every machine of the license at once (by an admin: the churn limit neither holds
- * nor counts it), each with its machine.deactivated event. Certificates are left alone: an
+ * nor counts it); `machineIds` are the machines it ended, sorted. Certificates are left alone: an
  * unexpired one keeps counting against the offline limit until its exp, so a reset frees slots
  * but never lets more machines run offline than the limit allows.
  */
@@ -17,7 +16,7 @@ export async function resetMachines(
   licenseKey: string,
   now = Date.now(),
 ): Promise<{ licenseKey: string; machineIds: string[]; certificatesHeld: number }> {
-  const license = await requireLicenseView(trx, licenseKey);
+  await requireLicenseView(trx, licenseKey);
   const id = await licenseIdOfKey(trx, licenseKey);
   // The license row first: an activation racing the reset waits for it, then counts afresh.
   await lockLicense(trx, { licenseId: id });
@@ -34,17 +33,6 @@ export async function resetMachines(
     .set((eb) => ({ active_machines: eb("active_machines", "-", machineIds.length) }))
     .where("id", "=", id)
     .execute();
-  for (const machineId of machineIds) {
-    await emitWebhookEvent(
-      trx,
-      {
-        type: "machine.deactivated",
-        product: license.product,
-        data: { licenseKey, product: license.product, machineId, by: "admin" },
-      },
-      now,
-    );
-  }
   const held = await trx
     .selectFrom("license_certificates")
     .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))

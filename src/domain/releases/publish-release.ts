@@ -11,6 +11,7 @@ import { type Arch, type Channel, type Platform, limits } from "../../contracts/
 import type { PublishAnswer } from "../../contracts/releases.js";
 import type { ReleaseRollout } from "../../contracts/admin.js";
 import { readRollout, type RolloutPlan, setCritical, setRollout } from "./rollout.js";
+import { serves } from "./feed-rules.js";
 
 /** A publish request that passed the spec's checks (section 7, in order). */
 /**
@@ -115,13 +116,14 @@ export interface CheckedPublish {
 
 /**
  * What the vendor should know about a publish that nothing refuses: a Tauri product's entry
- * without a signature is never offered by the Tauri feed (the plugin refuses an unsigned update),
- * though the other feeds and the download page still serve it (docs/reference/publishing-and-releases.md).
+ * that the Tauri feed does not serve (feed-rules.ts: one without a signature, which the plugin
+ * refuses), though the other feeds and the download page still serve it
+ * (docs/reference/publishing-and-releases.md).
  */
 export function publishWarnings(product: Product, entries: ReleaseEntry[]): string[] {
   if (product.tauriPublicKey === null) return [];
   return entries.flatMap((entry, index) =>
-    entry.signature === null
+    !serves("tauri", entry)
       ? [
           `releases[${index}] (${entry.platform}/${entry.arch}) has no signature: the Tauri feed ` +
             "will not offer it (the product has a Tauri key)",

@@ -7,7 +7,21 @@ import { mayReceive, type PublishedUpTo } from "./update-access.js";
 import { sortKeyAbove, versionSortKey } from "../../lib/version-sort-key.js";
 import { normalizeVersion } from "./version.js";
 import { type Audience, isOffered, type Rollout, rolloutOf } from "./rollout.js";
-import { type Arch, arches, type Channel, type Platform } from "../../contracts/vocabulary.js";
+import {
+  type Arch,
+  arches,
+  type Channel,
+  channels,
+  type Platform,
+} from "../../contracts/vocabulary.js";
+import {
+  type FeedRule,
+  hasNeed,
+  type ServedEntry,
+  serves,
+  type UpdateFeed,
+  updateFeeds,
+} from "./feed-rules.js";
 
 /** One platform/arch entry of a version, as the feeds hand it out. */
 export interface FeedEntry {
@@ -23,9 +37,9 @@ export interface FeedEntry {
 export interface FeedRelease {
   version: string;
   channel: Channel;
+  /** The notes the feed serves (feed-rules.ts): as published, or the sanitised HTML rendered
+   * when they were published (release-notes.ts). */
   notes: string | null;
-  /** The notes as sanitised HTML, rendered when they were published (release-notes.ts). */
-  notesHtml: string | null;
   /** When the version was first published (epoch ms). */
   publishedAt: number;
   /** Offered to every machine whatever its rollout (a pause still halts it). */
@@ -36,6 +50,8 @@ export interface FeedRelease {
 }
 
 export interface FeedQuery {
+  /** The feed asking: which entries it serves and with which notes (feed-rules.ts). */
+  updateFeed: UpdateFeed;
   product: Product;
   /** From checkUpdateAccess: on an expired license, only what was published up to its expiry. */
   publishedUpTo: PublishedUpTo;
@@ -45,25 +61,10 @@ export interface FeedQuery {
   channel: Channel;
   /** Strict semver, already normalised; only versions above it are offered. */
   currentVersion?: string;
-  /** What an entry needs for this feed's updater to use it. */
-  needs?: EntryNeed;
   /** Who decides on versions in a rollout (rollout.ts); a version not offered is skipped. */
   audience: Audience;
   /** The time rollouts are read at (epoch ms). */
   now: number;
-}
-
-/** Tauri refuses an update without a signature, electron-updater one without a sha512, and
- * Squirrel.Mac installs only .zip archives. */
-export type EntryNeed = "signature" | "sha512" | "zip";
-
-/** A .zip archive: the URL's path (its query and fragment aside) ends in .zip, any case. */
-export function isZip(downloadUrl: string): boolean {
-  try {
-    return new URL(downloadUrl).pathname.toLowerCase().endsWith(".zip");
-  } catch {
-    return false; // stored by hand, not through publish
-  }
 }
 
 /**
@@ -75,19 +76,9 @@ export function isEdSignature(signature: string): boolean {
 }
 
 /** The update feeds that offer an entry, as the dashboard marks them (docs/update-feeds.md). */
-export function feedsOffering(entry: {
-  platform: Platform;
-  downloadUrl: string;
-  signature: string | null;
-  sha512: string | null;
-}): string[] {
-  const feeds: string[] = [];
-  if (entry.signature !== null) feeds.push("Tauri");
-  if (entry.sha512 !== null) feeds.push("electron-updater");
-  if (entry.platform !== "LINUX") feeds.push("Sparkle");
-  if (entry.platform === "MACOS" && isZip(entry.downloadUrl)) feeds.push("Squirrel.Mac");
-  feeds.push("generic");
-  return feeds;
+export function feedsOffering(entry: ServedEntry): string[] {
+  const feeds = Object.keys(updateFeeds) as UpdateFeed[];
+  return feeds.filter((feed) => serves(feed, entry)).map((feed) => updateFeeds[feed].label);
 }
 
 /** Channels nest: an ALPHA client also gets BETA and STABLE releases, a BETA one STABLE ones. */
@@ -109,29 +100,25 @@ export async function findFeedReleases(
   query: FeedQuery,
   count: number,
 ): Promise<FeedRelease[]> {
-  const channels = channelsFor[query.channel];
-  const [arch1, arch2] = query.arch === undefined ? everyArch : [query.arch, query.arch];
+  const rule: FeedRule = updateFeeds[query.updateFeed];
+  if (!rule.platforms.includes(query.platform)) return [];
   const params: FeedParams = {
     productId: query.product.id,
-    // Lists of fixed length, padded with repeats, so that one statement serves every request.
-    channel1: channels[0] ?? query.channel,
-    channel2: channels[1] ?? query.channel,
-    channel3: channels[2] ?? query.channel,
+    channels: channelsFor[query.channel],
     platform: query.platform,
-    arch1,
-    arch2,
+    arches: query.arch === undefined ? arches : [query.arch],
     above: query.currentVersion === undefined ? "" : sortKeyAbove(query.currentVersion),
     below: aboveEveryKey,
     publishedUpTo: query.publishedUpTo ?? Number.MAX_SAFE_INTEGER,
   };
   // A version has at most one entry per arch: a page of this many rows holds `count` whole
   // versions (and maybe part of the next, which the next page reads again).
-  const pageRows = count * (query.arch === undefined ? everyArch.length : 1);
-  const page = feedPage(query.needs, pageRows);
+  const pageRows = count * params.arches.length;
+  const page = feedPage(query.updateFeed, pageRows);
   const releases: FeedRelease[] = [];
   for (;;) {
     const { rows } = await page(db, params);
-    const grouped = byVersion(rows, query.needs);
+    const grouped = byVersion(rows, rule.needs);
     // A short page is the last one, and whole; a full one may end inside version count + 1.
     const lastPage = rows.length < pageRows;
     const versions = lastPage ? grouped : grouped.slice(0, count);
@@ -148,7 +135,7 @@ export async function findFeedReleases(
 /** Rows (newest version first) grouped by version; entries in arch order. */
 function byVersion(
   rows: FeedRow[],
-  needs: EntryNeed | undefined,
+  needs: FeedRule["needs"],
 ): Array<{ release: FeedRelease; sortKey: string }> {
   const versions: Array<{ release: FeedRelease; sortKey: string }> = [];
   for (const row of rows) {
@@ -157,8 +144,7 @@ function byVersion(
       const release: FeedRelease = {
         version: row.version,
         channel: row.channel,
-        notes: row.release_notes,
-        notesHtml: row.release_notes_html,
+        notes: row.notes,
         publishedAt: Number(row.created_at),
         critical: row.critical === 1,
         rollout: rolloutOf(row),
@@ -167,16 +153,16 @@ function byVersion(
       last = { release, sortKey: row.sort_key };
       versions.push(last);
     }
-    // The SQL filter is exact but for .zip, which isZip may still refuse.
-    if (needs === "zip" && !isZip(row.download_url)) continue;
-    last.release.entries.push({
+    const entry: FeedEntry = {
       platform: row.platform,
       arch: row.arch,
       downloadUrl: row.download_url,
       signature: row.signature,
       sha512: row.sha512,
       fileSize: row.file_size === null ? null : Number(row.file_size),
-    });
+    };
+    // The SQL filter is exact but for .zip, which isZip may still refuse.
+    if (hasNeed(needs, entry)) last.release.entries.push(entry);
   }
   for (const { release } of versions) release.entries.sort(byArch);
   return versions;
@@ -184,19 +170,13 @@ function byVersion(
 
 interface FeedParams extends Record<string, unknown> {
   productId: string;
-  channel1: Channel;
-  channel2: Channel;
-  channel3: Channel;
+  channels: readonly Channel[];
   platform: Platform;
-  arch1: Arch;
-  arch2: Arch;
+  arches: readonly Arch[];
   above: string;
   below: string;
   publishedUpTo: number;
 }
-
-/** Every arch, as the statement's two arch parameters (a third arch would not compile here). */
-const everyArch: readonly [Arch, Arch] = arches;
 
 /** Sort keys use 0-9 and a-z only (lib/version-sort-key.ts): "~" sorts after every one. */
 const aboveEveryKey = "~";
@@ -205,8 +185,6 @@ type FeedRow = Pick<
   Selectable<DB["release_versions"]>,
   | "version"
   | "channel"
-  | "release_notes"
-  | "release_notes_html"
   | "created_at"
   | "sort_key"
   | "critical"
@@ -218,16 +196,16 @@ type FeedRow = Pick<
   Pick<
     Selectable<DB["release_artifacts"]>,
     "platform" | "arch" | "download_url" | "signature" | "sha512" | "file_size"
-  >;
+  > & { notes: string | null };
 
 const feedPages = new Map<string, ReturnType<typeof compileFeedPage>>();
 
-/** The feed statement for an updater's need and a page size (a literal LIMIT), compiled once. */
-function feedPage(needs: EntryNeed | undefined, rows: number) {
-  const key = `${needs ?? "any"} ${rows}`;
+/** A feed's statement for a page size (a literal LIMIT), compiled once. */
+function feedPage(feed: UpdateFeed, rows: number) {
+  const key = `${feed} ${rows}`;
   let page = feedPages.get(key);
   if (page === undefined) {
-    page = compileFeedPage(needs, rows);
+    page = compileFeedPage(updateFeeds[feed], rows);
     feedPages.set(key, page);
   }
   return page;
@@ -235,27 +213,25 @@ function feedPage(needs: EntryNeed | undefined, rows: number) {
 
 const feedParamNames = [
   "productId",
-  "channel1",
-  "channel2",
-  "channel3",
+  "channels",
   "platform",
-  "arch1",
-  "arch2",
+  "arches",
   "above",
   "below",
   "publishedUpTo",
 ] as const;
 
-function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
-  return compileOnce<FeedParams, FeedRow>(feedParamNames, (db, p) => {
+/** The notes column a feed serves. */
+const notesColumn = { html: "v.release_notes_html", text: "v.release_notes" } as const;
+
+function compileFeedPage({ needs, notes }: FeedRule, rows: number) {
+  const build = (db: Kysely<DB>, p: FeedParams) => {
     let select = db
       .selectFrom("release_versions as v")
       .innerJoin("release_artifacts as a", "a.version_id", "v.id")
       .select([
         "v.version",
         "v.channel",
-        "v.release_notes",
-        "v.release_notes_html",
         "v.created_at",
         "v.sort_key",
         "v.critical",
@@ -270,15 +246,16 @@ function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
         "a.sha512",
         "a.file_size",
       ])
+      .select((eb) => eb.ref(notesColumn[notes]).as("notes"))
       .where("v.product_id", "=", p.productId)
       .where("v.yanked_at", "is", null)
-      .where("v.channel", "in", [p.channel1, p.channel2, p.channel3])
+      .where("v.channel", "in", p.channels)
       // A row written by hand has no key ("") and is never offered.
       .where("v.sort_key", ">", p.above)
       .where("v.sort_key", "<", p.below)
       .where("v.created_at", "<=", p.publishedUpTo)
       .where("a.platform", "=", p.platform)
-      .where("a.arch", "in", [p.arch1, p.arch2]);
+      .where("a.arch", "in", p.arches);
     if (needs === "signature") select = select.where("a.signature", "is not", null);
     if (needs === "sha512") select = select.where("a.sha512", "is not", null);
     // A superset of isZip (a .zip before a query or fragment); isZip decides on each entry.
@@ -286,6 +263,10 @@ function compileFeedPage(needs: EntryNeed | undefined, rows: number) {
       select = select.where(sql<string>`lower(a.download_url)`, "like", "%.zip%");
     // By the sort key alone, so the index on (product_id, sort_key) gives the order.
     return select.orderBy("v.sort_key", "desc").limit(sql.lit(rows));
+  };
+  return compileOnce<FeedParams, FeedRow>(feedParamNames, build, {
+    channels: channels.length,
+    arches: arches.length,
   });
 }
 

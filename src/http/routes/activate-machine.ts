@@ -3,7 +3,7 @@ import { activate } from "../../contracts/license-api.js";
 import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
 import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
-import { activateMachine } from "../../domain/licenses/activate-machine.js";
+import { activateMachine } from "../../actions/machines.js";
 import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import {
   assertPresent,

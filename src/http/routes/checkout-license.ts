@@ -1,7 +1,8 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";
-import { checkoutLicense, type SigningKeyLookup } from "../../domain/licenses/checkout-license.js";
+import { checkoutLicense } from "../../actions/machines.js";
+import type { SigningKeyLookup } from "../../domain/licenses/checkout-license.js";
 import type { LastSeenRecorder } from "../../domain/licenses/validate-license.js";
 import { ShipkeyError } from "../../errors.js";
 import { checkout } from "../../contracts/license-api.js";

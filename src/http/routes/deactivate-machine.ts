@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { deactivate } from "../../contracts/license-api.js";
 import { limits } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
-import { deactivateMachine } from "../../domain/licenses/deactivate-machine.js";
+import { deactivateMachine } from "../../actions/machines.js";
 import { type App, documentationOnly, routeSchema } from "../contract-route.js";
 import { assertPresent, requiredString, requireJsonObject } from "../request-fields.js";
 import { normalizeLicenseKey } from "../../domain/licenses/license-key.js";

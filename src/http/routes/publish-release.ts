@@ -17,7 +17,7 @@ import {
   type ReleaseEntry,
 } from "../../domain/releases/publish-release.js";
 import { assertKeyCovers } from "../../domain/api-keys/key-authority.js";
-import { publishReleaseAudited } from "../../actions/releases.js";
+import { publishRelease } from "../../actions/releases.js";
 import type { Actor } from "../../domain/audit/audit-log.js";
 import { normalizeDownloadUrl } from "../../domain/releases/download-url.js";
 import { normalizeVersion } from "../../domain/releases/version.js";
@@ -64,7 +64,7 @@ export function publishReleaseRoute(app: App, db: Kysely<DB>): void {
       const typed = typedPublish(publish);
       const { releaseNotes, entries } = checkPublishLimits(typed);
       const { rollout, critical } = typed;
-      const result = await publishReleaseAudited(db, key(request), product, {
+      const result = await publishRelease(db, key(request), product, {
         version: publish.version,
         channel: publish.channel,
         releaseNotes,

@@ -7,11 +7,7 @@ import {
   minPasswordLength,
   newAdminErrors,
 } from "../../../domain/admins/admins.js";
-import {
-  createAdminAudited,
-  removeAdminAudited,
-  resetAdminPasswordAudited,
-} from "../../../actions/admins.js";
+import { createAdmin, removeAdmin, resetAdminPassword } from "../../../actions/admins.js";
 import { ShipkeyError } from "../../../errors.js";
 import {
   actionForm,
@@ -134,7 +130,7 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
     try {
       const input = { email, password: password(request.body) };
       FormCheck.refuse(newAdminErrors(input));
-      await createAdminAudited(db, adminActor(request), input);
+      await createAdmin(db, adminActor(request), input);
       return reply.redirect(`${path}?done=created`, 303);
     } catch (err) {
       return refused(request, reply, err, { email }, ["email", "password"]);
@@ -143,7 +139,7 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.post<{ Body: Form }>(`${path}/reset-password`, async (request, reply) => {
     try {
-      await resetAdminPasswordAudited(db, adminActor(request), {
+      await resetAdminPassword(db, adminActor(request), {
         email: text(request.body, "email"),
         password: password(request.body),
       });
@@ -155,7 +151,7 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.post<{ Body: Form }>(`${path}/remove`, async (request, reply) => {
     try {
-      await removeAdminAudited(db, adminActor(request), text(request.body, "email"));
+      await removeAdmin(db, adminActor(request), text(request.body, "email"));
       return afterChange(request, reply, "removed");
     } catch (err) {
       return refused(request, reply, err);

@@ -7,7 +7,7 @@ import {
   listApiKeys,
   newApiKeyErrors,
 } from "../../../domain/api-keys/api-keys.js";
-import { createApiKeyAudited, revokeApiKeyAudited } from "../../../actions/api-keys.js";
+import { createApiKey, revokeApiKey } from "../../../actions/api-keys.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import {
   actionForm,
@@ -91,7 +91,7 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>(path, async (request, reply) => {
     const form = request.body;
     try {
-      const key = await createApiKeyAudited(db, adminActor(request), newKeyFrom(form));
+      const key = await createApiKey(db, adminActor(request), newKeyFrom(form));
       // The secret goes to the next page once, in a sealed cookie: a reload neither creates a
       // second key nor shows this one again.
       setFlash(request, reply, path, { name: key.name, key: key.key });
@@ -107,7 +107,7 @@ export function apiKeyPages(app: FastifyInstance, db: Kysely<DB>): void {
     async (request, reply) => {
       const withCreated = text(request.body, "withCreated") !== "";
       const { id } = request.params;
-      const { alsoRevoked } = await revokeApiKeyAudited(db, adminActor(request), id, {
+      const { alsoRevoked } = await revokeApiKey(db, adminActor(request), id, {
         withCreated,
       });
       const also = alsoRevoked.length === 0 ? "" : `&also=${alsoRevoked.length}`;

@@ -2,10 +2,10 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import {
-  deleteLicenseAudited,
-  endOfflinePlaceAudited,
-  moveLicenseAudited,
-  resetMachinesAudited,
+  deleteLicense,
+  endOfflinePlace,
+  moveLicense,
+  resetMachines,
 } from "../../../actions/licenses.js";
 import type { Product } from "../../../domain/products/products.js";
 import type { LicenseDetail } from "../../../contracts/admin.js";
@@ -30,7 +30,7 @@ export function licenseSeatPages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Params: { key: string } }>(
     "/admin/licenses/:key/reset-machines",
     async (request, reply) => {
-      await resetMachinesAudited(db, adminActor(request), request.params.key);
+      await resetMachines(db, adminActor(request), request.params.key);
       return back(reply, request.params.key, "reset");
     },
   );
@@ -38,7 +38,7 @@ export function licenseSeatPages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/licenses/:key/offline-places/:machineId/end",
     async (request, reply) => {
       const { key, machineId } = request.params;
-      await endOfflinePlaceAudited(db, adminActor(request), key, machineId);
+      await endOfflinePlace(db, adminActor(request), key, machineId);
       return back(reply, key, "place-ended");
     },
   );
@@ -46,12 +46,12 @@ export function licenseSeatPages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/licenses/:key/move",
     async (request, reply) => {
       const product = text(request.body, "productSlug");
-      await moveLicenseAudited(db, adminActor(request), request.params.key, product);
+      await moveLicense(db, adminActor(request), request.params.key, product);
       return back(reply, request.params.key, "moved");
     },
   );
   app.post<{ Params: { key: string } }>("/admin/licenses/:key/delete", async (request, reply) => {
-    await deleteLicenseAudited(db, adminActor(request), request.params.key);
+    await deleteLicense(db, adminActor(request), request.params.key);
     return reply.redirect("/admin/licenses", 303);
   });
 }

@@ -2,10 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
 import {
-  createLicenseAudited,
-  deactivateMachineAudited,
-  setLicenseStatusAudited,
-  updateLicenseAudited,
+  createLicense,
+  deactivateMachineByAdmin,
+  setLicenseStatus,
+  updateLicense,
 } from "../../../actions/licenses.js";
 import {
   browseLicenses,
@@ -213,7 +213,7 @@ export function licensePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.post<{ Body: Form }>("/admin/licenses", async (request, reply) => {
     const form = request.body;
     try {
-      const license = await createLicenseAudited(db, adminActor(request), {
+      const license = await createLicense(db, adminActor(request), {
         ...settingsFrom(form, givenKeyErrors(form)),
         productSlug: text(form, "productSlug"),
         licenseKey: text(form, "licenseKey") || undefined,
@@ -254,7 +254,7 @@ function licenseDetailPages(app: FastifyInstance, db: Kysely<DB>): void {
       const { key } = request.params;
       try {
         const settings = settingsFrom(request.body);
-        const license = await updateLicenseAudited(db, adminActor(request), key, settings);
+        const license = await updateLicense(db, adminActor(request), key, settings);
         return toLicense(reply, license.licenseKey, "updated");
       } catch (err) {
         const errors = errorsFor(err, licenseFields);
@@ -268,7 +268,7 @@ function licenseDetailPages(app: FastifyInstance, db: Kysely<DB>): void {
     async (request, reply) => {
       const status = statusFrom(request.body);
       const { key } = request.params;
-      const license = await setLicenseStatusAudited(db, adminActor(request), key, status);
+      const license = await setLicenseStatus(db, adminActor(request), key, status);
       const action =
         status === "ACTIVE" ? "reinstated" : status === "SUSPENDED" ? "suspended" : "revoked";
       return toLicense(reply, license.licenseKey, action);
@@ -279,7 +279,7 @@ function licenseDetailPages(app: FastifyInstance, db: Kysely<DB>): void {
     "/admin/licenses/:key/machines/:machineId/deactivate",
     async (request, reply) => {
       const { key, machineId } = request.params;
-      await deactivateMachineAudited(db, adminActor(request), key, machineId);
+      await deactivateMachineByAdmin(db, adminActor(request), key, machineId);
       return toLicense(reply, key, "deactivated");
     },
   );

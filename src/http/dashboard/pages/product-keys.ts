@@ -2,13 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import {
-  prepareSigningKeyAudited,
-  promoteSigningKeyAudited,
-  removeSigningKeyAudited,
-  setDeactivationLimitAudited,
-  setMachineLeaseAudited,
-  setOfflineAllowanceAudited,
-  setOfflinePeriodAudited,
+  prepareSigningKey,
+  promoteSigningKey,
+  removeSigningKey,
+  setDeactivationLimit,
+  setMachineLease,
+  setOfflineAllowance,
+  setOfflinePeriod,
 } from "../../../actions/products.js";
 import { offlinePeriod } from "../../../contracts/vocabulary.js";
 import { type Product, requireProduct } from "../../../domain/products/products.js";
@@ -106,37 +106,37 @@ export function productKeyPages(app: FastifyInstance, db: Kysely<DB>, signing: S
 
   keyChange("/prepare", async (request) => {
     const { slug } = request.params;
-    await prepareSigningKeyAudited(db, adminActor(request), signing.masterKey, slug);
+    await prepareSigningKey(db, adminActor(request), signing.masterKey, slug);
     return "prepared";
   });
   keyChange("/promote", async (request) => {
     const force = request.body.force === "true";
-    await promoteSigningKeyAudited(db, adminActor(request), request.params.slug, { force });
+    await promoteSigningKey(db, adminActor(request), request.params.slug, { force });
     return "promoted";
   });
   keyChange("/:kid/remove", async (request) => {
     const { slug, kid = "" } = request.params;
-    await removeSigningKeyAudited(db, adminActor(request), slug, kid);
+    await removeSigningKey(db, adminActor(request), slug, kid);
     return "removed";
   });
   setting("/offline-period", "offlinePeriodDays", async (request) => {
     const seconds = offlinePeriodFrom(request.body);
-    await setOfflinePeriodAudited(db, adminActor(request), request.params.slug, seconds);
+    await setOfflinePeriod(db, adminActor(request), request.params.slug, seconds);
     return "period";
   });
   setting("/offline-allowance", "offlineAllowance", async (request) => {
     const machines = integerFrom(request.body, "offlineAllowance");
-    await setOfflineAllowanceAudited(db, adminActor(request), request.params.slug, machines);
+    await setOfflineAllowance(db, adminActor(request), request.params.slug, machines);
     return "allowance";
   });
   setting("/deactivation-limit", "maxDeactivationsPer30Days", async (request) => {
     const limit = deactivationLimitFrom(request.body);
-    await setDeactivationLimitAudited(db, adminActor(request), request.params.slug, limit);
+    await setDeactivationLimit(db, adminActor(request), request.params.slug, limit);
     return "deactivation-limit";
   });
   setting("/machine-lease", "machineLeaseDays", async (request) => {
     const days = machineLeaseFrom(request.body);
-    await setMachineLeaseAudited(db, adminActor(request), request.params.slug, days);
+    await setMachineLease(db, adminActor(request), request.params.slug, days);
     return "machine-lease";
   });
 }

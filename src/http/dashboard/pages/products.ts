@@ -2,10 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import {
-  createProductAudited,
-  deleteProductAudited,
-  renameProductAudited,
-  setTauriPublicKeyAudited,
+  createProduct,
+  deleteProduct,
+  renameProduct,
+  setTauriPublicKey,
 } from "../../../actions/products.js";
 import { listLicenses } from "../../../domain/licenses/manage-licenses.js";
 import { listProducts, newProductErrors, type Product } from "../../../domain/products/products.js";
@@ -86,29 +86,29 @@ export function productPages(app: FastifyInstance, db: Kysely<DB>, signing: Sign
     async (request) => {
       const input = { slug: text(request.body, "slug"), name: text(request.body, "name") };
       FormCheck.refuse(newProductErrors(input));
-      await createProductAudited(db, adminActor(request), input, signing.masterKey);
+      await createProduct(db, adminActor(request), input, signing.masterKey);
       return "created";
     },
     productFields,
   );
   change("/admin/products/:slug/rename", 400, async (request) => {
     const name = text(request.body, "name");
-    await renameProductAudited(db, adminActor(request), request.params.slug, name);
+    await renameProduct(db, adminActor(request), request.params.slug, name);
     return "renamed";
   });
   change("/admin/products/:slug/tauri-key", 400, async (request) => {
     const key = text(request.body, "tauriPublicKey");
-    await setTauriPublicKeyAudited(db, adminActor(request), request.params.slug, key);
+    await setTauriPublicKey(db, adminActor(request), request.params.slug, key);
     return "tauri-key-set";
   });
   change("/admin/products/:slug/tauri-key/clear", 404, async (request) => {
-    await setTauriPublicKeyAudited(db, adminActor(request), request.params.slug, null);
+    await setTauriPublicKey(db, adminActor(request), request.params.slug, null);
     return "tauri-key-cleared";
   });
   app.post<{ Params: { slug: string } }>("/admin/products/:slug/delete", async (request, reply) => {
     const { slug } = request.params;
     try {
-      await deleteProductAudited(db, adminActor(request), slug);
+      await deleteProduct(db, adminActor(request), slug);
       return reply.redirect("/admin/products?done=deleted", 303);
     } catch (err) {
       const errors = errorsFor(err, []);

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
-import { setUpdateDeliveryAudited } from "../../../actions/products.js";
+import { setUpdateDelivery } from "../../../actions/products.js";
 import {
-  changeRolloutAudited,
-  deleteReleaseAudited,
-  setCriticalAudited,
-  setReleaseYankedAudited,
-  setRolloutAudited,
+  changeRollout,
+  deleteRelease,
+  setCritical,
+  setReleaseYanked,
+  setRollout,
 } from "../../../actions/releases.js";
 import { sparkleVersion } from "../../../domain/releases/version.js";
 import { type AuditEntry, lastActors } from "../../../domain/audit/audit-log.js";
@@ -117,13 +117,13 @@ function releaseChanges(app: FastifyInstance, db: Kysely<DB>): void {
 
   change("/admin/releases/:slug/:version/:platform/:arch/delete", async (request) => {
     const { slug, version } = request.params;
-    await deleteReleaseAudited(db, adminActor(request), slug, version, targetOf(request.params));
+    await deleteRelease(db, adminActor(request), slug, version, targetOf(request.params));
     return "removed";
   });
   for (const action of ["yank", "unyank"] as const) {
     change(`/admin/releases/:slug/:version/${action}`, async (request) => {
       const { slug, version } = request.params;
-      await setReleaseYankedAudited(db, adminActor(request), slug, version, action === "yank");
+      await setReleaseYanked(db, adminActor(request), slug, version, action === "yank");
       return `${action}ed`;
     });
   }
@@ -139,24 +139,24 @@ function releaseChanges(app: FastifyInstance, db: Kysely<DB>): void {
         },
       );
     }
-    await setRolloutAudited(db, adminActor(request), slug, version, { percent });
+    await setRollout(db, adminActor(request), slug, version, { percent });
     return "rollout";
   });
   for (const action of ["pause", "resume", "complete"] as const) {
     change(`/admin/releases/:slug/:version/rollout/${action}`, async (request) => {
       const { slug, version } = request.params;
-      await changeRolloutAudited(db, adminActor(request), slug, version, action);
+      await changeRollout(db, adminActor(request), slug, version, action);
       return "rollout";
     });
   }
   change("/admin/releases/:slug/:version/critical", async (request) => {
     const { slug, version } = request.params;
     const critical = text(request.body, "critical") === "on";
-    await setCriticalAudited(db, adminActor(request), slug, version, critical);
+    await setCritical(db, adminActor(request), slug, version, critical);
     return "critical";
   });
   change("/admin/releases/:slug/delivery", async (request) => {
-    await setUpdateDeliveryAudited(db, adminActor(request), request.params.slug, {
+    await setUpdateDelivery(db, adminActor(request), request.params.slug, {
       updatesRequireLicense: text(request.body, "updatesRequireLicense") === "on",
       downloadRedirects: text(request.body, "downloadRedirects") === "on",
     });
@@ -164,7 +164,7 @@ function releaseChanges(app: FastifyInstance, db: Kysely<DB>): void {
   });
   change("/admin/releases/:slug/:version/delete", async (request) => {
     const { slug, version } = request.params;
-    await deleteReleaseAudited(db, adminActor(request), slug, version);
+    await deleteRelease(db, adminActor(request), slug, version);
     return "deleted";
   });
 }

@@ -2,12 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
 import {
-  createWebhookEndpointAudited,
-  deleteWebhookEndpointAudited,
-  redeliverWebhookAudited,
-  rotateWebhookSecretAudited,
-  sendWebhookTestAudited,
-  updateWebhookEndpointAudited,
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  redeliverWebhook,
+  rotateWebhookSecret,
+  sendWebhookTest,
+  updateWebhookEndpoint,
 } from "../../../actions/webhooks.js";
 import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webhooks/deliveries.js";
 import {
@@ -128,7 +128,7 @@ export function webhookPages(
       };
       const policy = { allowPrivate: worker.allowPrivate };
       FormCheck.refuse(await newEndpointErrors(db, input, policy));
-      const endpoint = await createWebhookEndpointAudited(
+      const endpoint = await createWebhookEndpoint(
         db,
         adminActor(request),
         masterKey,
@@ -205,7 +205,7 @@ function endpointPages(app: FastifyInstance, db: Kysely<DB>, worker: WebhookWork
           return reply.redirect(`${endpointPath(id)}?done=unchanged`, 303);
         }
         const actor = adminActor(request);
-        const updated = await updateWebhookEndpointAudited(db, actor, id, changes, policy);
+        const updated = await updateWebhookEndpoint(db, actor, id, changes, policy);
         if (updated.enabled) worker.wake();
         return reply.redirect(`${endpointPath(id)}?done=edit`, 303);
       } catch (err) {
@@ -241,7 +241,7 @@ function rotateSecretPage(
       const { id } = request.params;
       const graceSeconds = integerFrom(request.body ?? {}, "graceSeconds");
       const actor = adminActor(request);
-      const rotated = await rotateWebhookSecretAudited(
+      const rotated = await rotateWebhookSecret(
         db,
         actor,
         masterKey,
@@ -268,16 +268,16 @@ async function endpointAction(
   const { id, action } = request.params;
   const actor = adminActor(request);
   if (action === "delete") {
-    await deleteWebhookEndpointAudited(db, actor, id);
+    await deleteWebhookEndpoint(db, actor, id);
     return path;
   }
   if (action === "enable" || action === "disable") {
     const policy = { allowPrivate: worker.allowPrivate };
-    await updateWebhookEndpointAudited(db, actor, id, { enabled: action === "enable" }, policy);
+    await updateWebhookEndpoint(db, actor, id, { enabled: action === "enable" }, policy);
   } else if (action === "test") {
-    await sendWebhookTestAudited(db, actor, id, worker.now());
+    await sendWebhookTest(db, actor, id, worker.now());
   } else if (action === "redeliver") {
-    await redeliverWebhookAudited(db, actor, id, text(request.body, "eventId"), worker.now());
+    await redeliverWebhook(db, actor, id, text(request.body, "eventId"), worker.now());
   } else {
     return null;
   }

@@ -2,10 +2,10 @@ import type { Kysely } from "kysely";
 import * as contracts from "../../../contracts/admin.js";
 import type { DB } from "../../../db/schema.js";
 import { listApiKeys } from "../../../domain/api-keys/api-keys.js";
-import { createApiKeyAudited, revokeApiKeyAudited } from "../../../actions/api-keys.js";
+import * as actions from "../../../actions/api-keys.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
-import { actorOf, productIdsOf } from "../../admin-auth.js";
+import { productIdsOf, requireActor } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 
 export function adminApiKeyRoutes(app: App, db: Kysely<DB>): void {
@@ -31,20 +31,31 @@ export function adminApiKeyRoutes(app: App, db: Kysely<DB>): void {
         }
       }
       // The secret goes to the caller once and never into the audit log.
-      const created = await createApiKeyAudited(db, actorOf(request), {
-        name,
-        scopes,
-        expiresAt: expiresAtMs,
-        products,
-      });
+      const created = await actions.createApiKey(
+        db,
+        requireActor(request),
+        {
+          name,
+          scopes,
+          expiresAt: expiresAtMs,
+          products,
+        },
+        request.idempotencyClaim,
+      );
       return reply.status(201).send(created);
     },
   );
 
   // {"withCreated": true}: the keys below it too (keysBelow), in the same transaction.
   app.post(contracts.revokeApiKey.url, adminRoute(db, contracts.revokeApiKey), async (request) => {
-    return revokeApiKeyAudited(db, actorOf(request), request.params.id, {
-      withCreated: request.body?.withCreated === true,
-    });
+    return actions.revokeApiKey(
+      db,
+      requireActor(request),
+      request.params.id,
+      {
+        withCreated: request.body?.withCreated === true,
+      },
+      request.idempotencyClaim,
+    );
   });
 }

@@ -22,7 +22,7 @@ import {
 } from "../../../domain/integrations/event-ledger.js";
 import type { MasterKey } from "../../../domain/signing/key-material.js";
 import { ShipkeyError } from "../../../errors.js";
-import { actorOf, productIdsOf } from "../../admin-auth.js";
+import { requireActor, productIdsOf } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 import { requestOrigin } from "../../public-origin.js";
 import type { IntegrationOptions } from "../integration-webhook.js";
@@ -63,10 +63,11 @@ export function adminIntegrationRoutes(
         .send(
           await connectPaymentProvider(
             db,
-            actorOf(request),
+            requireActor(request),
             masterKey,
             request.body,
             origin(request),
+            request.idempotencyClaim,
           ),
         ),
   );
@@ -76,14 +77,26 @@ export function adminIntegrationRoutes(
   );
 
   app.patch(contracts.updateIntegration.url, route(contracts.updateIntegration), async (request) =>
-    changeIntegration(db, actorOf(request), request.params.id, request.body, origin(request)),
+    changeIntegration(
+      db,
+      requireActor(request),
+      request.params.id,
+      request.body,
+      origin(request),
+      request.idempotencyClaim,
+    ),
   );
 
   app.delete(
     contracts.deleteIntegration.url,
     route(contracts.deleteIntegration),
     async (request) => {
-      await disconnectPaymentProvider(db, actorOf(request), request.params.id);
+      await disconnectPaymentProvider(
+        db,
+        requireActor(request),
+        request.params.id,
+        request.idempotencyClaim,
+      );
       return { deleted: true as const, id: request.params.id };
     },
   );
@@ -97,11 +110,12 @@ export function adminIntegrationRoutes(
         .send(
           await addSigningSecret(
             db,
-            actorOf(request),
+            requireActor(request),
             masterKey,
             request.params.id,
             request.body.secret,
             origin(request),
+            request.idempotencyClaim,
           ),
         ),
   );
@@ -112,10 +126,11 @@ export function adminIntegrationRoutes(
     async (request) =>
       removeSigningSecret(
         db,
-        actorOf(request),
+        requireActor(request),
         request.params.id,
         request.params.secretId,
         origin(request),
+        request.idempotencyClaim,
       ),
   );
 
@@ -144,11 +159,12 @@ export function adminIntegrationRoutes(
     async (request) =>
       replayPaymentEvent(
         db,
-        actorOf(request),
+        requireActor(request),
         options.effects ?? saleEffects,
         request.params.id,
         request.params.eventId,
         (options.now ?? Date.now)(),
+        request.idempotencyClaim,
       ),
   );
 
@@ -157,18 +173,30 @@ export function adminIntegrationRoutes(
   }));
 
   app.put(contracts.setPriceMapping.url, route(contracts.setPriceMapping), async (request) =>
-    mapPriceToPlan(db, actorOf(request), request.params.id, {
-      priceId: request.params.priceId,
-      planId: request.body.planId,
-      quantityMeans: request.body.quantityMeans ?? "seats",
-    }),
+    mapPriceToPlan(
+      db,
+      requireActor(request),
+      request.params.id,
+      {
+        priceId: request.params.priceId,
+        planId: request.body.planId,
+        quantityMeans: request.body.quantityMeans ?? "seats",
+      },
+      request.idempotencyClaim,
+    ),
   );
 
   app.delete(
     contracts.removePriceMapping.url,
     route(contracts.removePriceMapping),
     async (request) => {
-      await unmapPrice(db, actorOf(request), request.params.id, request.params.priceId);
+      await unmapPrice(
+        db,
+        requireActor(request),
+        request.params.id,
+        request.params.priceId,
+        request.idempotencyClaim,
+      );
       return { deleted: true as const, priceId: request.params.priceId };
     },
   );

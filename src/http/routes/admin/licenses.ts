@@ -16,16 +16,7 @@ import {
 import * as seats from "../../../contracts/seats.js";
 import { pageLimits } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
-import {
-  createLicenseAudited,
-  deactivateMachineAudited,
-  deleteLicenseAudited,
-  endOfflinePlaceAudited,
-  moveLicenseAudited,
-  resetMachinesAudited,
-  setLicenseStatusAudited,
-  updateLicenseAudited,
-} from "../../../actions/licenses.js";
+import * as actions from "../../../actions/licenses.js";
 import {
   embeddedMachines,
   type LicenseSettings,
@@ -34,7 +25,7 @@ import {
 } from "../../../domain/licenses/manage-licenses.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
-import { actorOf, productIdsOf, requireProductInKey } from "../../admin-auth.js";
+import { productIdsOf, requireActor, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 
 /** The body's settings as the domain takes them; expiresAt ISO text → epoch ms. */
@@ -80,12 +71,17 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     },
     async (request, reply) => {
       const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
-      const license = await createLicenseAudited(db, actorOf(request), {
-        ...toSettings(settings),
-        productSlug,
-        maxMachines,
-        licenseKey,
-      });
+      const license = await actions.createLicense(
+        db,
+        requireActor(request),
+        {
+          ...toSettings(settings),
+          productSlug,
+          maxMachines,
+          licenseKey,
+        },
+        request.idempotencyClaim,
+      );
       return reply.status(201).send(license);
     },
   );
@@ -98,11 +94,12 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     updateLicense.url,
     { ...adminRoute(db, updateLicense), preHandler: inKey },
     async (request) =>
-      updateLicenseAudited(
+      actions.updateLicense(
         db,
-        actorOf(request),
+        requireActor(request),
         request.params.licenseKey,
         toSettings(request.body),
+        request.idempotencyClaim,
       ),
   );
 
@@ -113,7 +110,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
   ] as const;
   for (const [change, status] of statusChanges) {
     app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) =>
-      setLicenseStatusAudited(db, actorOf(request), request.params.licenseKey, status),
+      actions.setLicenseStatus(
+        db,
+        requireActor(request),
+        request.params.licenseKey,
+        status,
+        request.idempotencyClaim,
+      ),
     );
   }
 
@@ -143,7 +146,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     },
     async (request) => {
       const { licenseKey, machineId } = request.params;
-      await deactivateMachineAudited(db, actorOf(request), licenseKey, machineId);
+      await actions.deactivateMachineByAdmin(
+        db,
+        requireActor(request),
+        licenseKey,
+        machineId,
+        request.idempotencyClaim,
+      );
       return { deactivated: true, licenseKey, machineId } as const;
     },
   );
@@ -153,7 +162,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, endOfflinePlace), preHandler: inKey },
     async (request) => {
       const { licenseKey, machineId } = request.params;
-      const { endsAt } = await endOfflinePlaceAudited(db, actorOf(request), licenseKey, machineId);
+      const { endsAt } = await actions.endOfflinePlace(
+        db,
+        requireActor(request),
+        licenseKey,
+        machineId,
+        request.idempotencyClaim,
+      );
       return { ended: true, licenseKey, machineId, endsAt } as const;
     },
   );
@@ -161,7 +176,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
   app.post(
     seats.resetMachines.url,
     { ...adminRoute(db, seats.resetMachines), preHandler: inKey },
-    async (request) => resetMachinesAudited(db, actorOf(request), request.params.licenseKey),
+    async (request) =>
+      actions.resetMachines(
+        db,
+        requireActor(request),
+        request.params.licenseKey,
+        request.idempotencyClaim,
+      ),
   );
 
   app.post(
@@ -177,7 +198,13 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
       ],
     },
     async (request) =>
-      moveLicenseAudited(db, actorOf(request), request.params.licenseKey, request.body.productSlug),
+      actions.moveLicense(
+        db,
+        requireActor(request),
+        request.params.licenseKey,
+        request.body.productSlug,
+        request.idempotencyClaim,
+      ),
   );
 
   app.delete(
@@ -185,7 +212,12 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, seats.deleteLicense), preHandler: inKey },
     async (request) => {
       const { licenseKey } = request.params;
-      const license = await deleteLicenseAudited(db, actorOf(request), licenseKey);
+      const license = await actions.deleteLicense(
+        db,
+        requireActor(request),
+        licenseKey,
+        request.idempotencyClaim,
+      );
       return { deleted: true, licenseKey, product: license.product } as const;
     },
   );

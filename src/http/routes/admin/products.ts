@@ -1,19 +1,12 @@
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../../db/schema.js";
-import {
-  createProductAudited,
-  deleteProductAudited,
-  removeSigningKeyAudited,
-  prepareSigningKeyAudited,
-  promoteSigningKeyAudited,
-  updateProductAudited,
-} from "../../../actions/products.js";
+import * as actions from "../../../actions/products.js";
 import { listProducts, requireProduct } from "../../../domain/products/products.js";
 import { listProductKeys } from "../../../domain/signing/signing-keys.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
 import * as contracts from "../../../contracts/admin.js";
-import { actorOf, productIdsOf, requireProductInKey } from "../../admin-auth.js";
+import { productIdsOf, requireActor, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 
 export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): void {
@@ -35,11 +28,12 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
       })),
     },
     async (request, reply) => {
-      const product = await createProductAudited(
+      const product = await actions.createProduct(
         db,
-        actorOf(request),
+        requireActor(request),
         request.body,
         signing.masterKey,
+        request.idempotencyClaim,
       );
       return reply.status(201).send(product);
     },
@@ -55,7 +49,13 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     contracts.updateProduct.url,
     { ...adminRoute(db, contracts.updateProduct), preHandler: inKey },
     async (request) =>
-      updateProductAudited(db, actorOf(request), request.params.slug, request.body),
+      actions.updateProduct(
+        db,
+        requireActor(request),
+        request.params.slug,
+        request.body,
+        request.idempotencyClaim,
+      ),
   );
 
   app.get(
@@ -69,11 +69,12 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     { ...adminRoute(db, contracts.prepareSigningKey), preHandler: inKey },
     async (request, reply) => {
       const { slug } = request.params;
-      const prepared = await prepareSigningKeyAudited(
+      const prepared = await actions.prepareSigningKey(
         db,
-        actorOf(request),
+        requireActor(request),
         signing.masterKey,
         slug,
+        request.idempotencyClaim,
       );
       const keys = await listProductKeys(db, slug);
       return reply.status(201).send({ ...prepared, keys });
@@ -85,9 +86,15 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     { ...adminRoute(db, contracts.promoteSigningKey), preHandler: inKey },
     async (request) => {
       const { slug } = request.params;
-      const promotion = await promoteSigningKeyAudited(db, actorOf(request), slug, {
-        force: request.body?.force === true,
-      });
+      const promotion = await actions.promoteSigningKey(
+        db,
+        requireActor(request),
+        slug,
+        {
+          force: request.body?.force === true,
+        },
+        request.idempotencyClaim,
+      );
       const keys = await listProductKeys(db, slug);
       return { ...promotion, keys };
     },
@@ -98,7 +105,13 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     { ...adminRoute(db, contracts.removeSigningKey), preHandler: inKey },
     async (request) => {
       const { slug, kid } = request.params;
-      await removeSigningKeyAudited(db, actorOf(request), slug, kid);
+      await actions.removeSigningKey(
+        db,
+        requireActor(request),
+        slug,
+        kid,
+        request.idempotencyClaim,
+      );
       return { deleted: true, kid } as const;
     },
   );
@@ -107,7 +120,12 @@ export function adminProductRoutes(app: App, db: Kysely<DB>, signing: Signing): 
     contracts.deleteProduct.url,
     { ...adminRoute(db, contracts.deleteProduct), preHandler: inKey },
     async (request) => {
-      await deleteProductAudited(db, actorOf(request), request.params.slug);
+      await actions.deleteProduct(
+        db,
+        requireActor(request),
+        request.params.slug,
+        request.idempotencyClaim,
+      );
       return { deleted: true, slug: request.params.slug } as const;
     },
   );

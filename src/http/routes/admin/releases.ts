@@ -3,16 +3,10 @@ import type { Kysely } from "kysely";
 import * as contracts from "../../../contracts/admin.js";
 import { usageReportDays } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
-import {
-  changeRolloutAudited,
-  deleteReleaseAudited,
-  setCriticalAudited,
-  setReleaseYankedAudited,
-  setRolloutAudited,
-} from "../../../actions/releases.js";
+import * as actions from "../../../actions/releases.js";
 import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { usageReport } from "../../../domain/releases/usage-report.js";
-import { actorOf, requireProductInKey } from "../../admin-auth.js";
+import { requireActor, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 
 export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
@@ -42,7 +36,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.deleteRelease), preHandler: inKey },
     async (request) => {
       const { slug, version } = request.params;
-      await deleteReleaseAudited(db, actorOf(request), slug, version);
+      await actions.deleteRelease(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        undefined,
+        request.idempotencyClaim,
+      );
       return { deleted: true, product: slug, version } as const;
     },
   );
@@ -51,7 +52,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) => {
       const { slug, version } = request.params;
       const yank = change === contracts.yankRelease;
-      return setReleaseYankedAudited(db, actorOf(request), slug, version, yank);
+      return actions.setReleaseYanked(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        yank,
+        request.idempotencyClaim,
+      );
     });
   }
 
@@ -60,7 +68,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.startRollout), preHandler: inKey },
     async (request) => {
       const { slug, version } = request.params;
-      return setRolloutAudited(db, actorOf(request), slug, version, request.body);
+      return actions.setRollout(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        request.body,
+        request.idempotencyClaim,
+      );
     },
   );
 
@@ -72,7 +87,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
   for (const [change, action] of changes) {
     app.post(change.url, { ...adminRoute(db, change), preHandler: inKey }, async (request) => {
       const { slug, version } = request.params;
-      return changeRolloutAudited(db, actorOf(request), slug, version, action);
+      return actions.changeRollout(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        action,
+        request.idempotencyClaim,
+      );
     });
   }
 
@@ -81,7 +103,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.setCritical), preHandler: inKey },
     async (request) => {
       const { slug, version } = request.params;
-      return setCriticalAudited(db, actorOf(request), slug, version, request.body.critical);
+      return actions.setCritical(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        request.body.critical,
+        request.idempotencyClaim,
+      );
     },
   );
 
@@ -90,7 +119,14 @@ export function adminReleaseRoutes(app: App, db: Kysely<DB>): void {
     { ...adminRoute(db, contracts.deleteReleaseEntry), preHandler: inKey },
     async (request) => {
       const { slug, version, platform, arch } = request.params;
-      await deleteReleaseAudited(db, actorOf(request), slug, version, { platform, arch });
+      await actions.deleteRelease(
+        db,
+        requireActor(request),
+        slug,
+        version,
+        { platform, arch },
+        request.idempotencyClaim,
+      );
       return { deleted: true, product: slug, version, platform, arch } as const;
     },
   );

@@ -2,20 +2,13 @@ import type { Kysely } from "kysely";
 import * as contracts from "../../../contracts/webhooks.js";
 import { pageLimits, webhookLimits } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
-import {
-  createWebhookEndpointAudited,
-  deleteWebhookEndpointAudited,
-  redeliverWebhookAudited,
-  rotateWebhookSecretAudited,
-  sendWebhookTestAudited,
-  updateWebhookEndpointAudited,
-} from "../../../actions/webhooks.js";
+import * as actions from "../../../actions/webhooks.js";
 import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webhooks/deliveries.js";
 import { getWebhookEndpoint, listWebhookEndpoints } from "../../../domain/webhooks/endpoints.js";
 import type { MasterKey } from "../../../domain/signing/key-material.js";
 import { actorHoldsScope } from "../../../domain/api-keys/key-authority.js";
 import { ShipkeyError } from "../../../errors.js";
-import { actorOf, productIdsOf } from "../../admin-auth.js";
+import { productIdsOf, requireActor } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 import type { WebhookWorker } from "../../webhook-delivery.js";
 import type { FastifyRequest } from "fastify";
@@ -52,12 +45,13 @@ export function adminWebhookRoutes(
     contracts.createWebhookEndpoint.url,
     { ...route(contracts.createWebhookEndpoint), config: { secretAnswer: true } },
     async (request, reply) => {
-      const created = await createWebhookEndpointAudited(
+      const created = await actions.createWebhookEndpoint(
         db,
-        actorOf(request),
+        requireActor(request),
         masterKey,
         request.body,
         policy,
+        request.idempotencyClaim,
       );
       return reply.status(201).send(created);
     },
@@ -71,12 +65,13 @@ export function adminWebhookRoutes(
     contracts.updateWebhookEndpoint.url,
     route(contracts.updateWebhookEndpoint),
     async (request) => {
-      const endpoint = await updateWebhookEndpointAudited(
+      const endpoint = await actions.updateWebhookEndpoint(
         db,
-        actorOf(request),
+        requireActor(request),
         request.params.id,
         request.body,
         policy,
+        request.idempotencyClaim,
       );
       if (endpoint.enabled) worker.wake();
       return endpoint;
@@ -87,7 +82,12 @@ export function adminWebhookRoutes(
     contracts.deleteWebhookEndpoint.url,
     route(contracts.deleteWebhookEndpoint),
     async (request) => {
-      await deleteWebhookEndpointAudited(db, actorOf(request), request.params.id);
+      await actions.deleteWebhookEndpoint(
+        db,
+        requireActor(request),
+        request.params.id,
+        request.idempotencyClaim,
+      );
       return { deleted: true as const, id: request.params.id };
     },
   );
@@ -96,13 +96,14 @@ export function adminWebhookRoutes(
     contracts.rotateWebhookSecret.url,
     { ...route(contracts.rotateWebhookSecret), config: { secretAnswer: true } },
     async (request) =>
-      rotateWebhookSecretAudited(
+      actions.rotateWebhookSecret(
         db,
-        actorOf(request),
+        requireActor(request),
         masterKey,
         request.params.id,
         request.body?.graceSeconds ?? webhookLimits.defaultGraceSeconds,
         worker.now(),
+        request.idempotencyClaim,
       ),
   );
 
@@ -122,7 +123,7 @@ export function adminWebhookRoutes(
   // Without licenses:read, the payload without license keys and customers (docs/webhooks.md).
   app.get(contracts.getWebhookDelivery.url, route(contracts.getWebhookDelivery), async (request) =>
     getWebhookDelivery(db, request.params.id, request.params.eventId, {
-      licensesRead: await actorHoldsScope(db, actorOf(request), "licenses:read"),
+      licensesRead: await actorHoldsScope(db, requireActor(request), "licenses:read"),
     }),
   );
 
@@ -130,12 +131,13 @@ export function adminWebhookRoutes(
     contracts.redeliverWebhook.url,
     route(contracts.redeliverWebhook),
     async (request, reply) => {
-      const delivery = await redeliverWebhookAudited(
+      const delivery = await actions.redeliverWebhook(
         db,
-        actorOf(request),
+        requireActor(request),
         request.params.id,
         request.params.eventId,
         worker.now(),
+        request.idempotencyClaim,
       );
       worker.wake();
       return reply.status(202).send(delivery);
@@ -146,11 +148,12 @@ export function adminWebhookRoutes(
     contracts.sendWebhookTest.url,
     route(contracts.sendWebhookTest),
     async (request, reply) => {
-      const delivery = await sendWebhookTestAudited(
+      const delivery = await actions.sendWebhookTest(
         db,
-        actorOf(request),
+        requireActor(request),
         request.params.id,
         worker.now(),
+        request.idempotencyClaim,
       );
       worker.wake();
       return reply.status(202).send(delivery);

@@ -46,7 +46,7 @@ export function electronFeedRoute(app: App, deps: FeedDeps): void {
         ...feed,
         ...target,
         channel,
-        needs: "sha512",
+        updateFeed: "electron",
         audience: stagingAudience(request.headers["x-user-staging-id"]),
       });
       if (!release) {

@@ -42,6 +42,7 @@ export function latestFeedRoute(app: App, deps: FeedDeps): void {
       });
       const release = await findLatestRelease(deps.db, {
         ...feed,
+        updateFeed: "generic",
         platform: storedPlatform,
         arch: storedArch,
         channel,

@@ -47,7 +47,7 @@ export function sparkleFeedRoute(app: App, deps: FeedDeps): void {
       // Sparkle decides phased rollouts itself (sparkle:phasedRolloutInterval).
       const releases = await findFeedReleases(
         deps.db,
-        { ...feed, platform, arch, channel, audience: "client" },
+        { ...feed, updateFeed: "sparkle", platform, arch, channel, audience: "client" },
         maxItems,
       );
       const os = request.params.platform;
@@ -119,9 +119,9 @@ function item(release: FeedRelease, os: string, feed: OpenFeed): string {
           `      <sparkle:phasedRolloutInterval>${phased.intervalSeconds}</sparkle:phasedRolloutInterval>`,
         ]
       : []),
-    ...(release.notesHtml === null
+    ...(release.notes === null
       ? []
-      : [`      <description sparkle:format="html">${xml(release.notesHtml)}</description>`]),
+      : [`      <description sparkle:format="html">${xml(release.notes)}</description>`]),
     `      <enclosure ${enclosure} />`,
     "    </item>",
   ];

@@ -32,7 +32,7 @@ export function squirrelMacFeedRoute(app: App, deps: FeedDeps): void {
         arch: storedArch,
         channel,
         currentVersion: current,
-        needs: "zip",
+        updateFeed: "squirrelMac",
       });
       const entry = release?.entries[0];
       if (!release || !entry) return reply.code(204).send(null);

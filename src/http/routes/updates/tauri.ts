@@ -39,7 +39,7 @@ export function tauriFeedRoute(app: App, deps: FeedDeps): void {
         arch: storedArch,
         channel,
         currentVersion: current,
-        needs: "signature",
+        updateFeed: "tauri",
       });
       const entry = release?.entries[0];
       if (!release || !entry || entry.signature === null) return reply.code(204).send(null);
