@@ -25,6 +25,7 @@ import { adminIntegrationRoutes } from "./routes/admin/integrations.js";
 import { type IntegrationOptions, integrationWebhookRoutes } from "./routes/integration-webhook.js";
 import type { WebhookWorker } from "./webhook-delivery.js";
 import { checkoutLicenseRoute } from "./routes/checkout-license.js";
+import { checkoutClaimRoute } from "./routes/checkout-claim.js";
 import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
 import { healthRoutes } from "./routes/health.js";
 import { publishReleaseRoute } from "./routes/publish-release.js";
@@ -110,6 +111,13 @@ export function registerRoutes(
     latestFeedRoute(routes, deps);
     downloadRoutes(routes, deps);
     productKeysRoute(routes, db, signing.ring);
+  });
+
+  // The vendor's thank-you page: limited per address as the license endpoints are.
+  void app.register(async (claims) => {
+    if (limits) claims.addHook("onRequest", limits.perAddress("license"));
+    claims.addHook("preValidation", async (request) => checkPublicUrl(request));
+    checkoutClaimRoute(typed(claims), db);
   });
 
   // Payment providers' webhooks: their raw bodies are parsed in this scope only.

@@ -1,5 +1,6 @@
 import * as admin from "../../src/contracts/admin.js";
 import type { Contract } from "../../src/contracts/kit.js";
+import * as checkoutClaim from "../../src/contracts/checkout-claim.js";
 import * as integrations from "../../src/contracts/integrations.js";
 import * as licenseApi from "../../src/contracts/license-api.js";
 import * as releases from "../../src/contracts/releases.js";
@@ -14,6 +15,14 @@ const isContract = (value: unknown): value is Contract =>
   "url" in value;
 
 /** Every endpoint's contract, from every contract module. */
-export const contracts: Contract[] = [admin, integrations, licenseApi, releases, seats, webhooks]
+export const contracts: Contract[] = [
+  admin,
+  checkoutClaim,
+  integrations,
+  licenseApi,
+  releases,
+  seats,
+  webhooks,
+]
   .flatMap((module) => Object.values(module))
   .filter(isContract);
