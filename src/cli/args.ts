@@ -89,6 +89,11 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         mode: { type: "string" },
         "secret-stdin": { type: "boolean" },
         "remove-secret": { type: "string" },
+        replay: { type: "string" },
+        map: { type: "string" },
+        unmap: { type: "string" },
+        plan: { type: "string" },
+        "quantity-means": { type: "string" },
       },
     });
     return { positionals, options: values };

@@ -4,8 +4,11 @@ import {
   changeIntegration,
   connectPaymentProvider,
   disconnectPaymentProvider,
+  mapPriceToPlan,
   removeSigningSecret,
+  unmapPrice,
 } from "../../actions/integrations.js";
+import { listPriceMappings } from "../../domain/integrations/prices.js";
 import { replayPaymentEvent } from "../../actions/integration-events.js";
 import { saleEffects } from "../../actions/sale-wiring.js";
 import { listIntegrationEvents } from "../../domain/integrations/event-ledger.js";
@@ -29,6 +32,7 @@ import {
   type IntegrationProvider,
   integrationProviders,
   pageLimits,
+  quantityMeanings,
 } from "../../contracts/vocabulary.js";
 
 /** The webhook URLs start with PUBLIC_URL; without it, the path alone is shown. */
@@ -182,16 +186,22 @@ export const integrationCommands: Record<string, Command> = {
   },
   "integrations events": {
     help: {
-      summary: "An integration's latest events, and why any was ignored",
-      synopsis: "<id> [--status processed|ignored|waiting]",
+      summary: "An integration's latest events, why any was ignored; replay one",
+      synopsis: "<id> [--status processed|ignored|waiting] [--replay <event id>]",
       options: [
         ["<id>", "the integration's id"],
         ["--status processed|ignored|waiting", "only these"],
+        ["--replay <event id>", "process that ignored or waiting event again"],
       ],
       example: "shipkey integrations events int_01JD8X3V6Q2WHM4KZR7TXN --status ignored",
     },
     run: async (db, args, options) => {
       const id = oneArgument(args, "integration id");
+      const replay = stringOption(options, "replay");
+      if (replay !== undefined) {
+        const event = await replayPaymentEvent(db, cliActor(), saleEffects, id, replay);
+        return { data: event, text: describe(event) };
+      }
       const given = stringOption(options, "status");
       const status = integrationEventStatuses.find((s) => s === given);
       if (given !== undefined && status === undefined) {
@@ -216,23 +226,37 @@ export const integrationCommands: Record<string, Command> = {
       };
     },
   },
-  "integrations replay": {
+  "integrations prices": {
     help: {
-      summary: "Process an ignored or waiting event again",
-      synopsis: "<id> <event id>",
+      summary: "List, map or unmap the provider's prices that sell plans",
+      synopsis:
+        "<id> [--map <price id> --plan <plan id> [--quantity-means seats|licenses]] [--unmap <price id>]",
       options: [
         ["<id>", "the integration's id"],
-        ["<event id>", "the event's id, as integrations events shows it"],
+        ["--map <price id>", "a price (Stripe, Paddle) or variant (Lemon Squeezy) id to map"],
+        ["--plan <plan id>", "the plan it sells (with --map)"],
+        ["--quantity-means seats|licenses", "seats (default): one license × quantity slots"],
+        ["--unmap <price id>", "stop mapping that price"],
       ],
-      example: "shipkey integrations replay int_01JD8X3V6Q2WHM4KZR7TXN ine_01JD8X3V6Q2WHM4KZR7TXN",
+      example:
+        "shipkey integrations prices int_01JD8X3V6Q2WHM4KZR7TXN --map price_1QabcXYZ --plan pln_01JD8X3V6Q2WHM4KZR7TXN",
     },
-    run: async (db, args) => {
-      const [id, eventId, ...extra] = args;
-      if (id === undefined || eventId === undefined || extra.length > 0) {
-        throw new UsageError("expected an integration id and an event id");
+    run: async (db, args, options) => {
+      const id = oneArgument(args, "integration id");
+      const map = stringOption(options, "map");
+      const unmap = stringOption(options, "unmap");
+      const means = stringOption(options, "quantity-means");
+      const quantityMeans = quantityMeanings.find((q) => q === (means ?? "seats"));
+      if (quantityMeans === undefined) {
+        throw new UsageError(`--quantity-means must be one of ${quantityMeanings.join(", ")}`);
       }
-      const event = await replayPaymentEvent(db, cliActor(), saleEffects, id, eventId);
-      return { data: event, text: describe(event) };
+      if (map !== undefined) {
+        const planId = requiredOption(options, "plan");
+        await mapPriceToPlan(db, cliActor(), id, { priceId: map, planId, quantityMeans });
+      }
+      if (unmap !== undefined) await unmapPrice(db, cliActor(), id, unmap);
+      const mappings = await listPriceMappings(db, id);
+      return { data: mappings, text: table(mappings, "No prices mapped yet.") };
     },
   },
   "integrations remove": {
