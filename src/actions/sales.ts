@@ -113,6 +113,7 @@ export async function fulfilOrder(
     order_id: order.orderId,
     subscription_id: order.subscriptionId,
     payment_id: order.paymentId,
+    checkout_id: null,
     plan_id: plan.id,
     license_ids: JSON.stringify(ids),
     customer_email: order.customerEmail,
@@ -364,4 +365,23 @@ async function announce(
     { type: "order", id: order.order_id },
     { integrationId: integration.id, eventId: event.key, licenses: licenses.length, ...extra },
   );
+}
+
+/**
+ * The checkout that started a subscription, linked to its order so the thank-you page finds it
+ * by the checkout's id; before the subscription's order exists it waits (retried for 24 h).
+ */
+export async function linkCheckout(
+  trx: Transaction<DB>,
+  context: EventContext,
+  link: { checkoutId: string; subscriptionId: string },
+): Promise<Outcome> {
+  const result = await trx
+    .updateTable("integration_orders")
+    .set({ checkout_id: link.checkoutId })
+    .where("integration_id", "=", context.integration.id)
+    .where("subscription_id", "=", link.subscriptionId)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) return waitingFor(link.subscriptionId);
+  return processed(`checkout ${link.checkoutId} of subscription ${link.subscriptionId}`);
 }

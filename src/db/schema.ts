@@ -405,6 +405,8 @@ export interface IntegrationOrdersTable {
   subscription_id: string | null;
   /** What refunds and disputes name: Stripe's payment_intent; Paddle's transaction. */
   payment_id: string | null;
+  /** The checkout that started a subscription (Stripe's cs_…), which the thank-you page names. */
+  checkout_id: string | null;
   plan_id: string;
   /** JSON array of license ids. */
   license_ids: string;

@@ -5,6 +5,7 @@ import {
   disputeOrder,
   endSubscription,
   fulfilOrder,
+  linkCheckout,
   paymentFailed,
   refundOrder,
   renewSubscription,
@@ -21,7 +22,14 @@ export function stripeHandlers(effects: SaleEffects): EventHandlers {
   const checkoutPaid: EventHandlers[string] = async (trx, context) => {
     const session = context.event.object;
     if (str(session.mode) === "subscription") {
-      return processed("a subscription's checkout: its licenses come with its first invoice.paid");
+      // Its licenses come with the first invoice.paid; the checkout is linked to them.
+      const subscriptionId = idOf(session.subscription);
+      if (subscriptionId === null)
+        return ignored("a subscription's checkout without a subscription");
+      return linkCheckout(trx, context, {
+        checkoutId: context.event.objectId ?? "",
+        subscriptionId,
+      });
     }
     const paymentStatus = str(session.payment_status);
     if (paymentStatus !== "paid" && paymentStatus !== "no_payment_required") {

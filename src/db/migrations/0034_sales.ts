@@ -7,7 +7,8 @@ import type { Kysely } from "kysely";
  * - integration_orders: each paid order (a Checkout Session, a Paddle transaction, a Lemon
  *   Squeezy order) once, by the provider's id: its licenses (a JSON array of license ids), its
  *   customer, its subscription and the payment it was paid with (Stripe's payment_intent, which
- *   refunds and disputes name), its state, and the provider's time of the last change applied
+ *   refunds and disputes name), the checkout that started a subscription (Stripe's cs_…, which
+ *   the thank-you page names), its state, and the provider's time of the last change applied
  *   to it (an older one arriving later is ignored).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -31,6 +32,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("order_id", "varchar(255)", (c) => c.notNull())
     .addColumn("subscription_id", "varchar(255)")
     .addColumn("payment_id", "varchar(255)")
+    .addColumn("checkout_id", "varchar(255)")
     .addColumn("plan_id", "varchar(64)", (c) => c.notNull())
     .addColumn("license_ids", "text", (c) => c.notNull())
     .addColumn("customer_email", "varchar(255)")
@@ -51,6 +53,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createIndex("integration_orders_subscription_idx")
     .on("integration_orders")
     .columns(["integration_id", "subscription_id"])
+    .execute();
+  await db.schema
+    .createIndex("integration_orders_checkout_idx")
+    .on("integration_orders")
+    .column("checkout_id")
     .execute();
   await db.schema
     .createIndex("integration_orders_payment_idx")

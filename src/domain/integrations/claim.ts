@@ -22,7 +22,12 @@ export async function claimOrder(
     .innerJoin("integrations", "integrations.id", "integration_orders.integration_id")
     .select(["license_ids", "customer_email"])
     .where("integrations.provider", "=", provider)
-    .where("integration_orders.order_id", "=", orderId)
+    .where((eb) =>
+      eb.or([
+        eb("integration_orders.order_id", "=", orderId),
+        eb("integration_orders.checkout_id", "=", orderId),
+      ]),
+    )
     .executeTakeFirst();
   if (!order) return null;
   const ids = JSON.parse(order.license_ids) as string[];
