@@ -327,6 +327,50 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
     ]);
   });
 
+  it("a transient fault (the database cannot serve) is 503 and records nothing: the retry acts", async () => {
+    const id = await integration("stripe", "whsec_sales");
+    const findPlan = effects.findPlan;
+    effects.findPlan = async () => {
+      throw Object.assign(new Error("connection lost"), { code: "ECONNRESET" });
+    };
+    const body = JSON.stringify({
+      id: "evt_fault",
+      type: "checkout.session.completed",
+      livemode: true,
+      data: { object: session() },
+    });
+    const send = () =>
+      f.app.inject({
+        method: "POST",
+        url: `/api/integrations/stripe/${id}/webhook`,
+        headers: {
+          "content-type": "application/json",
+          "stripe-signature": Stripe.webhooks.generateTestHeaderString({
+            payload: body,
+            secret: "whsec_sales",
+            timestamp: Math.floor(now / 1000),
+          }),
+        },
+        payload: body,
+      });
+    try {
+      const failed = await send();
+      expect(failed.statusCode).toBe(503);
+      expect(failed.json().code).toBe("DATABASE_UNAVAILABLE");
+    } finally {
+      effects.findPlan = findPlan;
+    }
+    expect(
+      await f.db
+        .selectFrom("integration_events")
+        .selectAll()
+        .where("event_key", "=", "evt_fault")
+        .execute(),
+    ).toEqual([]);
+    expect((await send()).json()).toEqual({ received: true, status: "processed" });
+    expect(await licenses()).toHaveLength(1);
+  });
+
   it("Paddle: transaction.completed makes licenses; a refund counts once approved", async () => {
     const id = await integration("paddle", "pdl_secret");
     await callWithApiKey(f, apiKey, "PUT", `/api/admin/integrations/${id}/prices/pri_1`, {
