@@ -136,6 +136,16 @@ describe.each(dialects)("payment integrations: webhooks and the ledger (%s)", (d
       expect(await events(id)).toHaveLength(1);
     });
 
+    it("a signed body that is not JSON is 400 INVALID_JSON and records nothing", async () => {
+      const id = await integration("stripe", "whsec_stripe_secret");
+      const response = await send("stripe", id, "not json", {
+        "stripe-signature": stripeHeader("not json", "whsec_stripe_secret"),
+      });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().code).toBe("INVALID_JSON");
+      expect(await events(id)).toEqual([]);
+    });
+
     it("during a rotation either secret verifies, and any v1 of the header may match", async () => {
       const id = await integration("stripe", "whsec_old_secret");
       await addSigningSecret(f.db, cli, masterKey, id, "whsec_new_secret", "");

@@ -56,6 +56,9 @@ function verifyStripe(body: Buffer, header: string, secrets: readonly string[], 
       Stripe.webhooks.constructEvent(body, header, secret, undefined, undefined, now);
       return;
     } catch (err) {
+      // constructEvent parses the body once the signature verified: a signed body that is not
+      // JSON is refused when it is read (INVALID_JSON).
+      if (err instanceof SyntaxError) return;
       if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw err;
       if (err.message.startsWith("Timestamp outside the tolerance zone")) stale = true;
     }
