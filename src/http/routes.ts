@@ -121,9 +121,10 @@ export function registerRoutes(
   });
 
   // Payment providers' webhooks: their raw bodies are parsed in this scope only.
-  void app.register(async (providers) =>
-    integrationWebhookRoutes(providers, db, signing.masterKey, integrations),
-  );
+  void app.register(async (providers) => {
+    providers.addHook("preValidation", async (request) => rejectNulInUrl(request));
+    integrationWebhookRoutes(providers, db, signing.masterKey, integrations);
+  });
 
   void app.register(async (admin) => {
     await admin.register(cookie); // the dashboard session (admin-auth.ts)
