@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { buildApp } from "../src/app.js";
 import { createAdmin, createSession } from "../src/domain/admins/admins.js";
-import { listLicenses } from "../src/domain/licenses/manage-licenses.js";
+import { listLicenses } from "../src/domain/licenses/list-licenses.js";
 import { benchProducts, licenseKeyFor, machineIdFor } from "./dataset.js";
 import { openLargeDataset, timeRuns } from "./large-dataset.js";
 

@@ -5,11 +5,17 @@ import * as offlinePlaces from "../domain/licenses/offline-places.js";
 import { maskLicenseKey } from "../domain/licenses/license-key.js";
 import * as seats from "../domain/licenses/seats.js";
 import * as manageLicenses from "../domain/licenses/manage-licenses.js";
+import {
+  changedSettings,
+  findLicenseView,
+  requireLicenseView,
+  settingChanges,
+} from "../domain/licenses/license-views.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import { countLicenseEvent } from "../domain/releases/usage-counts.js";
-import type { License } from "../contracts/admin.js";
+import type { License } from "../contracts/licenses.js";
 import { type LicenseStatus } from "../contracts/vocabulary.js";
 import { deactivateMachine } from "./machines.js";
 
@@ -78,15 +84,15 @@ export const updateLicense = (
     async (trx) => {
       // Read without failing first: the domain's updateLicense checks the settings before the key,
       // and so must this (a bad setting on an unknown key is a 400, not a 404).
-      const before = await manageLicenses.findLicenseView(trx, licenseKey);
+      const before = await findLicenseView(trx, licenseKey);
       const license = await manageLicenses.updateLicense(trx, licenseKey, changes);
       const named = await licenseTarget(trx, license.licenseKey);
-      const changed = before ? manageLicenses.changedSettings(before, license) : [];
+      const changed = before ? changedSettings(before, license) : [];
       if (changed.length > 0) await emitLicenseEvent(trx, "license.updated", license, { changed });
       if (before && before.status !== license.status) {
         await emitLicenseEvent(trx, `license.${statusEvents[license.status]}`, license);
       }
-      const values = before ? manageLicenses.settingChanges(before, license) : {};
+      const values = before ? settingChanges(before, license) : {};
       return { license, named, changed, values };
     },
     // What actually changed, not what was sent: the dashboard's form sends every field. Each
@@ -122,12 +128,12 @@ export const setLicenseStatus = (
     actor,
     `license.${statusActions[status]}`,
     async (trx) => {
-      const before = await manageLicenses.findLicenseView(trx, licenseKey);
+      const before = await findLicenseView(trx, licenseKey);
       const license = await manageLicenses.updateLicense(trx, licenseKey, { status });
       if (before?.status !== license.status) {
         await emitLicenseEvent(trx, `license.${statusEvents[status]}`, license);
       }
-      const changes = before ? manageLicenses.settingChanges(before, license) : {};
+      const changes = before ? settingChanges(before, license) : {};
       return { license, changes, named: await licenseTarget(trx, license.licenseKey) };
     },
     // The status's old and new value when it changed (a suspend of a suspended license: none).
@@ -206,7 +212,7 @@ export const resetMachines = (
     async (trx) => {
       const now = Date.now();
       const result = await seats.resetMachines(trx, licenseKey, now);
-      const { product } = await manageLicenses.requireLicenseView(trx, licenseKey);
+      const { product } = await requireLicenseView(trx, licenseKey);
       for (const machineId of result.machineIds) {
         await emitWebhookEvent(
           trx,

@@ -13,7 +13,7 @@ import type { Product } from "../domain/products/products.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
-import type { ReleaseRollout } from "../contracts/admin.js";
+import type { ReleaseRollout } from "../contracts/release-versions.js";
 import type { PublishAnswer } from "../contracts/releases.js";
 import { type Arch, type Platform } from "../contracts/vocabulary.js";
 

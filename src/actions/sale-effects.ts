@@ -1,7 +1,7 @@
 import type { Transaction } from "kysely";
 import type { DB } from "../db/schema.js";
 import type { Actor } from "../domain/audit/audit-log.js";
-import type { License } from "../contracts/admin.js";
+import type { License } from "../contracts/licenses.js";
 
 /**
  * What a sale needs from plans and from e-mail, in one interface: a plan's terms, a license made

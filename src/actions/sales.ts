@@ -15,14 +15,14 @@ import {
   type Outcome,
   processed,
 } from "../domain/integrations/process-event.js";
-import { findLicenseView } from "../domain/licenses/manage-licenses.js";
+import { findLicenseView } from "../domain/licenses/license-views.js";
 import { licenseIdOfKey } from "../domain/licenses/license-record.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import { newId } from "../lib/ids.js";
 import { isoOrNull } from "../lib/time.js";
 import { setLicenseStatus, updateLicense } from "./licenses.js";
 import type { SaleEffects } from "./sale-effects.js";
-import type { License } from "../contracts/admin.js";
+import type { License } from "../contracts/licenses.js";
 import type { LicenseStatus, WebhookEventType } from "../contracts/vocabulary.js";
 
 // A sale's effects on licenses, each idempotent on the provider's object and each with its audit

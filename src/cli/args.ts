@@ -7,6 +7,9 @@ import {
   usageErrorOf,
 } from "@shipkey/publish";
 import { parseIsoTimestamp } from "../lib/time.js";
+import { licenseSettings } from "../contracts/license-settings.js";
+import { productSettings } from "../contracts/product-settings.js";
+import { cliOptionsOf } from "../contracts/settings.js";
 import { type LicenseStatus, licenseStatuses } from "../contracts/vocabulary.js";
 
 // The errors and option readers are @shipkey/publish's own, so `shipkey publish` (the package's
@@ -20,8 +23,16 @@ export {
   UsageError,
 } from "@shipkey/publish";
 
+/** The options that set a license's or a product's settings (contracts' settings tables). */
+const settingOptions = Object.fromEntries(
+  [...cliOptionsOf(licenseSettings), ...cliOptionsOf(productSettings)].map(({ option }) => [
+    option,
+    { type: "string" } as const,
+  ]),
+);
+
 /**
- * Every command's options; publish's come from @shipkey/publish. `--critical` is a flag of
+ * Every command's options; publish's come from @shipkey/publish, the settings' from their tables. `--critical` is a flag of
  * `publish` (the package's own) and takes on|off in `releases critical`: the command, always the
  * first word, decides which.
  */
@@ -37,37 +48,23 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
       strict: true,
       options: {
         ...publishOptions,
+        ...settingOptions,
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         slug: { type: "string" },
         name: { type: "string" },
-        "max-machines": { type: "string" },
         key: { type: "string" },
-        status: { type: "string" },
-        "expires-at": { type: "string" },
-        edition: { type: "string" },
-        "edition-name": { type: "string" },
-        features: { type: "string" },
         scopes: { type: "string" },
         products: { type: "string" },
-        "customer-name": { type: "string" },
-        "customer-email": { type: "string" },
-        note: { type: "string" },
-        "external-id": { type: "string" },
         email: { type: "string" },
         "password-stdin": { type: "boolean" },
         "tauri-public-key": { type: "string" },
         "updates-require-license": { type: "string" },
         "download-redirects": { type: "string" },
         kid: { type: "string" },
-        seconds: { type: "string" },
         force: { type: "boolean" },
         "with-created": { type: "boolean" },
-        machines: { type: "string" },
         machine: { type: "string" },
-        "per-30-days": { type: "string" },
-        days: { type: "string" },
-        "max-deactivations-per-30-days": { type: "string" },
         expired: { type: "string" },
         search: { type: "string" },
         q: { type: "string" },
@@ -110,24 +107,39 @@ export function switchOption(options: Options, name: string): boolean | undefine
   return value === "on";
 }
 
-export function statusOption(options: Options): LicenseStatus | undefined {
-  const value = stringOption(options, "status");
+/** One of `values` (undefined when not given); anything else is a usage error. */
+export function choiceOption<const V extends readonly string[]>(
+  options: Options,
+  name: string,
+  values: V,
+): V[number] | undefined {
+  const value = stringOption(options, name);
   if (value === undefined) return undefined;
-  if (!(licenseStatuses as readonly string[]).includes(value)) {
-    throw new UsageError(`--status must be one of ${licenseStatuses.join(", ")}`);
-  }
-  return value as LicenseStatus;
+  const known = values.find((v) => v === value);
+  if (known === undefined) throw new UsageError(`--${name} must be one of ${values.join(", ")}`);
+  return known;
 }
 
-/** `--expires-at <iso>`; with allowNever, `never` clears the expiry (null). */
-export function expiryOption(options: Options, allowNever: boolean): number | null | undefined {
-  const value = stringOption(options, "expires-at");
+export function statusOption(options: Options): LicenseStatus | undefined {
+  return choiceOption(options, "status", licenseStatuses);
+}
+
+/**
+ * `--expires-at <iso>` (or the option `name`); `never`, the word for null when one is given,
+ * clears the expiry (null).
+ */
+export function expiryOption(
+  options: Options,
+  never: string | false,
+  name = "expires-at",
+): number | null | undefined {
+  const value = stringOption(options, name);
   if (value === undefined) return undefined;
-  if (allowNever && value === "never") return null;
+  if (never !== false && value === never) return null;
   const ms = parseIsoTimestamp(value);
   if (ms === null) {
     throw new UsageError(
-      `--expires-at must be an ISO 8601 timestamp with a zone, e.g. 2027-01-31T23:59:59Z${allowNever ? ", or never" : ""}`,
+      `--${name} must be an ISO 8601 timestamp with a zone, e.g. 2027-01-31T23:59:59Z${never === false ? "" : `, or ${never}`}`,
     );
   }
   return ms;

@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from "typebox";
 import type { ErrorCode } from "../errors.js";
-import type { ApiKeyScope } from "./vocabulary.js";
+import { type ApiKeyScope, limits } from "./vocabulary.js";
 
 /**
  * Building blocks of the contracts. Nullable fields are `{type: [T, "null"]}`, the form
@@ -44,6 +44,27 @@ export const PageQuery = {
     Type.String({ maxLength: 200, description: "nextCursor of the last page" }),
   ),
 };
+
+/**
+ * The admin API's requests are validated by their schemas (Ajv, no coercion): a body is `strict`,
+ * so an unknown field is refused. Callers are an API key with the route's scope or a signed-in
+ * admin (dashboard session, with X-CSRF-Token on writes).
+ */
+export const strict = { additionalProperties: false } as const;
+
+/** A product's slug in a path or a body. */
+export const Slug = Type.String({ minLength: 1, maxLength: limits.identifier });
+export const SlugParams = Type.Object({ slug: Slug });
+
+export const LicenseKeyParams = Type.Object({
+  licenseKey: Type.String({ minLength: 1, maxLength: limits.identifier }),
+});
+/** What a route that names a license may answer: no such license, or one outside the key's. */
+export const licenseErrors = ["LICENSE_NOT_FOUND", "PRODUCT_NOT_IN_KEY"] as const;
+
+/** A deletion's answer: `{deleted: true, ...}` naming what was deleted. */
+export const Deleted = <P extends Record<string, TSchema>>(properties: P) =>
+  Type.Object({ deleted: Type.Literal(true), ...properties });
 
 const message = Type.String({
   description: "Human-readable message (the spec's exact text where it has one)",

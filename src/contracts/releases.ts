@@ -1,7 +1,7 @@
 import { type Static, Type } from "typebox";
 import { contract, DateTime, NullableInteger, NullableString, StringEnum } from "./kit.js";
 import { ProductParams } from "./license-api.js";
-import { RolloutView } from "./admin.js";
+import { RolloutView } from "./release-versions.js";
 import { arches, channels, limits, platforms, rolloutRange, rolloutSteps } from "./vocabulary.js";
 
 /** Publish (scope releases:write) and the update feeds, which anyone may read. */

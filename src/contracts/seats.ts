@@ -1,12 +1,10 @@
 import { Type } from "typebox";
-import { contract } from "./kit.js";
-import { License, LicenseKeyParams } from "./admin.js";
+import { contract, licenseErrors, LicenseKeyParams } from "./kit.js";
+import { License } from "./licenses.js";
 import { limits } from "./vocabulary.js";
 
 // A license's seats as support handles them: reset its machines, move it, delete it. (Ending an
-// offline place is in admin.ts, beside the machines.)
-
-const licenseErrors = ["LICENSE_NOT_FOUND", "PRODUCT_NOT_IN_KEY"] as const;
+// offline place is in machines.ts, beside the machines.)
 
 export const resetMachines = contract({
   method: "POST",

@@ -17,12 +17,24 @@ declare module "fastify" {
 }
 
 /**
- * Every failure leaves as `{error, code, ...}` JSON with the status of its code. Framework errors
- * (body parsing, size, media type) are translated; anything unexpected is a 500 that is logged
- * with its stack here and leaks nothing to the client.
+ * How a scope answers a failure once the handler has made it a ShipkeyError: the API as JSON
+ * (jsonFailure), the dashboard as a page. `error` is what was thrown, before translation.
  */
-export function registerErrorHandling(app: FastifyInstance, faults: DatabaseFaults): void {
-  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+export type FailureResponse = (
+  failure: ShipkeyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: FastifyError,
+) => FastifyReply | Promise<FastifyReply>;
+
+/**
+ * The one error handler: every failure becomes a ShipkeyError, whose code gives the status
+ * (httpStatusByCode). Framework errors (body parsing, size, media type) are translated; a
+ * database fault is 503 with Retry-After; anything unexpected is a 500 that is logged with its
+ * stack here and leaks nothing to the client. `respond` writes the answer.
+ */
+export function errorHandler(faults: DatabaseFaults, respond: FailureResponse = jsonFailure) {
+  return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const failure = faults.reportIfUnavailable(error, routeOf(request))
       ? new ShipkeyError("DATABASE_UNAVAILABLE", "Service unavailable")
       : toShipkeyError(error, request);
@@ -37,12 +49,19 @@ export function registerErrorHandling(app: FastifyInstance, faults: DatabaseFaul
       await discardRemainingBody(request.raw);
       reply.header("connection", "close");
     }
-    const flag = request.routeOptions.config.failureFlag;
-    return reply
-      .status(failure.statusCode)
-      .type("application/json; charset=utf-8")
-      .send(failureBody(failure, flag));
-  });
+    return respond(failure, request, reply.status(failure.statusCode), error);
+  };
+}
+
+/** `{error, code, ...}` JSON, with the route's failure flag. */
+export const jsonFailure: FailureResponse = (failure, request, reply) => {
+  const flag = request.routeOptions.config.failureFlag;
+  return reply.type("application/json; charset=utf-8").send(failureBody(failure, flag));
+};
+
+/** Every failure of the API leaves as `{error, code, ...}` JSON with the status of its code. */
+export function registerErrorHandling(app: FastifyInstance, faults: DatabaseFaults): void {
+  app.setErrorHandler(errorHandler(faults));
 
   app.setNotFoundHandler((request, reply) => {
     return reply

@@ -3,6 +3,7 @@ import { createAdmin, createSession, findSession } from "../../src/domain/admins
 import { dialects } from "../helpers/database.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
+import { noticeOf } from "../helpers/dashboard.js";
 
 describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (dialect) => {
   let f: Fixture;
@@ -67,8 +68,9 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
       password: "  a long enough password  ",
     });
     expect(added.statusCode).toBe(303);
-    expect(added.headers.location).toBe("/admin/admins?done=created");
-    const page = await get("/admin/admins?done=created");
+    expect(added.headers.location).toBe("/admin/admins");
+    const page = await get("/admin/admins", `; shipkey_notice=${noticeOf(added)}`);
+    expect(page.body).toMatch(/<p class="flash" role="status">\s*Admin added\.\s*<\/p>/);
     expect(page.body).toContain('data-admin="new@example.com"');
     expect(page.body).not.toContain("sneaky@example.com");
     expect(await auditActions("new@example.com")).toEqual(["admin.create"]);
@@ -89,7 +91,9 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
       password: "another long password",
     });
     expect(reset.statusCode).toBe(303);
-    expect(reset.headers.location).toBe("/admin/admins?done=reset");
+    expect(reset.headers.location).toBe("/admin/admins");
+    const shown = await get("/admin/admins", `; shipkey_notice=${noticeOf(reset)}`);
+    expect(shown.body).toContain("Password reset; that admin&#39;s sessions have ended.");
     expect(await findSession(f.db, other.token)).toBeNull();
     expect(await auditActions("reset@example.com")).toEqual(["admin.reset_password"]);
   });
@@ -98,7 +102,7 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
     const other = await otherAdmin("gone@example.com");
     const removed = await form("/admin/admins/remove", { email: "gone@example.com" });
     expect(removed.statusCode).toBe(303);
-    expect(removed.headers.location).toBe("/admin/admins?done=removed");
+    expect(removed.headers.location).toBe("/admin/admins");
     expect(await findSession(f.db, other.token)).toBeNull();
     expect((await get("/admin/admins")).body).not.toContain("gone@example.com");
     expect(await auditActions("gone@example.com")).toEqual(["admin.remove"]);
@@ -140,16 +144,16 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
     const created = await form("/admin/api-keys", { name: "once", scopes: "releases:read" });
     expect(created.statusCode).toBe(303);
     expect(created.headers.location).toBe("/admin/api-keys");
-    const flash = /shipkey_flash=([^;]+)/.exec(String(created.headers["set-cookie"]))?.[1] ?? "";
+    const flash = /shipkey_notice=([^;]+)/.exec(String(created.headers["set-cookie"]))?.[1] ?? "";
     expect(String(created.headers["set-cookie"])).toMatch(/HttpOnly.*SameSite=Strict/i);
 
-    const shown = await get("/admin/api-keys", `; shipkey_flash=${flash}`);
+    const shown = await get("/admin/api-keys", `; shipkey_notice=${flash}`);
     const secret = /<code id="new-secret">([^<]+)<\/code/.exec(shown.body)?.[1] ?? "";
     expect(secret).toMatch(/^shk_/);
     expect(flash).not.toContain(secret);
     expect(Buffer.from(flash, "base64url").toString("latin1")).not.toContain(secret);
     expect(String(shown.headers["set-cookie"])).toMatch(
-      /shipkey_flash=;.*Expires=Thu, 01 Jan 1970/,
+      /shipkey_notice=;.*Expires=Thu, 01 Jan 1970/,
     );
 
     // The browser's reload: a GET without the cleared cookie shows no secret and creates no key.
@@ -161,7 +165,7 @@ describe.each(dialects)("dashboard: admins page and post/redirect/get (%s)", (di
     const stolen = await f.app.inject({
       method: "GET",
       url: "/admin/api-keys",
-      headers: { cookie: `${other.cookie}; shipkey_flash=${flash}` },
+      headers: { cookie: `${other.cookie}; shipkey_notice=${flash}` },
     });
     expect(stolen.statusCode).toBe(200);
     expect(stolen.body).not.toContain(secret);

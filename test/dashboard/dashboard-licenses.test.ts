@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLicense } from "../../src/domain/licenses/manage-licenses.js";
-import { csvCell } from "../../src/http/dashboard/pages/licenses-csv.js";
+import { csvCell } from "../../src/domain/licenses/licenses-csv.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { createProduct } from "../../src/domain/products/products.js";
 import { notesLinkRel } from "../../src/domain/releases/release-notes-markdown.js";
-import { placeholderOrigin } from "../../src/http/dashboard/pages/feeds.js";
+import { placeholderOrigin } from "../../src/http/dashboard/views/feeds.js";
 import { adminAccess } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";

@@ -64,6 +64,26 @@ describe("dashboard code shape", () => {
     expect(functions.length).toBeGreaterThan(100);
   });
 
+  it("keeps routes and parsing in pages/, markup in views/", () => {
+    const imports = (path: string) =>
+      [...readFileSync(path, "utf8").matchAll(/from "([^"]+)"/g)].map((m) => m[1] ?? "");
+    const inside = (dir: string) => files.filter((path) => path.startsWith(join(root, dir)));
+    // A view is a function of data: it knows no request, database or action.
+    for (const view of inside("views")) {
+      expect(
+        imports(view).filter((i) => /fastify|kysely|actions\/|db\//.test(i)),
+        view,
+      ).toEqual([]);
+    }
+    // A page builds no markup of its own: its view does.
+    for (const page of inside("pages")) {
+      expect(
+        imports(page).filter((i) => i.endsWith("/html.js")),
+        page,
+      ).toEqual([]);
+    }
+  });
+
   it(`has no function over ${maxLines} lines`, () => {
     const long = functions
       .filter((f) => f.lines > maxLines)

@@ -11,6 +11,7 @@ import {
   startReceiver,
   type WebhookReceiver,
 } from "../helpers/webhook-receiver.js";
+import { noticeOf } from "../helpers/dashboard.js";
 
 describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
   let f: Fixture;
@@ -63,8 +64,8 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
     const created = await form("/admin/webhooks", fields);
     expect(created.statusCode).toBe(303);
     // The secret travels in a sealed flash cookie, shown on the next page only.
-    const flash = /shipkey_flash=([^;]+)/.exec(String(created.headers["set-cookie"]))?.[1] ?? "";
-    const next = await page("/admin/webhooks", `; shipkey_flash=${flash}`);
+    const flash = /shipkey_notice=([^;]+)/.exec(String(created.headers["set-cookie"]))?.[1] ?? "";
+    const next = await page("/admin/webhooks", `; shipkey_notice=${flash}`);
     const secret = /whsec_[A-Za-z0-9+/=]+/.exec(next.body)?.[0];
     expect(secret).toBeDefined();
     const again = await page("/admin/webhooks");
@@ -142,7 +143,7 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
   };
 
   const flashOf = (response: { headers: Record<string, unknown> }) =>
-    /shipkey_flash=([^;]+)/.exec(String(response.headers["set-cookie"]))?.[1] ?? "";
+    /shipkey_notice=([^;]+)/.exec(String(response.headers["set-cookie"]))?.[1] ?? "";
 
   const signed = (hit: ReceivedWebhook) => ({
     "webhook-id": String(hit.headers["webhook-id"]),
@@ -212,16 +213,18 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
         },
       ],
     ];
+    let notice = "";
     for (const [i, [body, expected, changes]] of steps.entries()) {
       const saved = await edit(body);
+      notice = noticeOf(saved);
       expect(saved.statusCode).toBe(303);
-      expect(saved.headers.location).toBe(`/admin/webhooks/${id}?done=edit`);
+      expect(saved.headers.location).toBe(`/admin/webhooks/${id}`);
       expect(await apiView(id)).toMatchObject(expected);
       const entries = await updates(id);
       expect(entries).toHaveLength(i + 1);
       expect(entries.at(-1)).toEqual({ changed: Object.keys(changes), changes });
     }
-    const after = await page(`/admin/webhooks/${id}?done=edit`);
+    const after = await page(`/admin/webhooks/${id}`, `; shipkey_notice=${notice}`);
     expect(after.body).toContain("Endpoint saved.");
     expect(after.body).toContain(`value="${other}"`);
     expect(after.body).toMatch(/value="machine\.activated"\s+checked/);
@@ -231,7 +234,9 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
     const same = await edit(
       settings({ url: other, events: ["machine.activated"], description: "CRM" }),
     );
-    expect(same.headers.location).toBe(`/admin/webhooks/${id}?done=unchanged`);
+    expect(same.headers.location).toBe(`/admin/webhooks/${id}`);
+    const unchanged = await page(`/admin/webhooks/${id}`, `; shipkey_notice=${noticeOf(same)}`);
+    expect(unchanged.body).toContain("Nothing to save: the settings are as they were.");
     expect(await updates(id)).toHaveLength(steps.length);
   });
 
@@ -283,7 +288,7 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
     expect(rotated.statusCode).toBe(303);
     expect(rotated.headers.location).toBe(`/admin/webhooks/${id}`);
     expect(rotated.body).not.toContain("whsec_");
-    const shown = await page(`/admin/webhooks/${id}`, `; shipkey_flash=${flashOf(rotated)}`);
+    const shown = await page(`/admin/webhooks/${id}`, `; shipkey_notice=${flashOf(rotated)}`);
     const fresh = /whsec_[A-Za-z0-9+/=]+/.exec(shown.body)?.[0] ?? "";
     expect(fresh).toMatch(/^whsec_/);
     expect(fresh).not.toBe(old);
@@ -305,7 +310,7 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
       `/admin/webhooks/${id}/rotate-secret`,
       new URLSearchParams({ graceSeconds: "0" }),
     );
-    const shownNow = await page(`/admin/webhooks/${id}`, `; shipkey_flash=${flashOf(now)}`);
+    const shownNow = await page(`/admin/webhooks/${id}`, `; shipkey_notice=${flashOf(now)}`);
     const newest = /whsec_[A-Za-z0-9+/=]+/.exec(shownNow.body)?.[0] ?? "";
     expect(shownNow.body).toContain("The previous secret no longer signs.");
     await form(`/admin/webhooks/${id}/test`, new URLSearchParams());
@@ -322,7 +327,7 @@ describe.each(dialects)("dashboard webhooks page (%s)", (dialect) => {
       new URLSearchParams({ graceSeconds: String(8 * 86_400) }),
     );
     expect(tooLong.statusCode).toBeLessThan(500);
-    expect(tooLong.headers["set-cookie"] ?? "").not.toMatch(/shipkey_flash=[^;]/);
+    expect(tooLong.headers["set-cookie"] ?? "").not.toMatch(/shipkey_notice=[^;]/);
 
     const audit = await f.db.selectFrom("audit_log").selectAll().execute();
     const rotations = audit.filter((row) => row.action === "webhook_endpoint.rotate_secret");

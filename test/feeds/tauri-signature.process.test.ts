@@ -11,6 +11,7 @@ import { createFixture, type Fixture } from "../helpers/fixture.js";
 import { runCli } from "../helpers/cli.js";
 import { apiKeyScopes } from "../../src/contracts/vocabulary.js";
 import { testEnvironment } from "../helpers/environment.js";
+import { cookieAfter } from "../helpers/dashboard.js";
 
 const run = promisify(execFile);
 const tauri = (...args: string[]) =>
@@ -421,7 +422,7 @@ describe.each(dialects)("Tauri signature check at publish (%s)", (dialect) => {
       const page = await f.app.inject({
         method: "GET",
         url: set.headers.location as string,
-        headers: { cookie },
+        headers: { cookie: cookieAfter(cookie, set) },
       });
       expect(page.body).toContain("Tauri public key set");
       expect(page.body).toContain(keyB.keyId);

@@ -9,6 +9,7 @@ import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 import { commandContext } from "../helpers/cli.js";
+import { cookieAfter } from "../helpers/dashboard.js";
 
 const day = 86_400_000;
 const refusal = '{"error":"Offline limit reached","code":"OFFLINE_LIMIT_REACHED","success":false}';
@@ -268,10 +269,11 @@ describe.each(dialects)("offline allowance: certificates per license (%s)", (dia
         payload: new URLSearchParams({ _csrf: csrf, ...fields }).toString(),
       });
     expect((await form({ offlineAllowance: "abc" })).statusCode).toBe(400);
-    expect((await form({ offlineAllowance: "2" })).statusCode).toBe(303);
+    const allowed = await form({ offlineAllowance: "2" });
+    expect(allowed.statusCode).toBe(303);
     const page = await f.app.inject({
-      url: `/admin/products/${f.otherProduct.slug}/keys?done=allowance`,
-      headers: { cookie },
+      url: `/admin/products/${f.otherProduct.slug}/keys`,
+      headers: { cookie: cookieAfter(cookie, allowed) },
     });
     expect(page.body).toContain("Offline allowance saved.");
     expect(page.body).toMatch(/name="offlineAllowance"[^>]*value="2"/);

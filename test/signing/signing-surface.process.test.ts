@@ -4,6 +4,7 @@ import { adminAccess } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
 import { runCliToExit } from "../helpers/server-process.js";
+import { cookieAfter } from "../helpers/dashboard.js";
 
 describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) => {
   let f: Fixture;
@@ -26,7 +27,8 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     await cliFixture.close();
   });
 
-  const get = (url: string) => f.app.inject({ method: "GET", url, headers: { cookie } });
+  const get = (url: string, cookies = cookie) =>
+    f.app.inject({ method: "GET", url, headers: { cookie: cookies } });
   const form = (url: string, fields: Record<string, string> = {}) =>
     f.app.inject({
       method: "POST",
@@ -88,8 +90,9 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
 
   it("the dashboard prepares and promotes a key, lists the retired key, removes it, and sets the offline period", async () => {
     const [before] = await jwks();
-    expect((await form(`/admin/products/${f.product.slug}/keys/prepare`)).statusCode).toBe(303);
-    const prepared = await get(`/admin/products/${f.product.slug}/keys?done=prepared`);
+    const made = await form(`/admin/products/${f.product.slug}/keys/prepare`);
+    expect(made.statusCode).toBe(303);
+    const prepared = await get(`/admin/products/${f.product.slug}/keys`, cookieAfter(cookie, made));
     expect(prepared.body).toContain("Next key made");
     const [, next] = await jwks();
     expect(prepared.body).toContain(next?.kid);
@@ -103,7 +106,7 @@ describe.each(dialects)("signing: OpenAPI, dashboard and CLI (%s)", (dialect) =>
     expect(promoted.statusCode).toBe(303);
     const keys = await jwks();
     expect(keys.map((k) => k.kid)).toEqual([next?.kid, before?.kid]);
-    const page = await get(`/admin/products/${f.product.slug}/keys?done=promoted`);
+    const page = await get(`/admin/products/${f.product.slug}/keys`);
     expect(page.body).toContain(`/keys/${before?.kid}/remove`);
     expect(
       (await form(`/admin/products/${f.product.slug}/keys/${before?.kid}/remove`)).statusCode,

@@ -6,17 +6,13 @@ import {
   endOfflinePlace,
   updateLicense,
 } from "../../actions/licenses.js";
+import type { LicenseView } from "../../domain/licenses/license-views.js";
+import { listLicenses } from "../../domain/licenses/list-licenses.js";
+import { showLicense } from "../../domain/licenses/show-license.js";
+import { licenseSettings, statusNames } from "../../contracts/license-settings.js";
+import { pageLimits } from "../../contracts/vocabulary.js";
 import {
-  type LicenseSettings,
-  type LicenseView,
-  listLicenses,
-  showLicense,
-} from "../../domain/licenses/manage-licenses.js";
-import { licenseStatuses, pageLimits } from "../../contracts/vocabulary.js";
-import {
-  expiryOption,
   integerOption,
-  listOption,
   type Options,
   requiredOption,
   statusOption,
@@ -29,58 +25,18 @@ import {
   type Command,
   type CommandHelp,
   describe,
-  limitOption,
   noArguments,
   oneArgument,
   table,
 } from "./shared.js";
+import { settingsHelp, settingValues } from "./settings.js";
 
-/** "ACTIVE, SUSPENDED or REVOKED". */
-const statusNames = `${licenseStatuses.slice(0, -1).join(", ")} or ${licenseStatuses.at(-1)}`;
+const createHelp = settingsHelp(licenseSettings, "create");
+const updateHelp = settingsHelp(licenseSettings, "update");
 
-/** The options that set a license's settings, as `licenseSettings` reads them. */
-const settingOptions = {
-  "--status <status>": `${statusNames} (default ACTIVE)`,
-  "--edition <e>": "the edition's code, e.g. pro; empty: none",
-  "--edition-name <n>": "the edition's display name; empty: none",
-  "--features <a,b,c>": "comma-separated feature codes; empty: none",
-  "--customer-name <n>": "the customer's name",
-  "--customer-email <e>": "the customer's email address",
-  "--note <text>": "a note for admins",
-  "--external-id <id>": "your own reference (an order id), unique per product",
-  "--max-deactivations-per-30-days <n>|product":
-    "the license's own churn limit; product: the product's applies",
-} as const;
-
-function licenseSettings(options: Options, allowNever: boolean): LicenseSettings {
-  return {
-    status: statusOption(options),
-    expiresAt: expiryOption(options, allowNever),
-    edition: stringOption(options, "edition"),
-    editionName: stringOption(options, "edition-name"),
-    features: listOption(options, "features"),
-    maxMachines: integerOption(options, "max-machines"),
-    customerName: stringOption(options, "customer-name"),
-    customerEmail: stringOption(options, "customer-email"),
-    note: stringOption(options, "note"),
-    externalId: stringOption(options, "external-id"),
-    maxDeactivationsPer30Days: limitOption(options, "max-deactivations-per-30-days", "product"),
-  };
-}
-
-const settingsSynopsis = Object.keys(settingOptions)
-  .map((option) => `[${option}]`)
-  .join(" ");
-
-/** The option names `licenses update` reads, for its message when none is given. */
-const updateOptionNames = [
-  "--status",
-  "--expires-at",
-  "--max-machines",
-  ...Object.keys(settingOptions)
-    .map((option) => option.split(" ")[0] ?? option)
-    .filter((name) => name !== "--status"),
-];
+/** `[--option <value>]` for each optional setting. */
+const synopsisOf = (help: ReadonlyArray<readonly [string, string]>) =>
+  help.map(([option]) => `[${option}]`).join(" ");
 
 function licenseText(license: LicenseView): string {
   return describe({ ...license });
@@ -133,26 +89,26 @@ export const licenseCommands: Record<string, Command> = {
   "licenses create": {
     help: {
       summary: "Create a license for a product",
-      synopsis: `--product <slug> --max-machines <n> [--key <key>] [--expires-at <iso>] ${settingsSynopsis}`,
+      synopsis: [
+        "--product <slug>",
+        ...createHelp.required.map(([option]) => option),
+        "[--key <key>]",
+        synopsisOf(createHelp.optional),
+      ].join(" "),
       options: [
         ["--product <slug>", "the product it is for (required)"],
-        ["--max-machines <n>", "machines it may be active on at once (required)"],
+        ...createHelp.required,
         ["--key <key>", "16 to 255 letters, digits, '.', '_', '~' or '-'; default: generated"],
-        ["--expires-at <iso>", "when it expires, e.g. 2027-01-31T23:59:59Z; default: never"],
-        ...Object.entries(settingOptions),
+        ...createHelp.optional,
       ],
       example:
         "shipkey licenses create --product desktop-app --max-machines 2 --edition pro --features sync,export",
     },
     run: async (db, args, options) => {
       noArguments(args);
-      const settings = licenseSettings(options, false);
-      const maxMachines = settings.maxMachines;
-      if (maxMachines === undefined) throw new UsageError("--max-machines is required");
       const license = await createLicense(db, cliActor(), {
-        ...settings,
+        ...settingValues(licenseSettings, options, "create"),
         productSlug: requiredOption(options, "product"),
-        maxMachines,
         licenseKey: stringOption(options, "key"),
       });
       return { data: license, text: licenseText(license) };
@@ -161,20 +117,15 @@ export const licenseCommands: Record<string, Command> = {
   "licenses update": {
     help: {
       summary: "Change a license's settings; only the options given change",
-      synopsis: `<licenseKey> [--expires-at <iso>|never] [--max-machines <n>] ${settingsSynopsis}`,
-      options: [
-        ["<licenseKey>", "the license to change"],
-        ["--expires-at <iso>|never", "a new expiry; never: the license never expires"],
-        ["--max-machines <n>", "machines it may be active on at once"],
-        ...Object.entries(settingOptions),
-      ],
+      synopsis: `<licenseKey> ${synopsisOf(updateHelp.optional)}`,
+      options: [["<licenseKey>", "the license to change"], ...updateHelp.optional],
       example: "shipkey licenses update 7K2QD-M9XRT-4HZ1B-C8N3V-PQW5E --status SUSPENDED",
     },
     run: async (db, args, options) => {
       const licenseKey = oneArgument(args, "license key");
-      const changes = licenseSettings(options, true);
+      const changes = settingValues(licenseSettings, options, "update");
       if (Object.values(changes).every((value) => value === undefined)) {
-        throw new UsageError(`licenses update needs one of ${updateOptionNames.join(", ")}`);
+        throw new UsageError(`licenses update needs one of ${updateHelp.names.join(", ")}`);
       }
       const license = await updateLicense(db, cliActor(), licenseKey, changes);
       return { data: license, text: licenseText(license) };

@@ -11,20 +11,33 @@ import {
 } from "../../actions/products.js";
 import { listProducts } from "../../domain/products/products.js";
 import { listProductKeys } from "../../domain/signing/signing-keys.js";
-import { integerOption, requiredOption, stringOption, switchOption, UsageError } from "../args.js";
+import { productSettings, type ProductSettingsTable } from "../../contracts/product-settings.js";
+import { type CliOption, cliOptionOf } from "../../contracts/settings.js";
+import { type Options, requiredOption, stringOption, switchOption, UsageError } from "../args.js";
 import {
   cliActor,
   cliMasterKey,
   type Command,
   describe,
-  limitOption,
   masterKeyIfAvailable,
   noArguments,
   oneArgument,
   table,
 } from "./shared.js";
+import { optionHelp, optionSpec, requiredValue } from "./settings.js";
 
 const slugArgument = ["<slug>", "the product's slug"] as const;
+
+/** The option of one of the product's settings (each has its own `products set-*` command). */
+function settingOption(name: keyof ProductSettingsTable): CliOption {
+  const o = cliOptionOf(productSettings[name], "update");
+  if (o === undefined) throw new Error(`product setting ${name} has no CLI option`);
+  return o;
+}
+
+/** The setting's value from its option, which its command requires. */
+const requiredSetting = <K extends keyof ProductSettingsTable>(options: Options, name: K) =>
+  requiredValue(options, productSettings[name], settingOption(name));
 
 export const productCommands: Record<string, Command> = {
   "products create": {
@@ -187,14 +200,13 @@ export const productCommands: Record<string, Command> = {
   "products set-offline-period": {
     help: {
       summary: "Set how long an offline certificate lasts",
-      synopsis: "<slug> --seconds <n>",
-      options: [slugArgument, ["--seconds <n>", "the certificate lifetime, 60 s to 90 days"]],
+      synopsis: `<slug> ${optionSpec(settingOption("offlinePeriodSeconds"))}`,
+      options: [slugArgument, optionHelp(settingOption("offlinePeriodSeconds"))],
       example: "shipkey products set-offline-period desktop-app --seconds 604800",
     },
     run: async (db, args, options) => {
       const slug = oneArgument(args, "product slug");
-      const seconds = integerOption(options, "seconds");
-      if (seconds === undefined) throw new UsageError("--seconds is required");
+      const seconds = requiredSetting(options, "offlinePeriodSeconds");
       const product = await setOfflinePeriod(db, cliActor(), slug, seconds);
       return { data: product, text: describe({ ...product }) };
     },
@@ -202,14 +214,13 @@ export const productCommands: Record<string, Command> = {
   "products set-offline-allowance": {
     help: {
       summary: "Set how many extra machines may hold an offline certificate",
-      synopsis: "<slug> --machines <n>",
-      options: [slugArgument, ["--machines <n>", "0 to 100 (default 1)"]],
+      synopsis: `<slug> ${optionSpec(settingOption("offlineAllowance"))}`,
+      options: [slugArgument, optionHelp(settingOption("offlineAllowance"))],
       example: "shipkey products set-offline-allowance desktop-app --machines 2",
     },
     run: async (db, args, options) => {
       const slug = oneArgument(args, "product slug");
-      const machines = integerOption(options, "machines");
-      if (machines === undefined) throw new UsageError("--machines is required");
+      const machines = requiredSetting(options, "offlineAllowance");
       const product = await setOfflineAllowance(db, cliActor(), slug, machines);
       return { data: product, text: describe({ ...product }) };
     },
@@ -217,17 +228,13 @@ export const productCommands: Record<string, Command> = {
   "products set-deactivation-limit": {
     help: {
       summary: "Limit the deactivations an app may make per license in 30 days",
-      synopsis: "<slug> --per-30-days <n>|none",
-      options: [
-        slugArgument,
-        ["--per-30-days <n>|none", "deactivations allowed per license; none: no limit (default)"],
-      ],
+      synopsis: `<slug> ${optionSpec(settingOption("maxDeactivationsPer30Days"))}`,
+      options: [slugArgument, optionHelp(settingOption("maxDeactivationsPer30Days"))],
       example: "shipkey products set-deactivation-limit desktop-app --per-30-days 3",
     },
     run: async (db, args, options) => {
       const slug = oneArgument(args, "product slug");
-      const limit = limitOption(options, "per-30-days", "none");
-      if (limit === undefined) throw new UsageError("--per-30-days is required (a number or none)");
+      const limit = requiredSetting(options, "maxDeactivationsPer30Days");
       const product = await setDeactivationLimit(db, cliActor(), slug, limit);
       return { data: product, text: describe({ ...product }) };
     },
@@ -235,17 +242,13 @@ export const productCommands: Record<string, Command> = {
   "products set-machine-lease": {
     help: {
       summary: "Free a machine's slot after this many days unseen",
-      synopsis: "<slug> --days <n>|none",
-      options: [
-        slugArgument,
-        ["--days <n>|none", "days a machine keeps its slot unseen; none: for ever (default)"],
-      ],
+      synopsis: `<slug> ${optionSpec(settingOption("machineLeaseDays"))}`,
+      options: [slugArgument, optionHelp(settingOption("machineLeaseDays"))],
       example: "shipkey products set-machine-lease desktop-app --days 30",
     },
     run: async (db, args, options) => {
       const slug = oneArgument(args, "product slug");
-      const days = limitOption(options, "days", "none");
-      if (days === undefined) throw new UsageError("--days is required (a number or none)");
+      const days = requiredSetting(options, "machineLeaseDays");
       const product = await setMachineLease(db, cliActor(), slug, days);
       return { data: product, text: describe({ ...product }) };
     },

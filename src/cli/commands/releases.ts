@@ -5,7 +5,7 @@ import {
   setRollout,
 } from "../../actions/releases.js";
 import { listReleases } from "../../domain/releases/manage-releases.js";
-import type { ReleaseRollout } from "../../contracts/admin.js";
+import type { ReleaseRollout } from "../../contracts/release-versions.js";
 import type { RolloutChange, RolloutPlan } from "../../domain/releases/rollout.js";
 import { rolloutRange, rolloutSteps } from "../../contracts/vocabulary.js";
 import { integerOption, type Options, requiredOption, switchOption, UsageError } from "../args.js";

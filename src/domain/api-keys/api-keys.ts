@@ -7,7 +7,8 @@ import { newId } from "../../lib/ids.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { assertMaxLength, assertSingleLine } from "../limits.js";
 import { limits } from "../../contracts/vocabulary.js";
-import type { ApiKey, AuditActor } from "../../contracts/admin.js";
+import type { ApiKey } from "../../contracts/api-keys.js";
+import type { AuditActor } from "../../contracts/audit.js";
 
 export const apiKeyPrefix = "shk_";
 

@@ -5,7 +5,7 @@ import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 import { type IdempotencyClaim, markIdempotencyApplied } from "../idempotency/idempotency-keys.js";
 import { decodeCursor, encodeCursor, type Page } from "../pagination.js";
-import type { AuditEntry as AuditEntryAnswer } from "../../contracts/admin.js";
+import type { AuditEntry as AuditEntryAnswer } from "../../contracts/audit.js";
 
 /** Who did something: an API key, a signed-in admin, or the CLI on the server. */
 export interface Actor {

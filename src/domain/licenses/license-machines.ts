@@ -3,7 +3,7 @@ import type { DB } from "../../db/schema.js";
 import { toIso } from "../../lib/time.js";
 import { decodeCursor, encodeCursor } from "../pagination.js";
 import { leaseExpiresAt } from "./machine-leases.js";
-import type { ActiveMachine } from "../../contracts/admin.js";
+import type { ActiveMachine } from "../../contracts/machines.js";
 
 /**
  * Where a page of machines begins: after a cursor (the admin API) or at an offset (the dashboard's

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely } from "kysely";
 import { compileOnce } from "../../db/compiled-query.js";
 import type { DB, LicensesTable } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
@@ -179,9 +179,27 @@ export function assertLicenseUsable(
   if (license.productSlug !== productSlug) throw ShipkeyError.spec("LICENSE_PRODUCT_MISMATCH");
 }
 
-/** A license whose expiry is at or before now is expired. */
+/**
+ * A license whose expiry is at or before now is expired; one without an expiry never is. The
+ * one definition: the functions below say it in SQL, for queries over licenses.
+ */
 export function isExpired(expiresAt: number | null, now: number): boolean {
   return expiresAt !== null && expiresAt <= now;
+}
+
+/** isExpired as a condition on a query over licenses (a null expiry never matches `<=`). */
+export function expiredAt(eb: ExpressionBuilder<DB, "licenses">, now: number) {
+  return eb("licenses.expires_at", "<=", now);
+}
+
+/** Not isExpired: no expiry, or one after now. */
+export function unexpiredAt(eb: ExpressionBuilder<DB, "licenses">, now: number) {
+  return eb.or([eb("licenses.expires_at", "is", null), eb("licenses.expires_at", ">", now)]);
+}
+
+/** Unexpired at `now` but expired at `until`: the licenses that expire in between. */
+export function expiringBetween(eb: ExpressionBuilder<DB, "licenses">, now: number, until: number) {
+  return eb.and([eb("licenses.expires_at", ">", now), expiredAt(eb, until)]);
 }
 
 export function parseFeatures(json: string): string[] {

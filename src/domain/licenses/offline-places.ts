@@ -3,7 +3,7 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { lockLicense } from "./license-record.js";
-import type { OfflinePlace } from "../../contracts/admin.js";
+import type { OfflinePlace } from "../../contracts/machines.js";
 
 /**
  * A machine that is not active on the license but holds an unexpired certificate keeps running

@@ -3,7 +3,8 @@ import type { DB } from "../../db/schema.js";
 import { ShipkeyError } from "../../errors.js";
 import { requireProduct } from "../products/products.js";
 import { licenseIdOfKey, lockLicense } from "./license-record.js";
-import { externalIdUnique, type LicenseView, requireLicenseView } from "./manage-licenses.js";
+import { type LicenseView, requireLicenseView } from "./license-views.js";
+import { externalIdUnique } from "./manage-licenses.js";
 
 /**
  * Deactivates every machine of the license at once (by an admin: the churn limit neither holds

@@ -1,8 +1,10 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
+import { expiredAt } from "../licenses/license-record.js";
 import { leasesEndingWithin } from "../licenses/machine-leases.js";
-import { browseLicenses, type LicenseView } from "../licenses/manage-licenses.js";
+import type { LicenseView } from "../licenses/license-views.js";
+import { browseLicenses } from "../licenses/list-licenses.js";
 import { findProductBySlug } from "../products/products.js";
 import { dayOf, type LicenseEvent, licenseEvents } from "../releases/usage-counts.js";
 import { type UsageReport, usageReport } from "../releases/usage-report.js";
@@ -141,7 +143,7 @@ async function licensesByStatus(db: Kysely<DB>, productId: string | null, now: n
   let expired = db
     .selectFrom("licenses")
     .select((eb) => eb.fn.countAll<number | string>().as("count"))
-    .where("expires_at", "<=", now);
+    .where((eb) => expiredAt(eb, now));
   // Written as the partial index licenses_not_active_idx is (a literal, not a parameter), so
   // that both databases' planners use it.
   let others = db
@@ -150,7 +152,7 @@ async function licensesByStatus(db: Kysely<DB>, productId: string | null, now: n
       "status",
       eb.fn.countAll<number | string>().as("count"),
       eb.fn
-        .sum<number | string | null>(eb.case().when("expires_at", "<=", now).then(1).else(0).end())
+        .sum<number | string | null>(eb.case().when(expiredAt(eb, now)).then(1).else(0).end())
         .as("expired"),
     ])
     .where("status", "<>", sql.lit("ACTIVE" as const))

@@ -6,34 +6,19 @@ import { errorsOf, ShipkeyError, throwFirst } from "../../errors.js";
 import { newId } from "../../lib/ids.js";
 import { toIso } from "../../lib/time.js";
 import { assertMaxLength, assertSingleLine } from "../limits.js";
+import { settingErrors } from "../settings.js";
 import { checkTauriPublicKey, readTauriPublicKey } from "./tauri-public-key.js";
-import {
-  deactivationLimitRange,
-  limits,
-  machineLeaseDaysRange,
-  offlineAllowanceRange,
-  offlinePeriod,
-} from "../../contracts/vocabulary.js";
-import type { Product as ProductView } from "../../contracts/admin.js";
+import { productSettings, type ProductSettingValues } from "../../contracts/product-settings.js";
+import { limits, offlineAllowanceRange, offlinePeriod } from "../../contracts/vocabulary.js";
+import type { Product as ProductView } from "../../contracts/products.js";
 
 export type Product = ProductView;
 
 type ProductRow = Selectable<DB["products"]>;
 
-/** Throws 400 naming the field unless the churn limit is null or a whole number in range. */
-export function assertDeactivationLimit(field: string, value: number | null | undefined): void {
-  if (value === undefined || value === null) return;
-  if (
-    !Number.isSafeInteger(value) ||
-    value < deactivationLimitRange.min ||
-    value > deactivationLimitRange.max
-  ) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      `${field} must be a whole number from ${deactivationLimitRange.min} to ${deactivationLimitRange.max}, or null`,
-      { field },
-    );
-  }
+/** Throws the refusal of a value of one of the product's settings (product-settings.ts), if any. */
+function assertProductSetting(values: ProductSettingValues): void {
+  throwFirst(settingErrors(productSettings, values));
 }
 
 // Slugs appear in URLs and CI configs: lowercase letters, digits and inner dashes.
@@ -213,43 +198,23 @@ export async function setTauriPublicKey(
   return updateProductRow(db, slug, { tauri_public_key: stored });
 }
 
-/** Sets how long the product's license certificates last (60 s to 90 days). */
+/** Sets how long the product's license certificates last. */
 export async function setOfflinePeriod(
   db: Kysely<DB>,
   slug: string,
   seconds: number,
 ): Promise<Product> {
-  if (
-    !Number.isSafeInteger(seconds) ||
-    seconds < offlinePeriod.minSeconds ||
-    seconds > offlinePeriod.maxSeconds
-  ) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      `offlinePeriodSeconds must be a whole number from ${offlinePeriod.minSeconds} to ${offlinePeriod.maxSeconds} (90 days)`,
-      { field: "offlinePeriodSeconds" },
-    );
-  }
+  assertProductSetting({ offlinePeriodSeconds: seconds });
   return updateProductRow(db, slug, { offline_period_seconds: seconds });
 }
 
-/** Sets how many machines beyond maxMachines may hold an unexpired certificate (0 to 100). */
+/** Sets how many machines beyond maxMachines may hold an unexpired certificate. */
 export async function setOfflineAllowance(
   db: Kysely<DB>,
   slug: string,
   machines: number,
 ): Promise<Product> {
-  if (
-    !Number.isSafeInteger(machines) ||
-    machines < offlineAllowanceRange.min ||
-    machines > offlineAllowanceRange.max
-  ) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      `offlineAllowance must be a whole number from ${offlineAllowanceRange.min} to ${offlineAllowanceRange.max}`,
-      { field: "offlineAllowance" },
-    );
-  }
+  assertProductSetting({ offlineAllowance: machines });
   return updateProductRow(db, slug, { offline_allowance: machines });
 }
 
@@ -262,7 +227,7 @@ export async function setDeactivationLimit(
   slug: string,
   perThirtyDays: number | null,
 ): Promise<Product> {
-  assertDeactivationLimit("maxDeactivationsPer30Days", perThirtyDays);
+  assertProductSetting({ maxDeactivationsPer30Days: perThirtyDays });
   return updateProductRow(db, slug, { max_deactivations_per_30_days: perThirtyDays });
 }
 
@@ -275,18 +240,7 @@ export async function setMachineLease(
   slug: string,
   days: number | null,
 ): Promise<Product> {
-  if (
-    days !== null &&
-    (!Number.isSafeInteger(days) ||
-      days < machineLeaseDaysRange.min ||
-      days > machineLeaseDaysRange.max)
-  ) {
-    throw new ShipkeyError(
-      "INVALID_FIELD_VALUE",
-      `machineLeaseDays must be a whole number from ${machineLeaseDaysRange.min} to ${machineLeaseDaysRange.max}, or null`,
-      { field: "machineLeaseDays" },
-    );
-  }
+  assertProductSetting({ machineLeaseDays: days });
   return updateProductRow(db, slug, { machine_lease_days: days });
 }
 

@@ -8,7 +8,7 @@ import { versionSortKey } from "../../lib/version-sort-key.js";
 import { normalizeVersion } from "./version.js";
 import { rolloutOf, rolloutView } from "./rollout.js";
 import { type Arch, type Platform } from "../../contracts/vocabulary.js";
-import type { ReleaseVersion } from "../../contracts/admin.js";
+import type { ReleaseVersion } from "../../contracts/release-versions.js";
 
 export type ReleaseVersionView = ReleaseVersion;
 

@@ -9,7 +9,7 @@ import { assertMaxLength } from "../limits.js";
 import type { Product } from "../products/products.js";
 import { type Arch, type Channel, type Platform, limits } from "../../contracts/vocabulary.js";
 import type { PublishAnswer } from "../../contracts/releases.js";
-import type { ReleaseRollout } from "../../contracts/admin.js";
+import type { ReleaseRollout } from "../../contracts/release-versions.js";
 import { readRollout, type RolloutPlan, setCritical, setRollout } from "./rollout.js";
 import { serves } from "./feed-rules.js";
 

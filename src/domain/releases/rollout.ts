@@ -5,7 +5,7 @@ import { ShipkeyError } from "../../errors.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
 import { requireProduct } from "../products/products.js";
 import { rolloutSteps } from "../../contracts/vocabulary.js";
-import type { ReleaseRollout, RolloutView } from "../../contracts/admin.js";
+import type { ReleaseRollout, RolloutView } from "../../contracts/release-versions.js";
 
 /**
  * A version's phased rollout: the share of machines offered it grows from a percentage or on a

@@ -4,7 +4,7 @@ import { ShipkeyError } from "../../errors.js";
 import { requireProduct } from "../products/products.js";
 import { newestFirst } from "./update-feed.js";
 import { dayOf } from "./usage-counts.js";
-import type { UsageReport as UsageReportAnswer } from "../../contracts/admin.js";
+import type { UsageReport as UsageReportAnswer } from "../../contracts/release-versions.js";
 import { usageReportDays } from "../../contracts/vocabulary.js";
 
 export type UsageReport = UsageReportAnswer;

@@ -21,7 +21,7 @@ import {
   replaceKeyCheck,
 } from "./master-key-check.js";
 import { type SigningKeyStatus } from "../../contracts/vocabulary.js";
-import type { SigningKey } from "../../contracts/admin.js";
+import type { SigningKey } from "../../contracts/products.js";
 import type { PublishedJwk } from "../../contracts/license-api.js";
 
 /** A signing key as admins see it: never the private half. */

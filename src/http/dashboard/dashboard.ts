@@ -1,18 +1,17 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { secureCookie } from "../cookie-security.js";
 import type { DB } from "../../db/schema.js";
-import { type ErrorCode, ShipkeyError } from "../../errors.js";
+import { ShipkeyError } from "../../errors.js";
 import type { DatabaseFaults } from "../database-faults.js";
-import { databaseRetryAfterSeconds, routeOf } from "../error-handler.js";
+import { errorHandler } from "../error-handler.js";
 import { chartScript, chartStylesheet, favicon, script, stylesheet } from "./assets.js";
 import { overviewPages } from "./pages/overview.js";
-import { noticeCookie, setNotice, takeNotice } from "./flash.js";
-import { document, type Html, html, layout } from "./html.js";
-import { contextOf, sendPage } from "./page-kit.js";
+import { failurePage } from "./failure-page.js";
+import { noticeCookie, takeNotice } from "./notice.js";
 import { adminPages } from "./pages/admins.js";
 import { apiKeyPages } from "./pages/api-keys.js";
 import { webhookPages } from "./pages/webhooks.js";
@@ -52,7 +51,7 @@ export async function dashboard(
     request.adminSession = await loadSession(db, request);
   });
   app.addHook("preValidation", async (request) => rejectNulInput(request));
-  app.setErrorHandler(errorHandler(faults));
+  app.setErrorHandler(errorHandler(faults, failurePage));
   assetRoutes(app);
 
   app.addHook("preHandler", loginCsrf);
@@ -93,109 +92,6 @@ function notFoundPages(pages: FastifyInstance): void {
   pages.all("/admin/*", notFound);
   const method = pages.supportedMethods.filter((m) => m !== "GET" && m !== "HEAD");
   pages.route({ method, url: "/admin", handler: notFound });
-}
-
-/**
- * Every failure in the dashboard is a page: its status, and a message fit to show; signed in,
- * inside the layout with the navigation. A refused action (a POST the domain turns down) goes
- * back to the page its form was on, which shows the refusal once (a notice).
- */
-function errorHandler(faults: DatabaseFaults) {
-  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const unavailable = faults.reportIfUnavailable(error, routeOf(request));
-    const known = error instanceof ShipkeyError;
-    const status = unavailable
-      ? 503
-      : known
-        ? error.statusCode
-        : error.statusCode && error.statusCode < 500
-          ? error.statusCode
-          : 500;
-    if (unavailable) {
-      reply.header("retry-after", String(databaseRetryAfterSeconds));
-    } else if (status >= 500) {
-      request.log.error({ err: error }, "dashboard error");
-    }
-    const message = known
-      ? (friendlierMessages[error.code] ?? error.message)
-      : unavailable
-        ? "The database is unavailable. Try again in a few seconds."
-        : status < 500
-          ? "The request could not be understood."
-          : "Something went wrong on our side.";
-    const back = known ? refusedActionPage(request, error) : undefined;
-    if (back !== undefined) {
-      setNotice(request, reply, back.split("?")[0] ?? back, message);
-      return reply.redirect(back, 303);
-    }
-    return sendPage(reply, errorView(request, status, message), status);
-  };
-}
-
-/** Messages meant for the public endpoints, said for the dashboard. */
-const friendlierMessages: Partial<Record<ErrorCode, string>> = {
-  LICENSE_NOT_FOUND: "No license has this key.",
-};
-
-/**
- * The page to take a refused action back to: a signed-in POST with a valid CSRF token refused as
- * a bad or conflicting request, sent from a dashboard page (the Referer, same-origin only under
- * the dashboard's referrer policy) other than the sign-in page. Only its path is kept.
- */
-function refusedActionPage(request: FastifyRequest, error: ShipkeyError): string | undefined {
-  const session = request.adminSession;
-  if (request.method !== "POST" || !session) return undefined;
-  if (![400, 403, 409, 422].includes(error.statusCode) || error.code === "MISSING_SCOPE") {
-    return undefined;
-  }
-  if (!csrfMatches(session, (request.body as Record<string, unknown> | undefined)?._csrf)) {
-    return undefined;
-  }
-  const referer = request.headers.referer;
-  if (referer === undefined) return undefined;
-  let from: URL;
-  try {
-    from = new URL(referer);
-  } catch {
-    return undefined;
-  }
-  const { pathname } = from;
-  const underDashboard = pathname === "/admin" || pathname.startsWith("/admin/");
-  // A cookie's Path may not hold ';' or control characters.
-  if (!underDashboard || pathname === "/admin/login" || !/^[\x20-\x3a\x3d-\x7e]+$/.test(pathname)) {
-    return undefined;
-  }
-  // A page only a POST renders (a form's refusal, at the form's address) has no GET to go back to.
-  // Only the not-found pages' route, `/admin/*`, has a wildcard.
-  const page = request.server.findRoute({ method: "GET", url: pathname });
-  if (page === null || "*" in page.params) return undefined;
-  // The page's last success message (`done`) would contradict the refusal.
-  from.searchParams.delete("done");
-  return pathname + from.search;
-}
-
-function errorView(request: FastifyRequest, status: number, message: string): Html {
-  const title = status === 404 ? "Not found" : "Something is wrong";
-  const content = html`<section class="panel error-page" data-status="${status}">
-    ${status === 404 ? "" : html`<h2>${title}</h2>`}
-    <p>${message}</p>
-    <p><a href="/admin">Back to the dashboard</a></p>
-  </section>`;
-  if (request.adminSession) {
-    // contextOf keeps a notice this request took: a refusal sent back to a page that then failed
-    // (its record deleted meanwhile) is still shown.
-    return layout(status === 404 ? "Page not found" : "Error", null, contextOf(request), content);
-  }
-  return document(
-    "Error",
-    html`<main class="login">
-      <section class="panel">
-        <h1>${title}</h1>
-        <p>${message}</p>
-        <p><a href="/admin">Back to the dashboard</a></p>
-      </section>
-    </main>`,
-  );
 }
 
 function assetRoutes(app: FastifyInstance): void {
@@ -264,10 +160,6 @@ async function signedIn(request: FastifyRequest, reply: FastifyReply): Promise<u
 }
 
 declare module "fastify" {
-  interface FastifyRequest {
-    /** The notice this page shows once (a refused action's message), if any. */
-    dashboardNotice: string | undefined;
-  }
   interface FastifyReply {
     /** The login form's CSRF token for this response. */
     loginCsrf: string;

@@ -1,4 +1,5 @@
 import { escapeHtml } from "../../lib/escape-html.js";
+import type { Notice } from "./notice.js";
 
 /**
  * Server-rendered HTML with escaping by default: every interpolated value is escaped unless it
@@ -47,8 +48,8 @@ export type Section = (typeof sections)[number][0];
 export interface PageContext {
   email: string;
   csrfToken: string;
-  /** A refused action's message, shown once on the page its form was on (flash.ts). */
-  notice?: string;
+  /** The notice the page shows once (notice.ts). */
+  notice?: Notice;
 }
 
 /** The signed-in layout: navigation, the page's content, the sign-out form. */
@@ -57,7 +58,6 @@ export function layout(
   section: Section | null,
   context: PageContext,
   content: Html,
-  flash?: string,
 ): Html {
   return document(
     title,
@@ -82,11 +82,19 @@ export function layout(
       </header>
       <main id="main">
         <h1>${title}</h1>
-        ${context.notice ? html`<p class="alert notice" role="alert">${context.notice}</p>` : ""}
-        ${flash ? html`<p class="flash" role="status">${flash}</p>` : ""} ${content}
+        ${noticeOf(context.notice)} ${content}
       </main>
     </div>`,
   );
+}
+
+/** What was done, as a status; a refused action's message, as an alert; a secret, by its page. */
+function noticeOf(notice: Notice | undefined): Html | string {
+  if (notice?.kind === "done") return html`<p class="flash" role="status">${notice.message}</p>`;
+  if (notice?.kind === "refused") {
+    return html`<p class="alert notice" role="alert">${notice.message}</p>`;
+  }
+  return "";
 }
 
 export function document(title: string, body: Html): Html {
@@ -145,7 +153,7 @@ export function fieldError(errors: Record<string, string>, field: string): Html 
   return message ? html`<p class="field-error" id="${field}-error">${message}</p>` : "";
 }
 
-/** A refusal that concerns no one field of the form, shown above it (errorsFor's `_form`). */
+/** A refusal that concerns no one field of the form, shown above it (formFailure's `_form`). */
 export function formError(errors: Record<string, string>): Html | string {
   return errors._form ? html`<p class="alert" role="alert">${errors._form}</p>` : "";
 }

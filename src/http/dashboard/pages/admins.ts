@@ -1,92 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
+import { Type } from "typebox";
 import type { DB } from "../../../db/schema.js";
-import {
-  type AdminView,
-  listAdmins,
-  minPasswordLength,
-  newAdminErrors,
-} from "../../../domain/admins/admins.js";
-import { createAdmin, removeAdmin, resetAdminPassword } from "../../../actions/admins.js";
-import { ShipkeyError } from "../../../errors.js";
-import {
-  actionForm,
-  csrfField,
-  fieldError,
-  formError,
-  type Html,
-  html,
-  layout,
-  type PageContext,
-  when,
-} from "../html.js";
-import {
-  adminActor,
-  contextOf,
-  errorsFor,
-  type Form,
-  FormCheck,
-  sendPage,
-  sessionOf,
-  text,
-} from "../page-kit.js";
+import { listAdmins, newAdminErrors } from "../../../domain/admins/admins.js";
+import * as actions from "../../../actions/admins.js";
+import { type Form, formBody, formFailure, text } from "../form-body.js";
+import { adminActor, contextOf, redirectDone, sendPage, sessionOf } from "../page-kit.js";
+import { adminsView, type AdminsPage } from "../views/admins.js";
 
 const path = "/admin/admins";
 
-const done: Record<string, string> = {
-  created: "Admin added.",
-  reset: "Password reset; that admin's sessions have ended.",
-  removed: "Admin removed; their sessions have ended.",
-};
-
-/** A password exactly as typed (not trimmed). */
-function password(form: Form | undefined): string {
-  const value: unknown = form?.password;
-  return typeof value === "string" ? value : "";
-}
-
-function adminRow(context: PageContext, admin: { email: string; createdAt: string }): Html {
-  return html`<tr data-admin="${admin.email}">
-    <td>
-      ${admin.email}${admin.email === context.email ? html` <span class="muted">(you)</span>` : ""}
-    </td>
-    <td>${when(admin.createdAt)}</td>
-    <td>
-      <form method="post" action="${path}/reset-password" class="actions">
-        ${csrfField(context.csrfToken)}<input type="hidden" name="email" value="${admin.email}" />
-        <input
-          type="password"
-          name="password"
-          autocomplete="new-password"
-          minlength="${minPasswordLength}"
-          required
-          aria-label="New password for ${admin.email}"
-        />
-        <button type="submit" class="secondary">Reset password</button>
-      </form>
-    </td>
-    <td>
-      ${actionForm(
-        context.csrfToken,
-        {
-          action: `${path}/remove`,
-          confirm: `Remove admin ${admin.email}? Their sessions end at once.`,
-          hidden: { email: admin.email },
-        },
-        { label: "Remove", class: "danger", ariaLabel: `Remove ${admin.email}` },
-      )}
-    </td>
-  </tr>`;
-}
-
-/** What the admins page shows: the admins, and the new-admin form as last sent. */
-interface AdminsPage {
-  context: PageContext;
-  admins: AdminView[];
-  form: Form;
-  errors: Record<string, string>;
-  flash?: string;
-}
+/**
+ * The admins' forms: an email, and a password as typed (not trimmed). Admins have no admin API
+ * endpoint (the dashboard and the CLI manage them), so this schema is the forms' own.
+ */
+const AdminForm = Type.Object({ email: Type.String(), password: Type.String() });
+const asTyped = { verbatim: ["password"] } as const;
 
 export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
   const render = async (
@@ -101,49 +30,50 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
 
   /** A refused change re-renders the page with its message (no write happened). */
   const refused = (
-    request: FastifyRequest<{ Body: Form }>,
+    request: FastifyRequest,
     reply: FastifyReply,
     err: unknown,
     form: Form = {},
     fields: string[] = [],
   ) => {
-    const errors = errorsFor(err, fields);
-    const status = err instanceof ShipkeyError ? err.statusCode : 400;
+    const { status, errors } = formFailure(err, fields);
     return render(request, reply, { form, errors }, status);
   };
 
   /** After ending the signed-in admin's own sessions, the next stop is the sign-in page. */
-  const afterChange = (request: FastifyRequest<{ Body: Form }>, reply: FastifyReply, to: string) =>
-    reply.redirect(
-      text(request.body, "email").toLowerCase() === sessionOf(request).admin.email
-        ? "/admin/login"
-        : `${path}?done=${to}`,
-      303,
-    );
+  const afterChange = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    email: string,
+    done: string,
+  ) =>
+    email.toLowerCase() === sessionOf(request).admin.email
+      ? reply.redirect("/admin/login", 303)
+      : redirectDone(request, reply, path, done);
 
-  app.get<{ Querystring: { done?: string } }>(path, async (request, reply) =>
-    render(request, reply, { form: {}, errors: {}, flash: done[request.query.done ?? ""] }),
-  );
+  app.get(path, async (request, reply) => render(request, reply, { form: {}, errors: {} }));
 
   app.post<{ Body: Form }>(path, async (request, reply) => {
-    const email = text(request.body, "email");
     try {
-      const input = { email, password: password(request.body) };
-      FormCheck.refuse(newAdminErrors(input));
-      await createAdmin(db, adminActor(request), input);
-      return reply.redirect(`${path}?done=created`, 303);
+      const input = await formBody(AdminForm, request.body, { ...asTyped, checks: newAdminErrors });
+      await actions.createAdmin(db, adminActor(request), input);
+      return redirectDone(request, reply, path, "Admin added.");
     } catch (err) {
+      const email = text(request.body, "email");
       return refused(request, reply, err, { email }, ["email", "password"]);
     }
   });
 
   app.post<{ Body: Form }>(`${path}/reset-password`, async (request, reply) => {
     try {
-      await resetAdminPassword(db, adminActor(request), {
-        email: text(request.body, "email"),
-        password: password(request.body),
-      });
-      return afterChange(request, reply, "reset");
+      const input = await formBody(AdminForm, request.body, asTyped);
+      await actions.resetAdminPassword(db, adminActor(request), input);
+      return afterChange(
+        request,
+        reply,
+        input.email,
+        "Password reset; that admin's sessions have ended.",
+      );
     } catch (err) {
       return refused(request, reply, err);
     }
@@ -151,69 +81,11 @@ export function adminPages(app: FastifyInstance, db: Kysely<DB>): void {
 
   app.post<{ Body: Form }>(`${path}/remove`, async (request, reply) => {
     try {
-      await removeAdmin(db, adminActor(request), text(request.body, "email"));
-      return afterChange(request, reply, "removed");
+      const { email } = await formBody(AdminForm, request.body, { fields: ["email"] });
+      await actions.removeAdmin(db, adminActor(request), email);
+      return afterChange(request, reply, email, "Admin removed; their sessions have ended.");
     } catch (err) {
       return refused(request, reply, err);
     }
   });
-}
-
-function adminsView(page: AdminsPage): Html {
-  const { context } = page;
-  return layout(
-    "Admins",
-    "admins",
-    context,
-    html`${formError(page.errors)}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Added</th>
-              <th>Password</th>
-              <th></th>
-            </tr>
-          </thead>
-          <tbody>
-            ${page.admins.map((admin) => adminRow(context, admin))}
-          </tbody>
-        </table>
-      </div>
-      ${newAdminForm(context.csrfToken, page.form, page.errors)}`,
-    page.flash,
-  );
-}
-
-function newAdminForm(csrfToken: string, form: Form, errors: Record<string, string>): Html {
-  return html`<h2>New admin</h2>
-    <form method="post" action="${path}" class="stack panel">
-      ${csrfField(csrfToken)}
-      <div class="grid-2">
-        <label
-          >Email
-          <input
-            type="email"
-            name="email"
-            autocomplete="off"
-            required
-            value="${text(form, "email")}"
-            ${errors.email ? html`aria-invalid="true"` : ""}
-          />${fieldError(errors, "email")}</label
-        >
-        <label
-          >Password <span class="hint">(at least ${minPasswordLength} characters)</span>
-          <input
-            type="password"
-            name="password"
-            autocomplete="new-password"
-            minlength="${minPasswordLength}"
-            required
-            ${errors.password ? html`aria-invalid="true"` : ""}
-          />${fieldError(errors, "password")}</label
-        >
-      </div>
-      <div class="actions"><button type="submit">Add admin</button></div>
-    </form>`;
 }

@@ -6,58 +6,39 @@ import type { DB } from "../../../db/schema.js";
 import { createSession, deleteSession, verifySignIn } from "../../../domain/admins/admins.js";
 import { recordAudit } from "../../../domain/audit/audit-log.js";
 import { ShipkeyError } from "../../../errors.js";
-import { document, html } from "../html.js";
+import { Type } from "typebox";
+import { type Form, formBody } from "../form-body.js";
+import { loginView } from "../views/login.js";
 import { sendPage } from "../page-kit.js";
 import { clearSessionCookie, csrfMatches, sessionCookie, setSessionCookie } from "../../session.js";
 import type { SignInThrottle } from "../sign-in-throttle.js";
 
-function loginPage(csrf: string, error?: string, email = "") {
-  return document(
-    "Sign in",
-    html`<div class="login">
-      <section class="panel">
-        <h1>Sign in to Shipkey</h1>
-        ${error ? html`<p class="alert" role="alert">${error}</p>` : ""}
-        <form method="post" action="/admin/login" class="stack">
-          <input type="hidden" name="_csrf" value="${csrf}" />
-          <label
-            >Email
-            <input
-              type="email"
-              name="email"
-              autocomplete="username"
-              required
-              value="${email}"
-              autofocus
-          /></label>
-          <label
-            >Password
-            <input type="password" name="password" autocomplete="current-password" required
-          /></label>
-          <button type="submit">Sign in</button>
-        </form>
-      </section>
-    </div>`,
-  );
-}
-
-type LoginBody = { email?: unknown; password?: unknown; _csrf?: unknown };
+/**
+ * The sign-in form as sent, exactly as typed: the password never trimmed, the CSRF token (already
+ * checked against the cookie) kept for the retry. Sign-in has no admin API endpoint.
+ */
+const SignInForm = Type.Object({
+  email: Type.String(),
+  password: Type.String(),
+  _csrf: Type.String(),
+});
+const asTyped = { verbatim: ["email", "password", "_csrf"] } as const;
 
 export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: SignInThrottle): void {
   app.get("/admin/login", async (request, reply) => {
     if (request.adminSession) return reply.redirect("/admin");
-    return sendPage(reply, loginPage(reply.loginCsrf));
+    return sendPage(reply, loginView(reply.loginCsrf));
   });
 
-  app.post<{ Body: LoginBody }>("/admin/login", async (request, reply) => {
-    const { email, password, csrf } = loginFormOf(request.body);
+  app.post<{ Body: Form }>("/admin/login", async (request, reply) => {
+    const { email, password, _csrf: csrf } = await formBody(SignInForm, request.body, asTyped);
     // IPv6 clients by their /64, as the rate limits count them.
     const verdict = throttle.begin(normalizeIP(request.ip ?? ""), email);
     if (!verdict.allowed) {
       const seconds = verdict.retryAfterSeconds;
       reply.header("retry-after", String(seconds));
       const error = `Too many sign-in attempts from your address. Try again in ${seconds} seconds.`;
-      return sendPage(reply, loginPage(csrf, error, email), 429);
+      return sendPage(reply, loginView(csrf, error, email), 429);
     }
     if (verdict.attempt.waitMs > 0) await sleep(verdict.attempt.waitMs);
     const signedIn = await signIn(db, email, password, (outcome) =>
@@ -65,7 +46,7 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
     );
     if (!signedIn) {
       // The same answer whether or not the email exists.
-      return sendPage(reply, loginPage(csrf, "Wrong email or password.", email), 401);
+      return sendPage(reply, loginView(csrf, "Wrong email or password.", email), 401);
     }
     const { admin, token } = signedIn;
     setSessionCookie(request, reply, token);
@@ -87,18 +68,6 @@ export function loginRoutes(app: FastifyInstance, db: Kysely<DB>, throttle: Sign
     clearSessionCookie(request, reply);
     return reply.redirect("/admin/login", 303);
   });
-}
-
-/**
- * The sign-in form as sent: the password exactly as typed, the CSRF token (already checked
- * against the cookie) kept for the retry.
- */
-function loginFormOf(body: LoginBody | undefined) {
-  return {
-    email: typeof body?.email === "string" ? body.email : "",
-    password: typeof body?.password === "string" ? body.password : "",
-    csrf: typeof body?._csrf === "string" ? body._csrf : "",
-  };
 }
 
 /**

@@ -1,92 +1,34 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type DB } from "../../../db/schema.js";
-import { setUpdateDelivery } from "../../../actions/products.js";
+import * as productActions from "../../../actions/products.js";
+import * as actions from "../../../actions/releases.js";
 import {
-  changeRollout,
-  deleteRelease,
+  deleteReleaseEntry,
   setCritical,
-  setReleaseYanked,
-  setRollout,
-} from "../../../actions/releases.js";
-import { sparkleVersion } from "../../../domain/releases/version.js";
-import { type AuditEntry, lastActors } from "../../../domain/audit/audit-log.js";
-import { type UsageReport, usageReport } from "../../../domain/releases/usage-report.js";
-import { listReleases, type ReleaseVersionView } from "../../../domain/releases/manage-releases.js";
-import { feedsOffering } from "../../../domain/releases/update-feed.js";
+  startRollout,
+} from "../../../contracts/release-versions.js";
+import { updateProduct } from "../../../contracts/products.js";
+import { lastActors } from "../../../domain/audit/audit-log.js";
+import { usageReport } from "../../../domain/releases/usage-report.js";
+import { listReleases } from "../../../domain/releases/manage-releases.js";
 import { listProducts, type Product } from "../../../domain/products/products.js";
 import { ShipkeyError } from "../../../errors.js";
 import { requestOrigin } from "../../public-origin.js";
-import {
-  actionForm,
-  badge,
-  csrfField,
-  type Html,
-  html,
-  layout,
-  type PageContext,
-  productPicker,
-  raw,
-  when,
-} from "../html.js";
-import { adminActor, contextOf, type Form, sendPage, text } from "../page-kit.js";
-import { feedsSection } from "./feeds.js";
-import { machinesPerVersion } from "./versions-in-use.js";
-import { type Arch, arches, type Platform, platforms } from "../../../contracts/vocabulary.js";
-
-const done: Record<string, string> = {
-  deleted: "Version deleted.",
-  removed: "File removed.",
-  yanked: "Version yanked: the update feeds no longer offer it.",
-  unyanked: "Version restored to the update feeds.",
-  delivery: "Update delivery saved.",
-  rollout: "Rollout saved: the feeds follow from their next check.",
-  critical: "Critical flag saved.",
-};
-
-/** Who last published a version (its latest release.publish entry). */
-type Publisher = { actor: AuditEntry["actor"]; at: string };
-
-function publisherLabel(publisher: Publisher): string {
-  const { type, label } = publisher.actor;
-  return type === "api_key" ? `API key “${label}”` : label;
-}
-
-/** The window of the usage tables. */
-const usageDays = 30;
-
-/** Versions one page of a product's releases shows. */
-const versionsPerPage = 20;
-
-/** One product's releases, and what is known of their use. */
-interface ProductReleases {
-  product: Product;
-  versions: ReleaseVersionView[];
-  publishers: Map<string, Publisher>;
-  usage: UsageReport;
-}
-
-/** What the releases page shows: the products to pick from, and the picked one's releases. */
-interface ReleasesPage {
-  context: PageContext;
-  products: Product[];
-  slug: string;
-  shown: ProductReleases | null;
-  /** The page of versions shown, from 1. */
-  page: number;
-  origin: string | null;
-  flash?: string;
-}
+import { type Form, formBody, text } from "../form-body.js";
+import { adminActor, contextOf, pageNumber, redirectDone, sendPage } from "../page-kit.js";
+import { type ProductReleases, releasesView, usageDays } from "../views/releases.js";
 
 type ReleaseParams = { slug: string; version: string; platform?: string; arch?: string };
+type ReleaseRequest = FastifyRequest<{ Params: ReleaseParams; Body: Form }>;
 
+/** The releases page: one product's versions, their files, rollouts and use. */
 export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
   app.get<{ Querystring: Form }>("/admin/releases", async (request, reply) => {
     const products = await listProducts(db);
     const slug = text(request.query, "product") || products[0]?.slug || "";
     const product = products.find((p) => p.slug === slug);
     if (product === undefined && slug !== "") throw ShipkeyError.spec("PRODUCT_NOT_FOUND");
-    const page = Number(text(request.query, "page"));
     return sendPage(
       reply,
       releasesView({
@@ -94,93 +36,78 @@ export function releasePages(app: FastifyInstance, db: Kysely<DB>): void {
         products,
         slug,
         shown: product ? await productReleases(db, product) : null,
-        page: Number.isSafeInteger(page) && page >= 1 ? page : 1,
+        page: pageNumber(text(request.query, "page")),
         origin: requestOrigin(request),
-        flash: done[text(request.query, "done")],
       }),
     );
   });
   releaseChanges(app, db);
 }
 
-/** The page's forms: each makes its change and goes back to the product's releases. */
+/**
+ * The page's forms, each read as the admin API's body of the same write: each makes its change
+ * and goes back to the product's releases, which say what was done. A refusal goes to the error
+ * handler (a notice on the page, dashboard.ts).
+ */
 function releaseChanges(app: FastifyInstance, db: Kysely<DB>): void {
-  const change = (
-    route: string,
-    act: (request: FastifyRequest<{ Params: ReleaseParams; Body: Form }>) => Promise<string>,
-  ) =>
+  const change = (route: string, act: (request: ReleaseRequest) => Promise<string>) =>
     app.post<{ Params: ReleaseParams; Body: Form }>(route, async (request, reply) => {
-      const to = await act(request);
-      const slug = encodeURIComponent(request.params.slug);
-      return reply.redirect(`/admin/releases?product=${slug}&done=${to}`, 303);
+      const done = await act(request);
+      const to = `/admin/releases?product=${encodeURIComponent(request.params.slug)}`;
+      return redirectDone(request, reply, to, done);
     });
+  const version = "/admin/releases/:slug/:version";
 
-  change("/admin/releases/:slug/:version/:platform/:arch/delete", async (request) => {
+  change(`${version}/:platform/:arch/delete`, async (request) => {
     const { slug, version } = request.params;
-    await deleteRelease(db, adminActor(request), slug, version, targetOf(request.params));
-    return "removed";
+    const target = await formBody(deleteReleaseEntry.schema.params, request.params, onePlatform);
+    await actions.deleteRelease(db, adminActor(request), slug, version, target);
+    return "File removed.";
   });
-  for (const action of ["yank", "unyank"] as const) {
-    change(`/admin/releases/:slug/:version/${action}`, async (request) => {
+  for (const [action, done] of [
+    ["yank", "Version yanked: the update feeds no longer offer it."],
+    ["unyank", "Version restored to the update feeds."],
+  ] as const) {
+    change(`${version}/${action}`, async (request) => {
       const { slug, version } = request.params;
-      await setReleaseYanked(db, adminActor(request), slug, version, action === "yank");
-      return `${action}ed`;
+      await actions.setReleaseYanked(db, adminActor(request), slug, version, action === "yank");
+      return done;
     });
   }
-  change("/admin/releases/:slug/:version/rollout", async (request) => {
+  change(`${version}/rollout`, async (request) => {
     const { slug, version } = request.params;
-    const percent = Number(text(request.body, "percent"));
-    if (!Number.isInteger(percent) || percent < 1 || percent > 100) {
-      throw new ShipkeyError(
-        "INVALID_FIELD_VALUE",
-        "percent must be a whole number from 1 to 100",
-        {
-          field: "percent",
-        },
-      );
-    }
-    await setRollout(db, adminActor(request), slug, version, { percent });
-    return "rollout";
+    const [byPercent] = startRollout.schema.body.anyOf;
+    const plan = await formBody(byPercent, request.body);
+    await actions.setRollout(db, adminActor(request), slug, version, plan);
+    return "Rollout saved: the feeds follow from their next check.";
   });
   for (const action of ["pause", "resume", "complete"] as const) {
-    change(`/admin/releases/:slug/:version/rollout/${action}`, async (request) => {
+    change(`${version}/rollout/${action}`, async (request) => {
       const { slug, version } = request.params;
-      await changeRollout(db, adminActor(request), slug, version, action);
-      return "rollout";
+      await actions.changeRollout(db, adminActor(request), slug, version, action);
+      return "Rollout saved: the feeds follow from their next check.";
     });
   }
-  change("/admin/releases/:slug/:version/critical", async (request) => {
+  change(`${version}/critical`, async (request) => {
     const { slug, version } = request.params;
-    const critical = text(request.body, "critical") === "on";
-    await setCritical(db, adminActor(request), slug, version, critical);
-    return "critical";
+    const { critical } = await formBody(setCritical.schema.body, request.body);
+    await actions.setCritical(db, adminActor(request), slug, version, critical);
+    return "Critical flag saved.";
   });
   change("/admin/releases/:slug/delivery", async (request) => {
-    await setUpdateDelivery(db, adminActor(request), request.params.slug, {
-      updatesRequireLicense: text(request.body, "updatesRequireLicense") === "on",
-      downloadRedirects: text(request.body, "downloadRedirects") === "on",
-    });
-    return "delivery";
+    const delivery = await formBody(updateProduct.schema.body, request.body, deliveryFields);
+    await productActions.updateProduct(db, adminActor(request), request.params.slug, delivery);
+    return "Update delivery saved.";
   });
-  change("/admin/releases/:slug/:version/delete", async (request) => {
+  change(`${version}/delete`, async (request) => {
     const { slug, version } = request.params;
-    await deleteRelease(db, adminActor(request), slug, version);
-    return "deleted";
+    await actions.deleteRelease(db, adminActor(request), slug, version);
+    return "Version deleted.";
   });
 }
 
-/** The file a delete names by its platform and arch, each one the vocabulary knows. */
-function targetOf(params: ReleaseParams): { platform: Platform; arch: Arch } {
-  const platform = platforms.find((p) => p === params.platform);
-  const arch = arches.find((a) => a === params.arch);
-  if (!platform) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown platform", { field: "platform" });
-  }
-  if (!arch) {
-    throw new ShipkeyError("INVALID_FIELD_VALUE", "unknown arch", { field: "arch" });
-  }
-  return { platform, arch };
-}
+const onePlatform = { fields: ["platform", "arch"] } as const;
+const deliveryFields = { fields: ["updatesRequireLicense", "downloadRedirects"] } as const;
 
 async function productReleases(db: Kysely<DB>, product: Product): Promise<ProductReleases> {
   const versions = await listReleases(db, product.slug);
@@ -190,311 +117,4 @@ async function productReleases(db: Kysely<DB>, product: Product): Promise<Produc
   });
   const usage = await usageReport(db, product.slug, usageDays);
   return { product, versions, publishers, usage };
-}
-
-function releasesView(page: ReleasesPage): Html {
-  const { context, products, shown } = page;
-  const content =
-    products.length === 0
-      ? noProducts()
-      : html`${productPicker(products, page.slug)}
-        ${
-          shown
-            ? html`${releasesOf(
-                shown.product,
-                shown.versions.slice(
-                  (page.page - 1) * versionsPerPage,
-                  page.page * versionsPerPage,
-                ),
-                shown.usage,
-                page.origin,
-                context,
-                shown.publishers,
-              )}
-              ${versionPager(shown.product.slug, page.page, shown.versions.length)}`
-            : ""
-        }`;
-  return layout("Releases", "releases", context, content, page.flash);
-}
-
-/** Links to the newer and older versions of a product, when it has more than a page of them. */
-function versionPager(slug: string, page: number, count: number): Html | string {
-  const pages = Math.ceil(count / versionsPerPage);
-  if (pages <= 1) return "";
-  const href = (to: number) =>
-    `/admin/releases?product=${encodeURIComponent(slug)}${to === 1 ? "" : `&page=${to}`}`;
-  return html`<nav class="pager" aria-label="Versions">
-    ${page > 1 ? html`<a href="${href(page - 1)}" rel="prev">‹ Newer versions</a>` : ""}
-    <span class="muted">Page ${page} of ${pages}</span>
-    ${page < pages ? html`<a href="${href(page + 1)}" rel="next">Older versions ›</a>` : ""}
-  </nav>`;
-}
-
-function noProducts(): Html {
-  return html`<div class="empty">
-    No products yet. <a href="/admin/products">Create one</a>, then publish from CI.
-  </div>`;
-}
-
-/**
- * One product's releases page: its feeds (open while nothing is published yet), how updates are
- * delivered, the versions in use, then its versions, newest first by semver, with their
- * downloads.
- */
-function releasesOf(
-  product: Product,
-  versions: ReleaseVersionView[],
-  usage: UsageReport,
-  origin: string | null,
-  context: PageContext,
-  publishers: Map<string, Publisher>,
-): Html {
-  const downloads = (version: string, platform: string) =>
-    usage.downloads
-      .filter((d) => d.version === version && (platform === "" || d.platform === platform))
-      .reduce((sum, d) => sum + d.count, 0);
-  return html`${feedsSection(origin, product, versions.length === 0)}
-  ${deliveryPanel(product, context.csrfToken)} ${versionsInUse(usage)}
-  ${
-    versions.length === 0
-      ? html`<div class="empty">
-          <p>No releases for this product yet.</p>
-          <p>
-            Publish from CI with <code>shipkey publish</code> or
-            <code>POST /api/releases/publish</code> and an API key holding
-            <code>releases:write</code>.
-          </p>
-        </div>`
-      : versions.map((v) =>
-          versionPanel(
-            product.slug,
-            v,
-            context.csrfToken,
-            downloads,
-            publishers.get(`${product.slug}@${v.version}`),
-          ),
-        )
-  }`;
-}
-
-function deliveryPanel(product: Product, csrfToken: string): Html {
-  const path = `/admin/releases/${encodeURIComponent(product.slug)}/delivery`;
-  const box = (name: string, on: boolean, label: string, hint: string) =>
-    html`<label class="check"
-      ><input type="checkbox" name="${name}" ${on ? html`checked` : ""} /> ${label}
-      <span class="muted">${hint}</span></label
-    >`;
-  return html`<section class="panel" id="delivery">
-    <h2>Update delivery</h2>
-    <form method="post" action="${path}">
-      ${csrfField(csrfToken)}
-      ${box(
-        "updatesRequireLicense",
-        product.updatesRequireLicense,
-        "Require a license for updates",
-        "Feeds and downloads answer only machines activated on a usable license (Authorization: License <key> and Shipkey-Machine headers, or licenseKey and machineId parameters). An expired license keeps the versions published before it expired.",
-      )}
-      ${box(
-        "downloadRedirects",
-        product.downloadRedirects,
-        "Hand out counted download links",
-        "Feeds give /api/downloads/… URLs, which redirect to the stored file and count downloads.",
-      )}
-      <button type="submit">Save</button>
-    </form>
-  </section>`;
-}
-
-function versionsInUse(usage: UsageReport): Html {
-  const rows = usage.updateChecks.slice(0, 20);
-  return html`<section class="panel" id="versions-in-use">
-    <h2>Versions in use <span class="muted">active machines</span></h2>
-    ${machinesPerVersion(usage.machinesByVersion, 20)}
-    <h3>Update checks <span class="muted">since ${usage.since}</span></h3>
-    ${
-      rows.length === 0
-        ? html`<p class="muted">No update checks yet.</p>`
-        : html`<table class="update-checks">
-              <thead>
-                <tr>
-                  <th>Version</th>
-                  <th>Platform</th>
-                  <th>Channel</th>
-                  <th>Checks</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows.map(
-                  (row) =>
-                    html`<tr>
-                      <td>${row.currentVersion ?? html`<span class="muted">unknown</span>`}</td>
-                      <td>${row.platform}</td>
-                      <td>${row.channel}</td>
-                      <td>${row.count}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-            <p class="hint">
-              Requests to the update feeds. “unknown”: the feed client sent no version
-              (electron-updater never does), or one never published.
-            </p>`
-    }
-  </section>`;
-}
-
-function versionPanel(
-  slug: string,
-  v: ReleaseVersionView,
-  csrfToken: string,
-  downloads: (version: string, platform: string) => number,
-  publisher: Publisher | undefined,
-): Html {
-  const versionPath = `/admin/releases/${encodeURIComponent(slug)}/${encodeURIComponent(v.version)}`;
-  return html`<section class="panel release" data-version="${v.version}">
-    <div class="actions">
-      <h2>${v.version}</h2>
-      ${badge(v.channel)} ${v.yankedAt ? badge("yanked") : ""}
-      <span class="muted">published ${when(v.createdAt)}</span>
-      ${
-        publisher
-          ? html`<span class="muted published-by"
-              >Published by ${publisherLabel(publisher)} ${when(publisher.at)}</span
-            >`
-          : ""
-      }
-      <span class="muted downloads"
-        >${downloads(v.version, "")} downloads in ${usageDays} days</span
-      >
-      ${actionForm(
-        csrfToken,
-        {
-          action: `${versionPath}/${v.yankedAt ? "unyank" : "yank"}`,
-          class: "inline",
-          ...(v.yankedAt
-            ? {}
-            : { confirm: `Yank ${v.version}? The update feeds stop offering it at once.` }),
-        },
-        { label: v.yankedAt ? "Restore to feeds" : "Yank from feeds", class: "secondary" },
-      )}
-      ${actionForm(
-        csrfToken,
-        {
-          action: `${versionPath}/delete`,
-          class: "inline",
-          confirm: `Delete version ${v.version} and all its files?`,
-        },
-        { label: "Delete version", class: "danger" },
-      )}
-    </div>
-    ${rolloutPanel(versionPath, v, csrfToken)}
-    ${v.releaseNotesHtml ? html`<div class="notes">${raw(v.releaseNotesHtml)}</div>` : ""}
-    <table class="matrix">
-      <thead>
-        <tr>
-          <th>Platform</th>
-          ${arches.map((a) => html`<th>${a}</th>`)}
-          <th>Downloads</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${platforms.map(
-          (p) =>
-            html`<tr>
-              <th scope="row">${p}</th>
-              ${arches.map((a) => entryCell(versionPath, v, p, a, csrfToken))}
-              <td>${downloads(v.version, p)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </section>`;
-}
-
-/** A version's file for one platform and arch: its link, size, feeds and Remove; or a dash. */
-function entryCell(
-  versionPath: string,
-  v: ReleaseVersionView,
-  p: Platform,
-  a: Arch,
-  csrfToken: string,
-): Html {
-  const entry = v.entries.find((e) => e.platform === p && e.arch === a);
-  if (!entry) return html`<td class="no">—</td>`;
-  const size = entry.fileSize === null ? "" : (entry.fileSize / 1048576).toFixed(1);
-  const sizeLine = size ? html`<br /><span class="muted">${size} MiB</span>` : "";
-  const feeds = feedsOffering({ ...entry, platform: p }).join(" · ");
-  const feedsLine = html`<br /><span class="muted feeds">${feeds}</span>`;
-  return html`<td class="yes">
-    <a href="${entry.downloadUrl}" rel="noreferrer">✓ download</a>${sizeLine}${feedsLine}
-    ${actionForm(
-      csrfToken,
-      {
-        action: `${versionPath}/${p}/${a}/delete`,
-        confirm: `Remove the ${p} ${a} file of ${v.version}?`,
-      },
-      {
-        label: "Remove",
-        class: "danger small",
-        ariaLabel: `Remove ${p} ${a} of ${v.version}`,
-      },
-    )}
-  </td>`;
-}
-
-/** A rollout in words: `Rolling out to 10 %`, `Paused at 43 % (a step every 24 h)`, `Released`. */
-function rolloutState(v: ReleaseVersionView): string {
-  const { rollout } = v;
-  if (!rollout) return "Released to every machine";
-  const schedule = rollout.stepHours === null ? "" : ` (a step every ${rollout.stepHours} h)`;
-  const state = rollout.state === "paused" ? "Paused at" : "Rolling out to";
-  return `${state} ${rollout.percent} %${schedule}`;
-}
-
-/**
- * A version's rollout: its state and share, a percentage to set, pause / resume / complete, the
- * critical flag, and the Sparkle version the app's CFBundleVersion must be.
- */
-function rolloutPanel(versionPath: string, v: ReleaseVersionView, csrfToken: string): Html {
-  const { rollout } = v;
-  const button = (action: string, label: string, cls = "secondary small") =>
-    actionForm(
-      csrfToken,
-      { action: `${versionPath}/rollout/${action}`, class: "inline" },
-      {
-        label,
-        class: cls,
-      },
-    );
-  return html`<div class="actions rollout" data-rollout="${rollout?.state ?? "released"}">
-    <strong>${rolloutState(v)}</strong> ${v.critical ? badge("critical") : ""}
-    <form method="post" action="${versionPath}/rollout" class="inline">
-      ${csrfField(csrfToken)}
-      <label
-        >Roll out to
-        <input
-          type="number"
-          name="percent"
-          min="1"
-          max="100"
-          required
-          value="${rollout?.percent ?? 10}"
-        />
-        %</label
-      ><button type="submit" class="secondary small">${rollout ? "Set" : "Start rollout"}</button>
-    </form>
-    ${rollout?.state === "rolling" ? button("pause", "Pause", "danger small") : ""}
-    ${rollout?.state === "paused" ? button("resume", "Resume") : ""}
-    ${rollout ? button("complete", "Release to all") : ""}
-    ${actionForm(
-      csrfToken,
-      {
-        action: `${versionPath}/critical`,
-        class: "inline",
-        hidden: { critical: v.critical ? "off" : "on" },
-      },
-      { label: v.critical ? "Not critical" : "Mark critical", class: "secondary small" },
-    )}
-    <span class="muted">Sparkle CFBundleVersion <code>${sparkleVersion(v.version)}</code></span>
-  </div>`;
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import * as contracts from "../../../contracts/admin.js";
+import * as contracts from "../../../contracts/api-keys.js";
 import type { DB } from "../../../db/schema.js";
 import { listApiKeys } from "../../../domain/api-keys/api-keys.js";
 import * as actions from "../../../actions/api-keys.js";

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { listAudit as listAuditContract } from "../../../contracts/admin.js";
+import { listAudit as listAuditContract } from "../../../contracts/audit.js";
 import { pageLimits } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
 import { listAudit } from "../../../domain/audit/audit-log.js";

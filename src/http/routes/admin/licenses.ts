@@ -2,41 +2,39 @@ import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import {
   createLicense,
-  deactivateMachine,
-  endOfflinePlace,
   getLicense,
   type LicenseSettingsBody,
   listLicenses,
-  listMachines,
   reinstateLicense,
   revokeLicense,
   suspendLicense,
   updateLicense,
-} from "../../../contracts/admin.js";
+} from "../../../contracts/licenses.js";
+import { deactivateMachine, endOfflinePlace, listMachines } from "../../../contracts/machines.js";
+import { licenseSettings } from "../../../contracts/license-settings.js";
 import * as seats from "../../../contracts/seats.js";
 import { pageLimits } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
 import * as actions from "../../../actions/licenses.js";
-import {
-  embeddedMachines,
-  type LicenseSettings,
-  listLicenses as listLicenseViews,
-  showLicense,
-} from "../../../domain/licenses/manage-licenses.js";
+import { listLicenses as listLicenseViews } from "../../../domain/licenses/list-licenses.js";
+import type { LicenseSettings } from "../../../domain/licenses/manage-licenses.js";
+import { embeddedMachines, showLicense } from "../../../domain/licenses/show-license.js";
 import { ShipkeyError } from "../../../errors.js";
 import { parseIsoTimestamp } from "../../../lib/time.js";
 import { productIdsOf, requireActor, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 
-/** The body's settings as the domain takes them; expiresAt ISO text → epoch ms. */
-function toSettings(body: Omit<LicenseSettingsBody, "maxMachines">): LicenseSettings {
+/** The body's settings as the domain takes them: expiresAt ISO text → epoch ms. */
+function toSettings<B extends LicenseSettingsBody>(
+  body: B,
+): Omit<B, "expiresAt"> & Pick<LicenseSettings, "expiresAt"> {
   const { expiresAt, ...rest } = body;
   if (expiresAt === undefined || expiresAt === null) return { ...rest, expiresAt };
   const ms = parseIsoTimestamp(expiresAt);
   if (ms === null) {
     throw new ShipkeyError(
       "INVALID_FIELD_VALUE",
-      "expiresAt must be an ISO 8601 timestamp with a zone, or null",
+      `expiresAt must be ${licenseSettings.expiresAt.says}`,
       { field: "expiresAt" },
     );
   }
@@ -70,16 +68,10 @@ export function adminLicenseRoutes(app: App, db: Kysely<DB>): void {
       ),
     },
     async (request, reply) => {
-      const { productSlug, licenseKey, maxMachines, ...settings } = request.body;
       const license = await actions.createLicense(
         db,
         requireActor(request),
-        {
-          ...toSettings(settings),
-          productSlug,
-          maxMachines,
-          licenseKey,
-        },
+        toSettings(request.body),
         request.idempotencyClaim,
       );
       return reply.status(201).send(license);

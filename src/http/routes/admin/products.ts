@@ -5,7 +5,7 @@ import * as actions from "../../../actions/products.js";
 import { listProducts, requireProduct } from "../../../domain/products/products.js";
 import { listProductKeys } from "../../../domain/signing/signing-keys.js";
 import type { Signing } from "../../../domain/signing/key-ring.js";
-import * as contracts from "../../../contracts/admin.js";
+import * as contracts from "../../../contracts/products.js";
 import { productIdsOf, requireActor, requireProductInKey } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
-import * as contracts from "../../../contracts/admin.js";
+import * as contracts from "../../../contracts/release-versions.js";
 import { usageReportDays } from "../../../contracts/vocabulary.js";
 import type { DB } from "../../../db/schema.js";
 import * as actions from "../../../actions/releases.js";

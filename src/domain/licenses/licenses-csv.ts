@@ -1,11 +1,8 @@
 import { Readable } from "node:stream";
 import type { Kysely } from "kysely";
-import type { DB } from "../../../db/schema.js";
-import {
-  type LicenseFilter,
-  type LicenseView,
-  listLicenses,
-} from "../../../domain/licenses/manage-licenses.js";
+import type { DB } from "../../db/schema.js";
+import type { LicenseView } from "./license-views.js";
+import { type LicenseFilter, listLicenses } from "./list-licenses.js";
 
 /** Rows read from the database per query while exporting. */
 const batch = 500;
