@@ -23,6 +23,10 @@ import { type MasterKey, masterKeyBytes } from "./domain/signing/key-material.js
 import { defaultKeyRefreshMs, SigningKeyRing } from "./domain/signing/key-ring.js";
 import { type WebhookOptions, type WebhookWorker, webhookWorker } from "./http/webhook-delivery.js";
 import { emailWorker, type MailOptions, type MailWorker } from "./http/email-delivery.js";
+import type { IntegrationOptions } from "./http/routes/integration-webhook.js";
+import { retryWaitingPaymentEvents } from "./actions/integration-events.js";
+import { saleEffects } from "./actions/sale-wiring.js";
+import { scheduleMaintenance } from "./http/maintenance-timer.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -80,6 +84,8 @@ export interface AppOptions {
   mail?: MailOptions;
   /** How often buffered last-seen times and usage counts are written; every second unless given. */
   bufferFlushMs?: number;
+  /** The payment integrations' webhooks: Paddle's tolerance and the clock (tests). */
+  integrations?: IntegrationOptions;
 }
 
 /**
@@ -103,6 +109,7 @@ export async function buildApp({
   webhooks = {},
   mail = {},
   bufferFlushMs = defaultBufferFlushMs,
+  integrations = {},
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -200,6 +207,16 @@ export async function buildApp({
   });
 
   if (pruning) schedulePruning(app, database.db, faults, pruning);
+  if (integrations.retryEveryMs !== undefined) {
+    const effects = integrations.effects ?? saleEffects;
+    scheduleMaintenance(
+      app,
+      faults,
+      "retrying waiting payment events",
+      { everyMs: integrations.retryEveryMs, onReady: true },
+      async () => void (await retryWaitingPaymentEvents(database.db, effects)),
+    );
+  }
   if (statisticsCheckMs !== undefined && database.dialect === "postgres") {
     scheduleStatisticsRefresh(app, database.db, faults, statisticsCheckMs);
   }
@@ -233,6 +250,7 @@ export async function buildApp({
       signing,
       webhooks: webhookDelivery,
       mail: mailDelivery,
+      integrations,
     }),
   );
   return app;

@@ -48,6 +48,10 @@ export interface Config {
   smtpUrl: string | null;
   /** MAIL_FROM: the From of every message. */
   mailFrom: string | null;
+  /** How long the raw bodies of payment providers' events are kept, in ms. */
+  integrationEventBodyMs: number;
+  /** How far a Paddle-Signature's ts may be from now, in seconds. */
+  paddleToleranceSeconds: number;
 }
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -88,6 +92,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetentionMs: webhookRetentionMsFrom(env),
     webhooksDisableAfterFailures: integerFrom(env, "WEBHOOKS_DISABLE_AFTER", 50, 1, 100_000),
     ...mailFrom(env),
+    integrationEventBodyMs: integrationEventBodyMsFrom(env),
+    paddleToleranceSeconds: integerFrom(env, "PADDLE_SIGNATURE_TOLERANCE", 5, 1, 300),
   };
 }
 
@@ -265,6 +271,15 @@ export function activationHistoryMsFrom(env: NodeJS.ProcessEnv = process.env): n
 /** WEBHOOKS_RETENTION_DAYS in ms (default 30); shared by the server and the CLI. */
 export function webhookRetentionMsFrom(env: NodeJS.ProcessEnv = process.env): number {
   return integerFrom(env, "WEBHOOKS_RETENTION_DAYS", 30, 1, 36500) * 86_400_000;
+}
+
+/**
+ * INTEGRATION_EVENT_BODY_DAYS in ms (default 30; 0 keeps none past the next pruning): how long
+ * the raw bodies of payment providers' events (customers' names and e-mails) are kept; shared
+ * by the server and the CLI.
+ */
+export function integrationEventBodyMsFrom(env: NodeJS.ProcessEnv = process.env): number {
+  return integerFrom(env, "INTEGRATION_EVENT_BODY_DAYS", 30, 0, 36500) * 86_400_000;
 }
 
 /** WEBHOOKS_ALLOW_PRIVATE=true|false (default false); shared by the server and the CLI. */

@@ -152,16 +152,17 @@ function createKeyFile(file: string): boolean {
   }
 }
 
-/** What a rotation sealed again: signing keys and webhook endpoints' secrets. */
+/** What a rotation sealed again: signing keys, webhook endpoints' and integrations' secrets. */
 export interface Resealed {
   keys: number;
   webhookSecrets: number;
+  integrationSecrets: number;
 }
 
 /**
  * `shipkey master-key rotate`, for a stopped service: it refuses while a server's heartbeat is
  * fresh, and while the current master key is not this database's (resolveVerifiedMasterKey).
- * `reseal` seals every signing key, webhook secret and the key-check value under a new master key. With SHIPKEY_MASTER_KEY set, the new key is SHIPKEY_NEW_MASTER_KEY's, and the
+ * `reseal` seals every signing key, webhook and integration secret and the key-check value under a new master key. With SHIPKEY_MASTER_KEY set, the new key is SHIPKEY_NEW_MASTER_KEY's, and the
  * operator then sets it on every process. On SQLite without it, the key file is replaced: the
  * new key (SHIPKEY_NEW_MASTER_KEY if given, else random) is written durably to `<file>.new`, the
  * keys are sealed, then the old key is kept as `<file>.old` and the new one moved into place.

@@ -36,7 +36,9 @@ async function main(): Promise<void> {
     pruning: {
       activationHistoryMs: config.activationHistoryMs,
       webhookRetentionMs: config.webhookRetentionMs,
+      integrationEventBodyMs: config.integrationEventBodyMs,
     },
+    integrations: { paddleToleranceSeconds: config.paddleToleranceSeconds, retryEveryMs: 60_000 },
     webhooks: {
       allowPrivate: config.webhooksAllowPrivate,
       disableAfterFailures: config.webhooksDisableAfterFailures,

@@ -7,6 +7,7 @@ import * as signingKeys from "../domain/signing/signing-keys.js";
 import { type Actor, withAudit } from "../domain/audit/audit-log.js";
 import type { IdempotencyClaim } from "../domain/idempotency/idempotency-keys.js";
 import { resealWebhookSecrets } from "../domain/webhooks/endpoints.js";
+import { resealIntegrationSecrets } from "../domain/integrations/integrations.js";
 
 // Products, their settings and signing keys, and the master key's rotation: the use cases'
 // actions. Each runs its checks, its rows, its webhook events and its audit entry in one
@@ -163,6 +164,7 @@ export const resealSecrets = (db: Kysely<DB>, actor: Actor, from: MasterKey, to:
     async (trx) => ({
       ...(await signingKeys.resealSigningKeys(trx, from, to)),
       webhookSecrets: await resealWebhookSecrets(trx, from, to),
+      integrationSecrets: await resealIntegrationSecrets(trx, from, to),
     }),
     (result) => ({ target: { type: "master_key", id: "signing_keys" }, details: result }),
   );

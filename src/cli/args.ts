@@ -92,6 +92,15 @@ export function parseCommandLine(argv: string[]): { positionals: string[]; optio
         state: { type: "string" },
         product: { type: "string" },
         failed: { type: "boolean" },
+        provider: { type: "string" },
+        mode: { type: "string" },
+        "secret-stdin": { type: "boolean" },
+        "remove-secret": { type: "string" },
+        replay: { type: "string" },
+        map: { type: "string" },
+        unmap: { type: "string" },
+        plan: { type: "string" },
+        "quantity-means": { type: "string" },
       },
     });
     return { positionals, options: values };

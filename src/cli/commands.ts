@@ -8,6 +8,7 @@ import { productCommands } from "./commands/products.js";
 import { releaseCommands } from "./commands/releases.js";
 import { webhookCommands } from "./commands/webhooks.js";
 import { emailCommands } from "./commands/emails.js";
+import { integrationCommands } from "./commands/integrations.js";
 import type { Command, CommandHelp } from "./commands/shared.js";
 import type { Options } from "./args.js";
 import {
@@ -31,6 +32,7 @@ export const commands: Record<string, Command> = {
   ...apiKeyCommands,
   ...webhookCommands,
   ...emailCommands,
+  ...integrationCommands,
 };
 
 /** A command that needs no database: @shipkey/publish's, over HTTP. */

@@ -158,7 +158,7 @@ export const ValidFailure = Type.Object(
   { title: "ValidFailure" },
 );
 
-export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 export type Tag =
   | "Licenses"
@@ -172,6 +172,7 @@ export type Tag =
   | "Admin: audit"
   | "Admin: webhooks"
   | "Admin: e-mail"
+  | "Admin: integrations"
   | "Health";
 
 /** The route schema Fastify reads: requests and every answer. */

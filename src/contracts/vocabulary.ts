@@ -129,6 +129,11 @@ export const webhookEventTypes = [
   "api_key.created",
   "api_key.revoked",
   "email.failed",
+  "order.paid",
+  "order.refunded",
+  "order.disputed",
+  "license.renewed",
+  "license.payment_failed",
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
@@ -186,3 +191,35 @@ export const emailLimits = {
   /** The SMTP reply kept of a message's last attempt. */
   reply: 1000,
 } as const;
+/** Payment providers an integration connects (docs/selling.md). */
+export const integrationProviders = ["stripe", "paddle", "lemonsqueezy"] as const;
+export type IntegrationProvider = (typeof integrationProviders)[number];
+
+/** live: events in test mode are ignored; test: events in live mode are ignored. */
+export const integrationModes = ["live", "test"] as const;
+export type IntegrationMode = (typeof integrationModes)[number];
+
+export const integrationEventStatuses = ["processed", "ignored", "waiting"] as const;
+export type IntegrationEventStatus = (typeof integrationEventStatuses)[number];
+
+/**
+ * Integrations: a signing secret's length, the secrets held at once (two during a rotation),
+ * the largest webhook body accepted, and Paddle's signature tolerance.
+ */
+export const integrationLimits = {
+  secretMinLength: 6,
+  secretMaxLength: 255,
+  secretsAtOnce: 2,
+  description: 255,
+  webhookBodyBytes: 512 * 1024,
+  defaultPaddleToleranceSeconds: 5,
+  maxPaddleToleranceSeconds: 300,
+} as const;
+
+/** What a quantity bought means: seats (one license, the plan's slots × quantity) or licenses. */
+export const quantityMeanings = ["seats", "licenses"] as const;
+export type QuantityMeaning = (typeof quantityMeanings)[number];
+
+/** An order's state: paid, refunded (in full), disputed (a chargeback open or lost). */
+export const orderStates = ["paid", "refunded", "disputed"] as const;
+export type OrderState = (typeof orderStates)[number];

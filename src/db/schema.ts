@@ -10,6 +10,21 @@ import type {
   EmailState,
   WebhookDeliveryStatus,
 } from "../contracts/vocabulary.js";
+import type {
+  IntegrationEventsTable,
+  IntegrationOrdersTable,
+  IntegrationPricesTable,
+  IntegrationSecretsTable,
+  IntegrationsTable,
+} from "./schema-integrations.js";
+
+export type {
+  IntegrationEventsTable,
+  IntegrationOrdersTable,
+  IntegrationPricesTable,
+  IntegrationSecretsTable,
+  IntegrationsTable,
+};
 
 /**
  * Table types as Kysely sees them. Timestamps are integer epoch milliseconds on both dialects
@@ -456,4 +471,9 @@ export interface DB {
   email_messages: EmailMessagesTable;
   product_email_settings: ProductEmailSettingsTable;
   email_templates: EmailTemplatesTable;
+  integrations: IntegrationsTable;
+  integration_secrets: IntegrationSecretsTable;
+  integration_events: IntegrationEventsTable;
+  integration_prices: IntegrationPricesTable;
+  integration_orders: IntegrationOrdersTable;
 }

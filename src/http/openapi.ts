@@ -20,6 +20,7 @@ const tags: Tag[] = [
   "Admin: audit",
   "Admin: webhooks",
   "Admin: e-mail",
+  "Admin: integrations",
   "Health",
 ];
 

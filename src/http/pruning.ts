@@ -12,6 +12,8 @@ export interface PruningOptions {
   activationHistoryMs: number;
   /** See config.ts WEBHOOKS_RETENTION_DAYS. */
   webhookRetentionMs?: number;
+  /** See config.ts INTEGRATION_EVENT_BODY_DAYS. */
+  integrationEventBodyMs?: number;
   /** Time between runs; the first runs when the app is ready. */
   everyMs?: number;
   /** Time between the machine lease sweeps (every 5 minutes by default). */
@@ -43,6 +45,9 @@ export function schedulePruning(
         ...(options.webhookRetentionMs === undefined
           ? {}
           : { webhookRetentionMs: options.webhookRetentionMs }),
+        ...(options.integrationEventBodyMs === undefined
+          ? {}
+          : { integrationEventBodyMs: options.integrationEventBodyMs }),
       });
       if (Object.values(counts).some((deleted) => deleted > 0)) {
         app.log.info(counts, "pruned old rows");

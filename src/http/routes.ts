@@ -22,10 +22,13 @@ import { adminPlanRoutes } from "./routes/admin/plans.js";
 import { adminProductRoutes } from "./routes/admin/products.js";
 import { adminReleaseRoutes } from "./routes/admin/releases.js";
 import { adminWebhookRoutes } from "./routes/admin/webhooks.js";
+import { adminIntegrationRoutes } from "./routes/admin/integrations.js";
+import { type IntegrationOptions, integrationWebhookRoutes } from "./routes/integration-webhook.js";
 import type { WebhookWorker } from "./webhook-delivery.js";
 import type { MailWorker } from "./email-delivery.js";
 import { adminEmailRoutes } from "./routes/admin/emails.js";
 import { checkoutLicenseRoute } from "./routes/checkout-license.js";
+import { checkoutClaimRoute } from "./routes/checkout-claim.js";
 import { deactivateMachineRoute } from "./routes/deactivate-machine.js";
 import { healthRoutes } from "./routes/health.js";
 import { publishReleaseRoute } from "./routes/publish-release.js";
@@ -50,6 +53,7 @@ export function registerRoutes(
     signing,
     webhooks,
     mail,
+    integrations,
   }: {
     lastSeen: LastSeenRecorder;
     counts: UsageCounts;
@@ -58,6 +62,7 @@ export function registerRoutes(
     signing: Signing;
     webhooks: WebhookWorker;
     mail: MailWorker;
+    integrations: IntegrationOptions;
   },
 ): void {
   registerActor(app);
@@ -113,6 +118,19 @@ export function registerRoutes(
     productKeysRoute(routes, db, signing.ring);
   });
 
+  // The vendor's thank-you page: limited per address as the license endpoints are.
+  void app.register(async (claims) => {
+    if (limits) claims.addHook("onRequest", limits.perAddress("license"));
+    claims.addHook("preValidation", async (request) => checkPublicUrl(request));
+    checkoutClaimRoute(typed(claims), db);
+  });
+
+  // Payment providers' webhooks: their raw bodies are parsed in this scope only.
+  void app.register(async (providers) => {
+    providers.addHook("preValidation", async (request) => rejectNulInUrl(request));
+    integrationWebhookRoutes(providers, db, signing.masterKey, integrations);
+  });
+
   void app.register(async (admin) => {
     await admin.register(cookie); // the dashboard session (admin-auth.ts)
     // Answers (a new API key's secret among them) are never cached nor sniffed, errors included.
@@ -137,5 +155,6 @@ export function registerRoutes(
     adminAuditRoutes(routes, db);
     adminWebhookRoutes(routes, db, signing.masterKey, webhooks);
     adminEmailRoutes(routes, db, mail);
+    adminIntegrationRoutes(routes, db, signing.masterKey, integrations);
   });
 }

@@ -221,9 +221,11 @@ describe.each(dialects)("API keys limited to products (%s)", (dialect) => {
       const named =
         path === "/api/admin/products"
           ? "brand-new-app"
-          : // Revoking keys and managing webhook endpoints: refused whatever they name.
+          : // Revoking keys, managing webhook endpoints and payment integrations: refused
+            // whatever they name.
             (path.endsWith("/revoke") && path.includes("api-keys")) ||
-              path.startsWith("/api/admin/webhook-endpoints")
+              path.startsWith("/api/admin/webhook-endpoints") ||
+              path.startsWith("/api/admin/integrations")
             ? ""
             : f.otherProduct.slug;
       if (

@@ -15,18 +15,18 @@ const packageVersion = (
   }
 ).version;
 
-/** The fenced block under the README's `## CLI` heading. */
-function readmeSynopsis(): string {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const section = readme.split(/^## CLI$/m)[1];
+/** The fenced block under docs/cli.md's `## Commands` heading. */
+function cliSynopsis(): string {
+  const doc = readFileSync(new URL("../../docs/cli.md", import.meta.url), "utf8");
+  const section = doc.split(/^## Commands$/m)[1];
   const block = section === undefined ? undefined : /```[a-z]*\n([\s\S]*?)```/.exec(section);
-  if (block?.[1] === undefined) throw new Error("README.md has no fenced block under ## CLI");
+  if (block?.[1] === undefined) throw new Error("docs/cli.md has no fenced block under ## Commands");
   return block[1];
 }
 
 describe("shipkey help (rendered in-process)", () => {
-  it("the README's CLI synopsis is exactly `shipkey --help`", () => {
-    expect(readmeSynopsis()).toBe(renderUsage());
+  it("docs/cli.md's synopsis is exactly `shipkey --help`", () => {
+    expect(cliSynopsis()).toBe(renderUsage());
   });
 
   it("the usage lists every command with one line, no line over 100 characters", () => {

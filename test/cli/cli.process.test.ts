@@ -96,6 +96,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       idempotencyKeys: 0,
       certificates: 0,
       webhookDeliveries: 0,
+      integrationEventBodies: 0,
     });
     const bad = await runCli(testDatabase.url, ["prune"], {
       env: { ACTIVATION_HISTORY_DAYS: "-1" },

@@ -218,6 +218,9 @@ const allMigrations = [
   "0029_license_plans",
   "0030_email_outbox",
   "0031_email_templates",
+  "0032_integrations",
+  "0033_integration_events",
+  "0034_sales",
 ];
 
 /**

@@ -171,6 +171,9 @@ async function upgradeAndCheck(url: string): Promise<Snapshot> {
     ["0029_license_plans", "Success"],
     ["0030_email_outbox", "Success"],
     ["0031_email_templates", "Success"],
+    ["0032_integrations", "Success"],
+    ["0033_integration_events", "Success"],
+    ["0034_sales", "Success"],
   ]);
   const after = await snapshot(database.db);
   expect(after).toEqual(withoutLicenseKeysInAudit(before));

@@ -2,6 +2,8 @@ import * as apiKeys from "../../src/contracts/api-keys.js";
 import * as audit from "../../src/contracts/audit.js";
 import * as emails from "../../src/contracts/emails.js";
 import type { Contract } from "../../src/contracts/kit.js";
+import * as checkoutClaim from "../../src/contracts/checkout-claim.js";
+import * as integrations from "../../src/contracts/integrations.js";
 import * as licenseApi from "../../src/contracts/license-api.js";
 import * as licenses from "../../src/contracts/licenses.js";
 import * as machines from "../../src/contracts/machines.js";
@@ -24,6 +26,8 @@ export const contracts: Contract[] = [
   apiKeys,
   audit,
   emails,
+  checkoutClaim,
+  integrations,
   licenseApi,
   licenses,
   machines,

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as checkoutClaim from "../../src/contracts/checkout-claim.js";
+import * as integrations from "../../src/contracts/integrations.js";
 import * as licenseApi from "../../src/contracts/license-api.js";
 import * as releases from "../../src/contracts/releases.js";
 import { limits } from "../../src/contracts/vocabulary.js";
@@ -145,6 +147,17 @@ describe("hostile input to every public route", () => {
         method: "GET",
         route: releases.downloadNamed.url,
         url: `/api/downloads/${slug}/1.0.0/WINDOWS/X64/a-1.0.0.exe`,
+      },
+      {
+        method: "GET",
+        route: checkoutClaim.claimCheckout.url,
+        url: "/api/checkout/claim?provider=stripe&session=cs_test_1",
+      },
+      {
+        method: "POST",
+        route: integrations.receiveIntegrationEvent.url,
+        url: "/api/integrations/stripe/int_01JD8X3V6Q2WHM4KZR7TXN/webhook",
+        body: { id: "evt_1" },
       },
     ];
   });

@@ -312,6 +312,7 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
     expect(await actions.resealSecrets(f.db, cli, masterKey, next)).toEqual({
       keys: before.length,
       webhookSecrets: 0,
+      integrationSecrets: 0,
     });
     await assertMasterKeyOpensKeys(f.db, next);
     const after = await f.db.selectFrom("signing_keys").selectAll().orderBy("kid").execute();
@@ -338,7 +339,11 @@ describe.each(dialects)("signing keys (%s)", (dialect) => {
       .where("action", "=", "master_key.rotate")
       .executeTakeFirstOrThrow();
     expect(audit.target_type).toBe("master_key");
-    expect(JSON.parse(audit.details)).toEqual({ keys: before.length, webhookSecrets: 0 });
+    expect(JSON.parse(audit.details)).toEqual({
+      keys: before.length,
+      webhookSecrets: 0,
+      integrationSecrets: 0,
+    });
     // Back, so the other tests' app keeps opening its keys.
     await actions.resealSecrets(f.db, cli, next, masterKey);
   });
@@ -424,6 +429,7 @@ describe("master key", () => {
       expect(JSON.parse(rotated.stdout)).toEqual({
         keys: 1,
         webhookSecrets: 0,
+        integrationSecrets: 0,
         file,
         previous: `${file}.old`,
       });

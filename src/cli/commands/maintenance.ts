@@ -1,6 +1,7 @@
 import {
   activationHistoryMsFrom,
   webhookRetentionMsFrom,
+  integrationEventBodyMsFrom,
   databaseUrlFrom,
   masterKeyFromEnv,
 } from "../../config.js";
@@ -50,10 +51,11 @@ export const maintenanceCommands: Record<string, Command> = {
       const counts = await prune(db, {
         activationHistoryMs: activationHistoryMsFrom(env),
         webhookRetentionMs: webhookRetentionMsFrom(env),
+        integrationEventBodyMs: integrationEventBodyMsFrom(env),
       });
       return {
         data: counts,
-        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys, ${counts.certificates} expired certificate records and ${counts.webhookDeliveries} webhook deliveries.`,
+        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys, ${counts.certificates} expired certificate records, ${counts.webhookDeliveries} webhook deliveries and ${counts.integrationEventBodies} payment events' raw bodies.`,
       };
     },
   },
@@ -79,8 +81,8 @@ export const maintenanceCommands: Record<string, Command> = {
         data: rotation,
         text:
           rotation.file === null
-            ? `${rotation.keys} signing keys and ${rotation.webhookSecrets} webhook secrets sealed under SHIPKEY_NEW_MASTER_KEY. Set SHIPKEY_MASTER_KEY to it for every process, then start them.`
-            : `${rotation.keys} signing keys and ${rotation.webhookSecrets} webhook secrets sealed under a new master key, now in ${rotation.file}. Back it up, then start the service; once it runs, delete the old key, kept in ${rotation.previous}.`,
+            ? `${rotation.keys} signing keys, ${rotation.webhookSecrets} webhook secrets and ${rotation.integrationSecrets} integration secrets sealed under SHIPKEY_NEW_MASTER_KEY. Set SHIPKEY_MASTER_KEY to it for every process, then start them.`
+            : `${rotation.keys} signing keys, ${rotation.webhookSecrets} webhook secrets and ${rotation.integrationSecrets} integration secrets sealed under a new master key, now in ${rotation.file}. Back it up, then start the service; once it runs, delete the old key, kept in ${rotation.previous}.`,
       };
     },
   },

@@ -30,6 +30,9 @@ import * as plans from "./0028_plans.js";
 import * as licensePlans from "./0029_license_plans.js";
 import * as emailOutbox from "./0030_email_outbox.js";
 import * as emailTemplates from "./0031_email_templates.js";
+import * as integrations from "./0032_integrations.js";
+import * as integrationEvents from "./0033_integration_events.js";
+import * as sales from "./0034_sales.js";
 
 // Imported statically (not read from a folder at run time) so the compiled service and the
 // tests run exactly the same list, in this order.
@@ -65,4 +68,7 @@ export const migrations: Record<string, Migration> = {
   "0029_license_plans": licensePlans,
   "0030_email_outbox": emailOutbox,
   "0031_email_templates": emailTemplates,
+  "0032_integrations": integrations,
+  "0033_integration_events": integrationEvents,
+  "0034_sales": sales,
 };

@@ -12,7 +12,12 @@ export interface PruneOptions {
   activationHistoryMs: number;
   /** How long a finished (delivered or failed) webhook delivery and its payload are kept. */
   webhookRetentionMs?: number;
+  /** How long a payment provider's event keeps its raw body (the event's row stays). */
+  integrationEventBodyMs?: number;
 }
+
+/** INTEGRATION_EVENT_BODY_DAYS' default. */
+export const defaultIntegrationEventBodyDays = 30;
 
 /** WEBHOOKS_RETENTION_DAYS' default. */
 export const defaultWebhookRetentionDays = 30;
@@ -23,12 +28,14 @@ export interface PruneCounts {
   idempotencyKeys: number;
   certificates: number;
   webhookDeliveries: number;
+  integrationEventBodies: number;
 }
 
 /**
  * Deletes what no one needs any more: ended activations past their retention, expired dashboard
  * sessions, Idempotency-Key rows past their 24 h window, the records of expired license
- * certificates and finished webhook deliveries (with their payloads) past their retention. Active activations are never touched: they hold slots. A client's deactivation
+ * certificates and finished webhook deliveries (with their payloads) past their retention, and
+ * the raw bodies of payment providers' events past theirs. Active activations are never touched: they hold slots. A client's deactivation
  * on a license with a churn limit (its own or its product's) is kept at least 30 days, whatever
  * the retention: the limit counts it that long.
  */
@@ -139,7 +146,33 @@ export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<Prun
       )
       .executeTakeFirst(),
   );
-  return { activations, sessions, idempotencyKeys, certificates, webhookDeliveries };
+  // The event's row stays (the ledger: a copy delivered later is still a duplicate); its raw
+  // body, which holds the customer's name and e-mail, goes.
+  const bodyCutoff =
+    now - (options.integrationEventBodyMs ?? defaultIntegrationEventBodyDays * 86_400_000);
+  const integrationEventBodies = await inBatches(async (limit) => {
+    const result = await db
+      .updateTable("integration_events")
+      .set({ body: null })
+      .where("id", "in", (eb) =>
+        eb
+          .selectFrom("integration_events")
+          .select("id")
+          .where("received_at", "<=", bodyCutoff)
+          .where("body", "is not", null)
+          .limit(limit),
+      )
+      .executeTakeFirst();
+    return { numDeletedRows: result.numUpdatedRows };
+  });
+  return {
+    activations,
+    sessions,
+    idempotencyKeys,
+    certificates,
+    webhookDeliveries,
+    integrationEventBodies,
+  };
 }
 
 /** Runs a bounded delete until one deletes less than a full batch; the rows deleted. */
