@@ -20,7 +20,8 @@ function cliSynopsis(): string {
   const doc = readFileSync(new URL("../../docs/cli.md", import.meta.url), "utf8");
   const section = doc.split(/^## Commands$/m)[1];
   const block = section === undefined ? undefined : /```[a-z]*\n([\s\S]*?)```/.exec(section);
-  if (block?.[1] === undefined) throw new Error("docs/cli.md has no fenced block under ## Commands");
+  if (block?.[1] === undefined)
+    throw new Error("docs/cli.md has no fenced block under ## Commands");
   return block[1];
 }
 
