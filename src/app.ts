@@ -25,7 +25,6 @@ import { type WebhookOptions, type WebhookWorker, webhookWorker } from "./http/w
 import { emailWorker, type MailOptions, type MailWorker } from "./http/email-delivery.js";
 import type { IntegrationOptions } from "./http/routes/integration-webhook.js";
 import { retryWaitingPaymentEvents } from "./actions/integration-events.js";
-import { saleEffects } from "./actions/sale-wiring.js";
 import { scheduleMaintenance } from "./http/maintenance-timer.js";
 
 declare module "fastify" {
@@ -208,13 +207,12 @@ export async function buildApp({
 
   if (pruning) schedulePruning(app, database.db, faults, pruning);
   if (integrations.retryEveryMs !== undefined) {
-    const effects = integrations.effects ?? saleEffects;
     scheduleMaintenance(
       app,
       faults,
       "retrying waiting payment events",
       { everyMs: integrations.retryEveryMs, onReady: true },
-      async () => void (await retryWaitingPaymentEvents(database.db, effects)),
+      async () => void (await retryWaitingPaymentEvents(database.db)),
     );
   }
   if (statisticsCheckMs !== undefined && database.dialect === "postgres") {

@@ -9,7 +9,6 @@ import {
 } from "../domain/integrations/event-ledger.js";
 import type { InboundEvent } from "../domain/integrations/inbound-event.js";
 import { type IntegrationRow, requireIntegrationRow } from "../domain/integrations/integrations.js";
-import type { SaleEffects } from "./sale-effects.js";
 import { saleEventHandlers } from "./sale-events/index.js";
 
 /**
@@ -18,20 +17,12 @@ import { saleEventHandlers } from "./sale-events/index.js";
  */
 export const receivePaymentEvent = (
   db: Kysely<DB>,
-  effects: SaleEffects,
   integration: IntegrationRow & { product_slug: string },
   event: InboundEvent,
   body: string,
   now: number,
 ) =>
-  receiveInboundEvent(
-    db,
-    saleEventHandlers(effects)[integration.provider],
-    integration,
-    event,
-    body,
-    now,
-  );
+  receiveInboundEvent(db, saleEventHandlers()[integration.provider], integration, event, body, now);
 
 /**
  * An ignored or waiting event processed again, from its kept raw body (verified when it
@@ -40,7 +31,6 @@ export const receivePaymentEvent = (
 export const replayPaymentEvent = (
   db: Kysely<DB>,
   actor: Actor,
-  effects: SaleEffects,
   integrationId: string,
   eventId: string,
   now = Date.now(),
@@ -52,7 +42,7 @@ export const replayPaymentEvent = (
     "integration.replay_event",
     async (trx) => {
       const integration = await requireIntegrationRow(trx, integrationId);
-      const handlers = saleEventHandlers(effects)[integration.provider];
+      const handlers = saleEventHandlers()[integration.provider];
       return reprocessEvent(trx, handlers, integrationId, eventId, now);
     },
     (event) => ({
@@ -63,11 +53,7 @@ export const replayPaymentEvent = (
   );
 
 /** Waiting events retried (hourly each, for 24 h): the maintenance timer's task. */
-export const retryWaitingPaymentEvents = (
-  db: Kysely<DB>,
-  effects: SaleEffects,
-  now = Date.now(),
-) => {
-  const handlers = saleEventHandlers(effects);
+export const retryWaitingPaymentEvents = (db: Kysely<DB>, now = Date.now()) => {
+  const handlers = saleEventHandlers();
   return retryWaitingEvents(db, (provider) => handlers[provider], now);
 };

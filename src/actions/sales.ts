@@ -15,21 +15,23 @@ import {
   type Outcome,
   processed,
 } from "../domain/integrations/process-event.js";
+import { enqueueLicenseDelivered, enqueuePaymentFailed } from "../domain/email/messages.js";
+import { queueMessage } from "./sale-messages.js";
 import { findLicenseView } from "../domain/licenses/license-views.js";
 import { licenseIdOfKey } from "../domain/licenses/license-record.js";
+import { planExpiry, statusAfter } from "../domain/plans/license-from-plan.js";
+import { findPlanById } from "../domain/plans/plans.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import { newId } from "../lib/ids.js";
 import { isoOrNull } from "../lib/time.js";
 import { setLicenseStatus, updateLicense } from "./licenses.js";
-import type { SaleEffects } from "./sale-effects.js";
+import { createLicenseFromPlan } from "./plans.js";
 import type { License } from "../contracts/licenses.js";
 import type { LicenseStatus, WebhookEventType } from "../contracts/vocabulary.js";
 
 // A sale's effects on licenses, each idempotent on the provider's object and each with its audit
 // entry (actor: the integration, as "service") and its webhook event, in the event's
 // transaction. The provider handlers (sale-events/) read their events into these calls.
-
-const dayMs = 86_400_000;
 
 /** The integration acting: audit entries name it. */
 export const integrationActor = (context: EventContext): Actor => ({
@@ -61,7 +63,6 @@ export interface PaidOrder {
  */
 export async function fulfilOrder(
   trx: Transaction<DB>,
-  effects: SaleEffects,
   context: EventContext,
   order: PaidOrder,
 ): Promise<Outcome> {
@@ -87,7 +88,7 @@ export async function fulfilOrder(
     const prices = order.items.map((item) => item.priceId).join(", ") || "none";
     return ignored(`no plan: no price of order ${order.orderId} is mapped (prices: ${prices})`);
   }
-  const plan = await effects.findPlan(trx, choice.planId);
+  const plan = await findPlanById(trx, choice.planId);
   if (plan === null || plan.product !== integration.product_slug) {
     return ignored(`plan ${choice.planId} does not exist for product ${integration.product_slug}`);
   }
@@ -95,14 +96,17 @@ export async function fulfilOrder(
   const count = choice.quantityMeans === "licenses" ? quantity : 1;
   const actor = integrationActor(context);
   const licenses: License[] = [];
+  const externalIds: string[] = [];
   for (let i = 0; i < count; i++) {
+    const externalId = i === 0 ? order.orderId : `${order.orderId}/${i + 1}`;
+    externalIds.push(externalId);
     licenses.push(
-      await effects.createLicense(trx, actor, plan.id, {
+      await createLicenseFromPlan(trx, actor, plan.id, {
         quantity: choice.quantityMeans === "seats" ? quantity : 1,
         periodEndsAt: plan.subscription ? order.periodEndsAt : null,
         customerName: order.customerName,
         customerEmail: order.customerEmail,
-        externalId: i === 0 ? order.orderId : `${order.orderId}/${i + 1}`,
+        externalId,
       }),
     );
   }
@@ -126,13 +130,11 @@ export async function fulfilOrder(
   };
   await trx.insertInto("integration_orders").values(row).execute();
   if (order.customerEmail !== null) {
-    for (const license of licenses) {
-      await effects.licenseDelivered(trx, {
-        license,
-        customerEmail: order.customerEmail,
-        customerName: order.customerName,
-        idempotencyKey: `${integration.id}:${order.orderId}:${license.licenseKey}`,
-      });
+    const customer = { email: order.customerEmail, name: order.customerName };
+    for (const [i, license] of licenses.entries()) {
+      // One message per license, keyed by the provider's order id (orderId/2… for the others).
+      const cause = `${integration.id}:${externalIds[i] ?? order.orderId}`;
+      await queueMessage(trx, enqueueLicenseDelivered, license, customer, cause);
     }
   }
   await announce(trx, context, "order.paid", "order.paid", row, licenses);
@@ -146,15 +148,17 @@ export async function fulfilOrder(
  */
 export async function renewSubscription(
   trx: Transaction<DB>,
-  effects: SaleEffects,
   context: EventContext,
   renewal: { subscriptionId: string; periodEndsAt: number },
 ): Promise<Outcome> {
   const order = await findSubscription(trx, context, renewal.subscriptionId);
   if (!order) return waitingFor(renewal.subscriptionId);
   if (isOlder(context, order)) return olderThanApplied(order);
-  const plan = await effects.findPlan(trx, order.plan_id);
-  const expiresAt = renewal.periodEndsAt + (plan?.graceDays ?? 0) * dayMs;
+  const plan = await findPlanById(trx, order.plan_id);
+  // A subscription plan's licenses run to the period's end plus its grace (planExpiry).
+  const expiresAt =
+    (plan?.subscription ? planExpiry(plan, context.now, renewal.periodEndsAt) : null) ??
+    renewal.periodEndsAt;
   const licenses = await updateLicenses(trx, context, order, { expiresAt });
   await touchOrder(trx, context, order, { period_end: renewal.periodEndsAt });
   await announce(trx, context, "license.renewed", "order.renewed", order, licenses, {
@@ -166,7 +170,6 @@ export async function renewSubscription(
 /** A failed payment changes no license: the customer's message and license.payment_failed. */
 export async function paymentFailed(
   trx: Transaction<DB>,
-  effects: SaleEffects,
   context: EventContext,
   subscriptionId: string,
 ): Promise<Outcome> {
@@ -174,13 +177,11 @@ export async function paymentFailed(
   if (!order) return ignored(`subscription ${subscriptionId} is not one of this integration's`);
   const licenses = await licensesOf(trx, order);
   if (order.customer_email !== null) {
+    const customer = { email: order.customer_email, name: order.customer_name };
     for (const license of licenses) {
-      await effects.paymentFailed(trx, {
-        license,
-        customerEmail: order.customer_email,
-        customerName: order.customer_name,
-        idempotencyKey: `${context.integration.id}:${context.event.key}:${license.licenseKey}`,
-      });
+      // Keyed by the provider's event id, one per license of the subscription.
+      const cause = `${context.integration.id}:${context.event.key}:${license.licenseKey}`;
+      await queueMessage(trx, enqueuePaymentFailed, license, customer, cause);
     }
   }
   await announce(trx, context, "license.payment_failed", "order.payment_failed", order, licenses);
@@ -205,7 +206,6 @@ export async function endSubscription(
 /** A full refund applies the plan's rule (revoke by default); a partial one is only noted. */
 export async function refundOrder(
   trx: Transaction<DB>,
-  effects: SaleEffects,
   context: EventContext,
   refund: { orderId?: string; paymentId?: string; full: boolean },
 ): Promise<Outcome> {
@@ -214,9 +214,14 @@ export async function refundOrder(
   if (!refund.full)
     return processed(`partial refund of order ${order.order_id} noted; nothing changed`);
   if (order.state === "refunded") return processed(`order ${order.order_id} was refunded already`);
-  const plan = await effects.findPlan(trx, order.plan_id);
+  const plan = await findPlanById(trx, order.plan_id);
   const rule = plan?.onRefund ?? "revoke";
-  const licenses = await applyRule(trx, context, order, rule);
+  const licenses = await applyRule(
+    trx,
+    context,
+    order,
+    plan ? statusAfter(plan, "refund") : "REVOKED",
+  );
   await touchOrder(trx, context, order, { state: "refunded" });
   await announce(
     trx,
@@ -232,7 +237,6 @@ export async function refundOrder(
 /** A chargeback applies the plan's rule (suspend by default); a won dispute reinstates. */
 export async function disputeOrder(
   trx: Transaction<DB>,
-  effects: SaleEffects,
   context: EventContext,
   dispute: { orderId?: string; paymentId?: string; outcome: "opened" | "won" | "lost" },
 ): Promise<Outcome> {
@@ -254,9 +258,14 @@ export async function disputeOrder(
     return processed(`dispute of order ${order.order_id} won: licenses reinstated`);
   }
   if (order.state === "disputed") return processed(`order ${order.order_id} is disputed already`);
-  const plan = await effects.findPlan(trx, order.plan_id);
+  const plan = await findPlanById(trx, order.plan_id);
   const rule = plan?.onChargeback ?? "suspend";
-  const licenses = await applyRule(trx, context, order, rule);
+  const licenses = await applyRule(
+    trx,
+    context,
+    order,
+    plan ? statusAfter(plan, "chargeback") : "SUSPENDED",
+  );
   await touchOrder(trx, context, order, { state: "disputed" });
   await announce(
     trx,
@@ -322,14 +331,15 @@ async function setStatuses(
   return updated;
 }
 
+/** The order's licenses set to `status` (the plan's reaction); null: left as they are. */
 function applyRule(
   trx: Transaction<DB>,
   context: EventContext,
   order: OrderRow,
-  rule: "revoke" | "suspend" | "nothing",
+  status: LicenseStatus | null,
 ): Promise<License[]> {
-  if (rule === "nothing") return licensesOf(trx, order);
-  return setStatuses(trx, context, order, rule === "revoke" ? "REVOKED" : "SUSPENDED");
+  if (status === null) return licensesOf(trx, order);
+  return setStatuses(trx, context, order, status);
 }
 
 /** The order's webhook event and its audit entry (target: the order). */

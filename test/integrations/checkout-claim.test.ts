@@ -3,8 +3,7 @@ import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectPaymentProvider, mapPriceToPlan } from "../../src/actions/integrations.js";
 import { retryWaitingPaymentEvents } from "../../src/actions/integration-events.js";
-import { createLicense } from "../../src/actions/licenses.js";
-import type { SaleEffects } from "../../src/actions/sale-effects.js";
+import { createPlan } from "../../src/actions/plans.js";
 import { defaultRateLimits } from "../../src/http/rate-limits.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
@@ -15,32 +14,11 @@ const cli = { type: "cli" as const, id: null, label: "test", ip: null };
 describe.each(dialects)("the thank-you page's claim (%s)", (dialect) => {
   let f: Fixture;
   let integrationId: string;
-  const effects: SaleEffects = {
-    findPlan: async (_trx, id) =>
-      id === "pln_once"
-        ? {
-            id,
-            product: f.product.slug,
-            subscription: false,
-            graceDays: 0,
-            onRefund: "revoke",
-            onChargeback: "suspend",
-          }
-        : null,
-    createLicense: (trx, actor, _planId, purchase) =>
-      createLicense(trx, actor, {
-        productSlug: f.product.slug,
-        maxMachines: purchase.quantity,
-        customerEmail: purchase.customerEmail,
-        externalId: purchase.externalId,
-      }),
-    licenseDelivered: async () => undefined,
-    paymentFailed: async () => undefined,
-  };
+  // A real plan: a one-time sale, one slot.
+  let planId = "";
   beforeAll(async () => {
     f = await createFixture(dialect, {
       masterKey,
-      integrations: { effects },
       rateLimits: { ...defaultRateLimits, license: { max: 14, windowMs: 60_000 } },
     });
     integrationId = (
@@ -51,6 +29,9 @@ describe.each(dialects)("the thank-you page's claim (%s)", (dialect) => {
         { product: f.product.slug, provider: "stripe", secret: "whsec_claim" },
         "",
       )
+    ).id;
+    planId = (
+      await createPlan(f.db, cli, f.product.slug, { slug: "once", name: "Once", maxMachines: 1 })
     ).id;
   });
   afterAll(async () => {
@@ -77,7 +58,7 @@ describe.each(dialects)("the thank-you page's claim (%s)", (dialect) => {
           id: "cs_test_claim",
           mode: "payment",
           payment_status: "paid",
-          metadata: { shipkey_plan: "pln_once" },
+          metadata: { shipkey_plan: planId },
           customer_details: { email: "ada.lovelace@example.com" },
         },
       },
@@ -134,7 +115,7 @@ describe.each(dialects)("the thank-you page's claim (%s)", (dialect) => {
   it("a subscription's checkout is found by its cs_… once its first invoice made the licenses", async () => {
     await mapPriceToPlan(f.db, cli, integrationId, {
       priceId: "price_sub",
-      planId: "pln_once",
+      planId,
       quantityMeans: "seats",
     });
     const checkout = {
@@ -155,7 +136,7 @@ describe.each(dialects)("the thank-you page's claim (%s)", (dialect) => {
       },
     };
     expect(await sendStripe("evt_in_sub", "invoice.paid", invoice)).toBe("processed");
-    expect(await retryWaitingPaymentEvents(f.db, effects, Date.now() + 2 * 3_600_000)).toBe(1);
+    expect(await retryWaitingPaymentEvents(f.db, Date.now() + 2 * 3_600_000)).toBe(1);
     const ready = await claim("provider=stripe&session=cs_test_sub");
     expect(ready.statusCode).toBe(200);
     expect(ready.json()).toMatchObject({ status: "ready", email: "s***@example.com" });

@@ -1,14 +1,21 @@
 import { createHmac, randomBytes } from "node:crypto";
 import Stripe from "stripe";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { retryWaitingPaymentEvents } from "../../src/actions/integration-events.js";
 import { connectPaymentProvider } from "../../src/actions/integrations.js";
-import { createLicense } from "../../src/actions/licenses.js";
-import type { PlanTerms, SaleEffects } from "../../src/actions/sale-effects.js";
+import { createPlan } from "../../src/actions/plans.js";
+import type * as plansModule from "../../src/domain/plans/plans.js";
+import { findPlanById } from "../../src/domain/plans/plans.js";
 import type { IntegrationProvider } from "../../src/contracts/vocabulary.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
+
+// The plans' lookup, real unless a test makes it fail (a transient database fault).
+vi.mock("../../src/domain/plans/plans.js", async (importOriginal) => {
+  const real = await importOriginal<typeof plansModule>();
+  return { ...real, findPlanById: vi.fn(real.findPlanById) };
+});
 
 const masterKey = randomBytes(32);
 const cli = { type: "cli" as const, id: null, label: "test", ip: null };
@@ -19,50 +26,50 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
   let f: Fixture;
   let apiKey: string;
   let now = start;
-  const mails: Array<{ kind: string; email: string; key: string }> = [];
-  const plans = new Map<string, PlanTerms>();
-  // Plans and e-mail as the interface gives them: a plan is 2 slots, its grace 3 days.
-  const effects: SaleEffects = {
-    findPlan: async (_trx, id) => plans.get(id) ?? null,
-    createLicense: async (trx, actor, planId, purchase) => {
-      const plan = plans.get(planId);
-      return createLicense(trx, actor, {
-        productSlug: plan?.product ?? "",
-        maxMachines: 2 * purchase.quantity,
-        customerEmail: purchase.customerEmail,
-        customerName: purchase.customerName,
-        externalId: purchase.externalId,
-        expiresAt:
-          plan?.subscription && purchase.periodEndsAt !== null
-            ? purchase.periodEndsAt + plan.graceDays * day
-            : null,
-      });
-    },
-    licenseDelivered: async (_trx, m) =>
-      void mails.push({ kind: "delivered", email: m.customerEmail, key: m.idempotencyKey }),
-    paymentFailed: async (_trx, m) =>
-      void mails.push({ kind: "failed", email: m.customerEmail, key: m.idempotencyKey }),
-  };
+  // Real plans: 2 slots each; the subscription's period 30 days, its grace 3 days.
+  const plan = { once: "", sub: "" };
+  const mails = () =>
+    f.db
+      .selectFrom("email_messages")
+      .select(["kind", "to_address as email", "idempotency_key as key", "license_id"])
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
 
   beforeAll(async () => {
-    f = await createFixture(dialect, { masterKey, integrations: { now: () => now, effects } });
+    f = await createFixture(dialect, { masterKey, integrations: { now: () => now } });
     apiKey = (await adminAccess(f, "sales@example.com")).apiKey;
     const terms = {
-      product: f.product.slug,
+      maxMachines: 2,
       graceDays: 3,
       onRefund: "revoke",
       onChargeback: "suspend",
     } as const;
-    plans.set("pln_once", { id: "pln_once", subscription: false, ...terms });
-    plans.set("pln_sub", { id: "pln_sub", subscription: true, ...terms });
+    plan.once = (
+      await createPlan(f.db, cli, f.product.slug, {
+        slug: "once",
+        name: "Once",
+        edition: "pro",
+        ...terms,
+      })
+    ).id;
+    plan.sub = (
+      await createPlan(f.db, cli, f.product.slug, {
+        slug: "monthly",
+        name: "Monthly",
+        subscription: true,
+        durationDays: 30,
+        ...terms,
+      })
+    ).id;
   });
   afterAll(async () => {
     await f.close();
   });
   beforeEach(async () => {
     now = start;
-    mails.length = 0;
     await f.db.deleteFrom("integrations").execute();
+    await f.db.deleteFrom("email_messages").execute();
     await f.db.deleteFrom("licenses").execute();
   });
 
@@ -121,7 +128,7 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
     mode: "payment",
     payment_status: "paid",
     payment_intent: "pi_1",
-    metadata: { shipkey_plan: "pln_once", shipkey_quantity: "3" },
+    metadata: { shipkey_plan: plan.once, shipkey_quantity: "3" },
     customer_details: { email: "ada@example.com", name: "Ada Lovelace" },
     ...extra,
   });
@@ -139,9 +146,18 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
       customer_email: "ada@example.com",
       customer_name: "Ada Lovelace",
       max_machines: 6,
+      edition: "pro",
+      plan_id: plan.once,
+      expires_at: null,
     });
-    expect(mails).toEqual([
-      { kind: "delivered", email: "ada@example.com", key: expect.stringContaining("cs_test_1") },
+    // One message for the order, though the order's events came twice.
+    expect(await mails()).toEqual([
+      {
+        kind: "license_delivered",
+        email: "ada@example.com",
+        key: `license_delivered:${id}:cs_test_1`,
+        license_id: rows[0]?.id,
+      },
     ]);
     const audit = await f.db
       .selectFrom("audit_log")
@@ -217,12 +233,12 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
     expect(first.status).toBe("ignored");
     expect(first.reason).toContain("price_monthly");
     const mapped = await admin("PUT", `/api/admin/integrations/${id}/prices/price_monthly`, {
-      planId: "pln_sub",
+      planId: plan.sub,
     });
     expect(mapped.statusCode, mapped.body).toBe(200);
     expect(mapped.json()).toMatchObject({
       priceId: "price_monthly",
-      planId: "pln_sub",
+      planId: plan.sub,
       quantityMeans: "seats",
     });
     const replay = await admin("POST", `/api/admin/integrations/${id}/events/${first.id}/replay`);
@@ -230,13 +246,14 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
     let [license] = await licenses();
     expect(license).toMatchObject({
       max_machines: 4,
+      plan_id: plan.sub,
       expires_at: start + 33 * day,
       external_id: first.object_id,
     });
 
     // The waiting renewal is retried once its subscription is known.
     now = start + 2 * 60 * 60_000;
-    expect(await retryWaitingPaymentEvents(f.db, effects, now)).toBe(1);
+    expect(await retryWaitingPaymentEvents(f.db, now)).toBe(1);
     [license] = await licenses();
     expect(license?.expires_at).toBe(start + 63 * day);
     // An older renewal arriving late changes nothing.
@@ -258,7 +275,7 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
       start + 3 * day,
     );
     expect(failed.status).toBe("processed");
-    expect(mails.filter((m) => m.kind === "failed")).toHaveLength(1);
+    expect((await mails()).map((m) => m.kind)).toEqual(["license_delivered", "payment_failed"]);
     expect((await licenses())[0]?.expires_at).toBe(start + 63 * day);
 
     // A cancellation at the period's end leaves it; the subscription's end expires it.
@@ -329,10 +346,9 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
 
   it("a transient fault (the database cannot serve) is 503 and records nothing: the retry acts", async () => {
     const id = await integration("stripe", "whsec_sales");
-    const findPlan = effects.findPlan;
-    effects.findPlan = async () => {
-      throw Object.assign(new Error("connection lost"), { code: "ECONNRESET" });
-    };
+    vi.mocked(findPlanById).mockRejectedValueOnce(
+      Object.assign(new Error("connection lost"), { code: "ECONNRESET" }),
+    );
     const body = JSON.stringify({
       id: "evt_fault",
       type: "checkout.session.completed",
@@ -353,13 +369,9 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
         },
         payload: body,
       });
-    try {
-      const failed = await send();
-      expect(failed.statusCode).toBe(503);
-      expect(failed.json().code).toBe("DATABASE_UNAVAILABLE");
-    } finally {
-      effects.findPlan = findPlan;
-    }
+    const failed = await send();
+    expect(failed.statusCode).toBe(503);
+    expect(failed.json().code).toBe("DATABASE_UNAVAILABLE");
     expect(
       await f.db
         .selectFrom("integration_events")
@@ -369,12 +381,13 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
     ).toEqual([]);
     expect((await send()).json()).toEqual({ received: true, status: "processed" });
     expect(await licenses()).toHaveLength(1);
+    expect(await mails()).toHaveLength(1);
   });
 
   it("Paddle: transaction.completed makes licenses; a refund counts once approved", async () => {
     const id = await integration("paddle", "pdl_secret");
     await callWithApiKey(f, apiKey, "PUT", `/api/admin/integrations/${id}/prices/pri_1`, {
-      planId: "pln_once",
+      planId: plan.once,
       quantityMeans: "licenses",
     });
     const paddle = async (eventId: string, type: string, data: Record<string, unknown>) => {
@@ -403,7 +416,15 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
         customer: { email: "cy@example.com" },
       }),
     ).toBe("processed");
-    expect((await licenses()).map((l) => l.external_id)).toEqual(["txn_1", "txn_1/2"]);
+    expect((await licenses()).map((l) => [l.external_id, l.max_machines])).toEqual([
+      ["txn_1", 2],
+      ["txn_1/2", 2],
+    ]);
+    // One message per license, keyed by the order's id.
+    expect((await mails()).map((m) => m.key)).toEqual([
+      `license_delivered:${id}:txn_1`,
+      `license_delivered:${id}:txn_1/2`,
+    ]);
     const refund = { id: "adj_1", action: "refund", type: "full", transaction_id: "txn_1" };
     await paddle("evt_a1", "adjustment.created", { ...refund, status: "pending_approval" });
     expect((await licenses()).map((l) => l.status)).toEqual(["ACTIVE", "ACTIVE"]);
@@ -414,7 +435,7 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
   it("Lemon Squeezy: a paid order_created makes the license; order_refunded revokes it", async () => {
     const id = await integration("lemonsqueezy", "ls_secret");
     await callWithApiKey(f, apiKey, "PUT", `/api/admin/integrations/${id}/prices/4242`, {
-      planId: "pln_once",
+      planId: plan.once,
     });
     const lemon = async (name: string, attributes: Record<string, unknown>) => {
       const body = JSON.stringify({

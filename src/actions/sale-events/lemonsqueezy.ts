@@ -1,6 +1,5 @@
 import type { EventHandlers } from "../../domain/integrations/process-event.js";
 import { ignored, processed } from "../../domain/integrations/process-event.js";
-import type { SaleEffects } from "../sale-effects.js";
 import {
   endSubscription,
   fulfilOrder,
@@ -11,7 +10,7 @@ import {
 import { idOf, iso, num, obj, quantityOf, str } from "./read.js";
 
 /** Lemon Squeezy's events (docs/selling.md#lemon-squeezy). */
-export function lemonSqueezyHandlers(effects: SaleEffects): EventHandlers {
+export function lemonSqueezyHandlers(): EventHandlers {
   const attributes = (context: Parameters<EventHandlers[string]>[1]) =>
     obj(context.event.object.attributes);
   const renewal: EventHandlers[string] = async (trx, context) => {
@@ -38,7 +37,7 @@ export function lemonSqueezyHandlers(effects: SaleEffects): EventHandlers {
         .where("subscription_id", "is", null)
         .execute();
     }
-    return renewSubscription(trx, effects, context, {
+    return renewSubscription(trx, context, {
       subscriptionId: context.event.objectId ?? "",
       periodEndsAt,
     });
@@ -50,7 +49,7 @@ export function lemonSqueezyHandlers(effects: SaleEffects): EventHandlers {
         return ignored(`unpaid order (status ${str(order.status) ?? "absent"})`);
       }
       const item = obj(order.first_order_item);
-      return fulfilOrder(trx, effects, context, {
+      return fulfilOrder(trx, context, {
         orderId: context.event.objectId ?? "",
         subscriptionId: null,
         paymentId: null,
@@ -66,7 +65,7 @@ export function lemonSqueezyHandlers(effects: SaleEffects): EventHandlers {
       const order = attributes(context);
       const total = num(order.total) ?? 0;
       const refunded = num(order.refunded_amount) ?? 0;
-      return refundOrder(trx, effects, context, {
+      return refundOrder(trx, context, {
         orderId: context.event.objectId ?? "",
         full: refunded >= total,
       });
@@ -83,7 +82,7 @@ export function lemonSqueezyHandlers(effects: SaleEffects): EventHandlers {
     subscription_payment_failed: async (trx, context) => {
       const subscriptionId = idOf(attributes(context).subscription_id);
       if (subscriptionId === null) return ignored("a failed payment of no subscription");
-      return paymentFailed(trx, effects, context, subscriptionId);
+      return paymentFailed(trx, context, subscriptionId);
     },
   };
 }

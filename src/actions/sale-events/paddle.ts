@@ -1,6 +1,5 @@
 import type { EventHandlers } from "../../domain/integrations/process-event.js";
 import { ignored, processed } from "../../domain/integrations/process-event.js";
-import type { SaleEffects } from "../sale-effects.js";
 import {
   disputeOrder,
   endSubscription,
@@ -12,7 +11,7 @@ import {
 import { idOf, iso, list, obj, quantityOf, str } from "./read.js";
 
 /** Paddle Billing's events (docs/selling.md#paddle-billing). */
-export function paddleHandlers(effects: SaleEffects): EventHandlers {
+export function paddleHandlers(): EventHandlers {
   return {
     "transaction.completed": async (trx, context) => {
       const transaction = context.event.object;
@@ -20,11 +19,11 @@ export function paddleHandlers(effects: SaleEffects): EventHandlers {
       const periodEndsAt = iso(obj(transaction.billing_period).ends_at);
       if (str(transaction.origin) === "subscription_recurring" && subscriptionId !== null) {
         if (periodEndsAt === null) return ignored("a renewal without billing_period.ends_at");
-        return renewSubscription(trx, effects, context, { subscriptionId, periodEndsAt });
+        return renewSubscription(trx, context, { subscriptionId, periodEndsAt });
       }
       const customer = obj(transaction.customer);
       const custom = obj(transaction.custom_data);
-      return fulfilOrder(trx, effects, context, {
+      return fulfilOrder(trx, context, {
         orderId: context.event.objectId ?? "",
         subscriptionId,
         paymentId: context.event.objectId,
@@ -42,7 +41,7 @@ export function paddleHandlers(effects: SaleEffects): EventHandlers {
     "transaction.payment_failed": async (trx, context) => {
       const subscriptionId = str(context.event.object.subscription_id);
       if (subscriptionId === null) return processed("a failed payment of no subscription");
-      return paymentFailed(trx, effects, context, subscriptionId);
+      return paymentFailed(trx, context, subscriptionId);
     },
     "subscription.canceled": async (trx, context) =>
       endSubscription(trx, context, {
@@ -61,12 +60,11 @@ export function paddleHandlers(effects: SaleEffects): EventHandlers {
     if (action === "refund") {
       // A refund counts only once approved.
       if (status !== "approved") return processed(`a refund ${status ?? ""}: waits for approval`);
-      return refundOrder(trx, effects, context, { orderId, full: str(adjustment.type) === "full" });
+      return refundOrder(trx, context, { orderId, full: str(adjustment.type) === "full" });
     }
-    if (action === "chargeback")
-      return disputeOrder(trx, effects, context, { orderId, outcome: "opened" });
+    if (action === "chargeback") return disputeOrder(trx, context, { orderId, outcome: "opened" });
     if (action === "chargeback_reverse")
-      return disputeOrder(trx, effects, context, { orderId, outcome: "won" });
+      return disputeOrder(trx, context, { orderId, outcome: "won" });
     return processed(`an adjustment (${action ?? "no action"}): no license changed`);
   }
 }

@@ -1,6 +1,5 @@
 import type { EventHandlers } from "../../domain/integrations/process-event.js";
 import { ignored, processed } from "../../domain/integrations/process-event.js";
-import type { SaleEffects } from "../sale-effects.js";
 import {
   disputeOrder,
   endSubscription,
@@ -18,7 +17,7 @@ export const planMetadataKey = "shipkey_plan";
 export const quantityMetadataKey = "shipkey_quantity";
 
 /** Stripe's events (docs/selling.md#stripe). */
-export function stripeHandlers(effects: SaleEffects): EventHandlers {
+export function stripeHandlers(): EventHandlers {
   const checkoutPaid: EventHandlers[string] = async (trx, context) => {
     const session = context.event.object;
     if (str(session.mode) === "subscription") {
@@ -43,7 +42,7 @@ export function stripeHandlers(effects: SaleEffects): EventHandlers {
       return ignored(`no plan: the Checkout Session's metadata has no ${planMetadataKey}`);
     }
     const details = obj(session.customer_details);
-    return fulfilOrder(trx, effects, context, {
+    return fulfilOrder(trx, context, {
       orderId: context.event.objectId ?? "",
       subscriptionId: null,
       paymentId: idOf(session.payment_intent),
@@ -70,7 +69,7 @@ export function stripeHandlers(effects: SaleEffects): EventHandlers {
         Math.max(0, ...lines.map((l) => seconds(obj(l.period).end) ?? 0)) || null;
       const reason = str(invoice.billing_reason);
       if (reason === "subscription_create") {
-        return fulfilOrder(trx, effects, context, {
+        return fulfilOrder(trx, context, {
           orderId: context.event.objectId ?? "",
           subscriptionId,
           paymentId: idOf(invoice.payment_intent),
@@ -86,7 +85,7 @@ export function stripeHandlers(effects: SaleEffects): EventHandlers {
         });
       }
       if (periodEndsAt === null) return ignored("an invoice without a period end");
-      return renewSubscription(trx, effects, context, { subscriptionId, periodEndsAt });
+      return renewSubscription(trx, context, { subscriptionId, periodEndsAt });
     },
     "invoice.payment_failed": async (trx, context) => {
       const invoice = context.event.object;
@@ -94,7 +93,7 @@ export function stripeHandlers(effects: SaleEffects): EventHandlers {
         idOf(obj(obj(invoice.parent).subscription_details).subscription) ??
         idOf(invoice.subscription);
       if (subscriptionId === null) return processed("an invoice of no subscription");
-      return paymentFailed(trx, effects, context, subscriptionId);
+      return paymentFailed(trx, context, subscriptionId);
     },
     "customer.subscription.updated": async (_trx, context) => {
       const subscription = context.event.object;
@@ -116,7 +115,7 @@ export function stripeHandlers(effects: SaleEffects): EventHandlers {
       const refunded = num(charge.amount_refunded) ?? 0;
       const paymentId = idOf(charge.payment_intent);
       if (paymentId === null) return ignored("a refund of a charge without a payment_intent");
-      return refundOrder(trx, effects, context, {
+      return refundOrder(trx, context, {
         paymentId,
         full: charge.refunded === true || refunded >= amount,
       });
@@ -124,7 +123,7 @@ export function stripeHandlers(effects: SaleEffects): EventHandlers {
     "charge.dispute.created": async (trx, context) => {
       const paymentId = idOf(context.event.object.payment_intent);
       if (paymentId === null) return ignored("a dispute without a payment_intent");
-      return disputeOrder(trx, effects, context, { paymentId, outcome: "opened" });
+      return disputeOrder(trx, context, { paymentId, outcome: "opened" });
     },
     "charge.dispute.closed": async (trx, context) => {
       const dispute = context.event.object;
@@ -133,7 +132,7 @@ export function stripeHandlers(effects: SaleEffects): EventHandlers {
       const status = str(dispute.status);
       if (status !== "won" && status !== "lost")
         return processed(`dispute closed: ${status ?? ""}`);
-      return disputeOrder(trx, effects, context, { paymentId, outcome: status });
+      return disputeOrder(trx, context, { paymentId, outcome: status });
     },
   };
 }

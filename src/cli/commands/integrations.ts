@@ -10,7 +10,6 @@ import {
 } from "../../actions/integrations.js";
 import { listPriceMappings } from "../../domain/integrations/prices.js";
 import { replayPaymentEvent } from "../../actions/integration-events.js";
-import { saleEffects } from "../../actions/sale-wiring.js";
 import { listIntegrationEvents } from "../../domain/integrations/event-ledger.js";
 import { listIntegrations } from "../../domain/integrations/integrations.js";
 import { type Options, requiredOption, stringOption, UsageError } from "../args.js";
@@ -199,7 +198,7 @@ export const integrationCommands: Record<string, Command> = {
       const id = oneArgument(args, "integration id");
       const replay = stringOption(options, "replay");
       if (replay !== undefined) {
-        const event = await replayPaymentEvent(db, cliActor(), saleEffects, id, replay);
+        const event = await replayPaymentEvent(db, cliActor(), id, replay);
         return { data: event, text: describe(event) };
       }
       const given = stringOption(options, "status");

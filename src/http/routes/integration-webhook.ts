@@ -4,8 +4,6 @@ import { receiveIntegrationEvent } from "../../contracts/integrations.js";
 import { integrationLimits, integrationProviders } from "../../contracts/vocabulary.js";
 import type { DB } from "../../db/schema.js";
 import { receivePaymentEvent } from "../../actions/integration-events.js";
-import type { SaleEffects } from "../../actions/sale-effects.js";
-import { saleEffects } from "../../actions/sale-wiring.js";
 import { readInboundEvent } from "../../domain/integrations/inbound-event.js";
 import {
   openIntegrationSecrets,
@@ -21,8 +19,6 @@ export interface IntegrationOptions {
   /** PADDLE_SIGNATURE_TOLERANCE in seconds (default 5). */
   paddleToleranceSeconds?: number;
   now?: () => number;
-  /** Plans and e-mail (actions/sale-wiring.ts unless given). */
-  effects?: SaleEffects;
   /** How often waiting events are looked at (the server: every minute); off unless given. */
   retryEveryMs?: number;
 }
@@ -67,14 +63,7 @@ export function integrationWebhookRoutes(
         now: at,
       });
       const event = readInboundEvent(integration.provider, body);
-      const status = await receivePaymentEvent(
-        db,
-        options.effects ?? saleEffects,
-        integration,
-        event,
-        body.toString("utf8"),
-        at,
-      );
+      const status = await receivePaymentEvent(db, integration, event, body.toString("utf8"), at);
       return { received: true as const, status };
     },
   );

@@ -26,7 +26,6 @@ import { requireActor, productIdsOf } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 import { requestOrigin } from "../../public-origin.js";
 import type { IntegrationOptions } from "../integration-webhook.js";
-import { saleEffects } from "../../../actions/sale-wiring.js";
 
 /** An integration acts on its product's licenses and secrets: a limited key manages none. */
 async function everyProductKey(request: FastifyRequest): Promise<void> {
@@ -160,7 +159,6 @@ export function adminIntegrationRoutes(
       replayPaymentEvent(
         db,
         requireActor(request),
-        options.effects ?? saleEffects,
         request.params.id,
         request.params.eventId,
         (options.now ?? Date.now)(),
