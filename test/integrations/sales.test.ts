@@ -1,21 +1,14 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { sql } from "kysely";
 import Stripe from "stripe";
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { retryWaitingPaymentEvents } from "../../src/actions/integration-events.js";
 import { connectPaymentProvider } from "../../src/actions/integrations.js";
 import { createPlan } from "../../src/actions/plans.js";
-import type * as plansModule from "../../src/domain/plans/plans.js";
-import { findPlanById } from "../../src/domain/plans/plans.js";
 import type { IntegrationProvider } from "../../src/contracts/vocabulary.js";
 import { adminAccess, callWithApiKey } from "../helpers/admin-access.js";
 import { dialects } from "../helpers/database.js";
 import { createFixture, type Fixture } from "../helpers/fixture.js";
-
-// The plans' lookup, real unless a test makes it fail (a transient database fault).
-vi.mock("../../src/domain/plans/plans.js", async (importOriginal) => {
-  const real = await importOriginal<typeof plansModule>();
-  return { ...real, findPlanById: vi.fn(real.findPlanById) };
-});
 
 const masterKey = randomBytes(32);
 const cli = { type: "cli" as const, id: null, label: "test", ip: null };
@@ -344,45 +337,48 @@ describe.each(dialects)("payment integrations: what each event does (%s)", (dial
     ]);
   });
 
-  it("a transient fault (the database cannot serve) is 503 and records nothing: the retry acts", async () => {
-    const id = await integration("stripe", "whsec_sales");
-    vi.mocked(findPlanById).mockRejectedValueOnce(
-      Object.assign(new Error("connection lost"), { code: "ECONNRESET" }),
-    );
-    const body = JSON.stringify({
-      id: "evt_fault",
-      type: "checkout.session.completed",
-      livemode: true,
-      data: { object: session() },
-    });
-    const send = () =>
-      f.app.inject({
-        method: "POST",
-        url: `/api/integrations/stripe/${id}/webhook`,
-        headers: {
-          "content-type": "application/json",
-          "stripe-signature": Stripe.webhooks.generateTestHeaderString({
-            payload: body,
-            secret: "whsec_sales",
-            timestamp: Math.floor(now / 1000),
-          }),
-        },
-        payload: body,
+  // A real fault: the one SQLite connection refuses writes (SQLITE_READONLY), as a read-only file
+  // system does. PostgreSQL's faults are test/db/database-faults.process.test.ts's.
+  it.runIf(dialect === "sqlite")(
+    "a transient fault (the database cannot serve) is 503 and records nothing: the retry acts",
+    async () => {
+      const id = await integration("stripe", "whsec_sales");
+      const body = JSON.stringify({
+        id: "evt_fault",
+        type: "checkout.session.completed",
+        livemode: true,
+        data: { object: session() },
       });
-    const failed = await send();
-    expect(failed.statusCode).toBe(503);
-    expect(failed.json().code).toBe("DATABASE_UNAVAILABLE");
-    expect(
-      await f.db
-        .selectFrom("integration_events")
-        .selectAll()
-        .where("event_key", "=", "evt_fault")
-        .execute(),
-    ).toEqual([]);
-    expect((await send()).json()).toEqual({ received: true, status: "processed" });
-    expect(await licenses()).toHaveLength(1);
-    expect(await mails()).toHaveLength(1);
-  });
+      const send = () =>
+        f.app.inject({
+          method: "POST",
+          url: `/api/integrations/stripe/${id}/webhook`,
+          headers: {
+            "content-type": "application/json",
+            "stripe-signature": Stripe.webhooks.generateTestHeaderString({
+              payload: body,
+              secret: "whsec_sales",
+              timestamp: Math.floor(now / 1000),
+            }),
+          },
+          payload: body,
+        });
+      await sql`pragma query_only = 1`.execute(f.db);
+      const failed = await send().finally(() => sql`pragma query_only = 0`.execute(f.db));
+      expect(failed.statusCode).toBe(503);
+      expect(failed.json().code).toBe("DATABASE_UNAVAILABLE");
+      expect(
+        await f.db
+          .selectFrom("integration_events")
+          .selectAll()
+          .where("event_key", "=", "evt_fault")
+          .execute(),
+      ).toEqual([]);
+      expect((await send()).json()).toEqual({ received: true, status: "processed" });
+      expect(await licenses()).toHaveLength(1);
+      expect(await mails()).toHaveLength(1);
+    },
+  );
 
   it("Paddle: transaction.completed makes licenses; a refund counts once approved", async () => {
     const id = await integration("paddle", "pdl_secret");
