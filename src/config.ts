@@ -50,6 +50,8 @@ export interface Config {
   mailFrom: string | null;
   /** How long the raw bodies of payment providers' events are kept, in ms. */
   integrationEventBodyMs: number;
+  /** How long sent and failed e-mail messages are kept, in ms. */
+  emailRetentionMs: number;
   /** How far a Paddle-Signature's ts may be from now, in seconds. */
   paddleToleranceSeconds: number;
 }
@@ -93,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooksDisableAfterFailures: integerFrom(env, "WEBHOOKS_DISABLE_AFTER", 50, 1, 100_000),
     ...mailFrom(env),
     integrationEventBodyMs: integrationEventBodyMsFrom(env),
+    emailRetentionMs: emailRetentionMsFrom(env),
     paddleToleranceSeconds: integerFrom(env, "PADDLE_SIGNATURE_TOLERANCE", 5, 1, 300),
   };
 }
@@ -271,6 +274,11 @@ export function activationHistoryMsFrom(env: NodeJS.ProcessEnv = process.env): n
 /** WEBHOOKS_RETENTION_DAYS in ms (default 30); shared by the server and the CLI. */
 export function webhookRetentionMsFrom(env: NodeJS.ProcessEnv = process.env): number {
   return integerFrom(env, "WEBHOOKS_RETENTION_DAYS", 30, 1, 36500) * 86_400_000;
+}
+
+/** EMAIL_RETENTION_DAYS in ms (default 90): how long sent and failed e-mail messages are kept. */
+export function emailRetentionMsFrom(env: NodeJS.ProcessEnv = process.env): number {
+  return integerFrom(env, "EMAIL_RETENTION_DAYS", 90, 1, 36500) * 86_400_000;
 }
 
 /**

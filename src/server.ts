@@ -37,6 +37,7 @@ async function main(): Promise<void> {
       activationHistoryMs: config.activationHistoryMs,
       webhookRetentionMs: config.webhookRetentionMs,
       integrationEventBodyMs: config.integrationEventBodyMs,
+      emailRetentionMs: config.emailRetentionMs,
     },
     integrations: { paddleToleranceSeconds: config.paddleToleranceSeconds, retryEveryMs: 60_000 },
     webhooks: {

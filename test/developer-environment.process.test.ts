@@ -45,6 +45,7 @@ const shell: Record<string, string> = {
   SMTP_URL: "smtp://127.0.0.1:9",
   MAIL_FROM: "shell@example.com",
   INTEGRATION_EVENT_BODY_DAYS: "1",
+  EMAIL_RETENTION_DAYS: "1",
   PADDLE_SIGNATURE_TOLERANCE: "1",
   SHIPKEY_NEW_MASTER_KEY: "ffeeddccbbaa99887766554433221100".repeat(2),
   SHIPKEY_API_KEY: "shk_from-the-shell",

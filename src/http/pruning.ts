@@ -14,6 +14,8 @@ export interface PruningOptions {
   webhookRetentionMs?: number;
   /** See config.ts INTEGRATION_EVENT_BODY_DAYS. */
   integrationEventBodyMs?: number;
+  /** See config.ts EMAIL_RETENTION_DAYS. */
+  emailRetentionMs?: number;
   /** Time between runs; the first runs when the app is ready. */
   everyMs?: number;
   /** Time between the machine lease sweeps (every 5 minutes by default). */
@@ -48,6 +50,9 @@ export function schedulePruning(
         ...(options.integrationEventBodyMs === undefined
           ? {}
           : { integrationEventBodyMs: options.integrationEventBodyMs }),
+        ...(options.emailRetentionMs === undefined
+          ? {}
+          : { emailRetentionMs: options.emailRetentionMs }),
       });
       if (Object.values(counts).some((deleted) => deleted > 0)) {
         app.log.info(counts, "pruned old rows");

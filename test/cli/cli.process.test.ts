@@ -97,6 +97,7 @@ describe.each(dialects)("shipkey CLI (%s)", (dialect) => {
       certificates: 0,
       webhookDeliveries: 0,
       integrationEventBodies: 0,
+      emailMessages: 0,
     });
     const bad = await runCli(testDatabase.url, ["prune"], {
       env: { ACTIVATION_HISTORY_DAYS: "-1" },

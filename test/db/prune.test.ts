@@ -129,6 +129,52 @@ describe.each(dialects)("pruning old rows (%s)", (dialect) => {
     expect(keys.map((k) => k.key)).toEqual(["recent"]);
   });
 
+  it("deletes sent and failed e-mail past EMAIL_RETENTION_DAYS, never a pending or sending one", async () => {
+    const now = Date.now();
+    const retention = 90 * day;
+    const message = (id: string, state: "pending" | "sending" | "sent" | "failed", at: number) => ({
+      id,
+      idempotency_key: `prune-${id}`,
+      kind: "license_delivered" as const,
+      product_id: null,
+      license_id: null,
+      to_address: "customer@example.com",
+      to_name: null,
+      subject: "s",
+      text_body: "t",
+      html_body: "h",
+      state,
+      attempts: state === "pending" ? 0 : 1,
+      next_attempt_at: state === "pending" ? at : null,
+      claimed_until: state === "sending" ? now + 60_000 : null,
+      last_attempt_at: null,
+      last_response_code: null,
+      last_response: null,
+      message_id: null,
+      sent_at: state === "sent" ? at : null,
+      created_at: at,
+      updated_at: at,
+    });
+    await f.db
+      .insertInto("email_messages")
+      .values([
+        message("em_old_sent", "sent", now - retention),
+        message("em_old_failed", "failed", now - retention - day),
+        message("em_recent_sent", "sent", now - retention + 1000),
+        message("em_old_pending", "pending", now - retention - day),
+        message("em_old_sending", "sending", now - retention - day),
+      ])
+      .execute();
+    const counts = await prune(f.db, {
+      now,
+      activationHistoryMs: 365 * day,
+      emailRetentionMs: retention,
+    });
+    expect(counts).toMatchObject({ emailMessages: 2 });
+    const left = await f.db.selectFrom("email_messages").select("id").orderBy("id").execute();
+    expect(left.map((m) => m.id)).toEqual(["em_old_pending", "em_old_sending", "em_recent_sent"]);
+  });
+
   it("the server prunes when it is ready", async () => {
     const expired = await createSession(f.db, adminId);
     await f.db
@@ -163,6 +209,16 @@ describe("ACTIVATION_HISTORY_DAYS", () => {
     expect(loadConfig({ ACTIVATION_HISTORY_DAYS: "30" }).activationHistoryMs).toBe(30 * day);
     for (const value of ["-1", "1.5", "36501", "forever"]) {
       expect(() => loadConfig({ ACTIVATION_HISTORY_DAYS: value })).toThrow(ConfigError);
+    }
+  });
+});
+
+describe("EMAIL_RETENTION_DAYS", () => {
+  it("defaults to 90 days; 1 to 36500; anything else is a config error", () => {
+    expect(loadConfig({}).emailRetentionMs).toBe(90 * day);
+    expect(loadConfig({ EMAIL_RETENTION_DAYS: "7" }).emailRetentionMs).toBe(7 * day);
+    for (const value of ["0", "-1", "1.5", "36501", "forever"]) {
+      expect(() => loadConfig({ EMAIL_RETENTION_DAYS: value })).toThrow(ConfigError);
     }
   });
 });

@@ -1,6 +1,7 @@
 import {
   activationHistoryMsFrom,
   webhookRetentionMsFrom,
+  emailRetentionMsFrom,
   integrationEventBodyMsFrom,
   databaseUrlFrom,
   masterKeyFromEnv,
@@ -52,10 +53,11 @@ export const maintenanceCommands: Record<string, Command> = {
         activationHistoryMs: activationHistoryMsFrom(env),
         webhookRetentionMs: webhookRetentionMsFrom(env),
         integrationEventBodyMs: integrationEventBodyMsFrom(env),
+        emailRetentionMs: emailRetentionMsFrom(env),
       });
       return {
         data: counts,
-        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys, ${counts.certificates} expired certificate records, ${counts.webhookDeliveries} webhook deliveries and ${counts.integrationEventBodies} payment events' raw bodies.`,
+        text: `Deleted ${counts.activations} ended activations, ${counts.sessions} expired sessions, ${counts.idempotencyKeys} idempotency keys, ${counts.certificates} expired certificate records, ${counts.webhookDeliveries} webhook deliveries, ${counts.integrationEventBodies} payment events' raw bodies and ${counts.emailMessages} e-mail messages.`,
       };
     },
   },

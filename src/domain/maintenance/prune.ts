@@ -14,10 +14,15 @@ export interface PruneOptions {
   webhookRetentionMs?: number;
   /** How long a payment provider's event keeps its raw body (the event's row stays). */
   integrationEventBodyMs?: number;
+  /** How long a sent or failed e-mail message is kept. */
+  emailRetentionMs?: number;
 }
 
 /** INTEGRATION_EVENT_BODY_DAYS' default. */
 export const defaultIntegrationEventBodyDays = 30;
+
+/** EMAIL_RETENTION_DAYS' default. */
+export const defaultEmailRetentionDays = 90;
 
 /** WEBHOOKS_RETENTION_DAYS' default. */
 export const defaultWebhookRetentionDays = 30;
@@ -29,13 +34,15 @@ export interface PruneCounts {
   certificates: number;
   webhookDeliveries: number;
   integrationEventBodies: number;
+  emailMessages: number;
 }
 
 /**
  * Deletes what no one needs any more: ended activations past their retention, expired dashboard
  * sessions, Idempotency-Key rows past their 24 h window, the records of expired license
  * certificates and finished webhook deliveries (with their payloads) past their retention, and
- * the raw bodies of payment providers' events past theirs. Active activations are never touched: they hold slots. A client's deactivation
+ * the raw bodies of payment providers' events past theirs, and sent or failed e-mail messages
+ * past their retention. Active activations are never touched: they hold slots. A client's deactivation
  * on a license with a churn limit (its own or its product's) is kept at least 30 days, whatever
  * the retention: the limit counts it that long.
  */
@@ -165,6 +172,21 @@ export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<Prun
       .executeTakeFirst();
     return { numDeletedRows: result.numUpdatedRows };
   });
+  // Pending and sending messages are never pruned: they are still owed.
+  const emailCutoff = now - (options.emailRetentionMs ?? defaultEmailRetentionDays * 86_400_000);
+  const emailMessages = await inBatches((limit) =>
+    db
+      .deleteFrom("email_messages")
+      .where("id", "in", (eb) =>
+        eb
+          .selectFrom("email_messages")
+          .select("id")
+          .where("created_at", "<=", emailCutoff)
+          .where("state", "in", ["sent", "failed"])
+          .limit(limit),
+      )
+      .executeTakeFirst(),
+  );
   return {
     activations,
     sessions,
@@ -172,6 +194,7 @@ export async function prune(db: Kysely<DB>, options: PruneOptions): Promise<Prun
     certificates,
     webhookDeliveries,
     integrationEventBodies,
+    emailMessages,
   };
 }
 
