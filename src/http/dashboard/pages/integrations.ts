@@ -8,6 +8,7 @@ import type { MasterKey } from "../../../domain/signing/key-material.js";
 import { requestOrigin } from "../../public-origin.js";
 import { type Form, formBody, formFailure } from "../form-body.js";
 import { adminActor, contextOf, redirectDone, sendPage } from "../page-kit.js";
+import { integrationDetailPages } from "./integration.js";
 import { type IntegrationsPage, integrationsView } from "../views/integrations.js";
 
 const path = "/admin/integrations";
@@ -46,4 +47,6 @@ export function integrationPages(app: FastifyInstance, db: Kysely<DB>, masterKey
       return renderList(request, reply, { form: { ...form, secret: "" }, errors }, status);
     }
   });
+
+  integrationDetailPages(app, db, masterKey);
 }

@@ -55,7 +55,7 @@ function integrationTable(integrations: Integration[]): Html {
         ${integrations.map(
           (i) =>
             html`<tr>
-              <td>${i.product}</td>
+              <td><a href="${path}/${i.id}">${i.product}</a></td>
               <td>${i.provider}</td>
               <td>${i.mode}</td>
               <td>
