@@ -210,6 +210,14 @@ describe.each(dialects)("dashboard integrations page (%s)", (dialect) => {
     const event = await f.db.selectFrom("integration_events").selectAll().executeTakeFirstOrThrow();
     expect(event.status).toBe("ignored");
 
+    // The overview alerts to it, for all products and for its product, linking its page.
+    for (const url of ["/admin", `/admin?product=${f.product.slug}`]) {
+      const alert = await page(url);
+      expect(alert.body).toContain('id="ignored-payment-events"');
+      expect(alert.body).toMatch(/Ignored payment events <span class="muted">1<\/span>/);
+      expect(alert.body).toContain(`href="/admin/integrations/${id}"`);
+    }
+
     const ignored = await page(`/admin/integrations/${id}`);
     expect(ignored.body).toContain("price_dash");
     expect(ignored.body).toContain(event.reason ?? "no reason");
@@ -236,6 +244,9 @@ describe.each(dialects)("dashboard integrations page (%s)", (dialect) => {
       .where("plan_id", "=", planId)
       .execute();
     expect(licenses).toHaveLength(1);
+
+    // Replayed and processed: no longer ignored, no alert.
+    expect((await page("/admin")).body).not.toContain('id="ignored-payment-events"');
 
     const unmapped = await form(`/admin/integrations/${id}/prices/remove`, {
       priceId: "price_dash",
