@@ -256,4 +256,32 @@ describe.each(dialects)("dashboard integrations page (%s)", (dialect) => {
     expect(await auditActions(id)).toContain("integration.map_price");
     expect(await auditActions(id)).toContain("integration.unmap_price");
   });
+
+  it("sends a refused price back to the page, the other forms as they were; no such page is 404", async () => {
+    await form("/admin/integrations", {
+      product: f.product.slug,
+      provider: "lemonsqueezy",
+      mode: "test",
+      description: "",
+      secret: "lemon_secret_value",
+    });
+    const { id } = await integrationRow();
+    const refused = await form(`/admin/integrations/${id}/prices`, {
+      priceId: "12345",
+      planId,
+      quantityMeans: "dozens",
+    });
+    expect(refused.statusCode).toBeGreaterThanOrEqual(400);
+    expect(refused.body).toContain('value="12345"');
+    expect(refused.body).toMatch(/<option value="test" selected>/);
+    expect(await f.db.selectFrom("integration_prices").selectAll().execute()).toHaveLength(0);
+    const lastSecret = await form(`/admin/integrations/${id}/secrets/remove`, {
+      secretId: (
+        await f.db.selectFrom("integration_secrets").select("id").executeTakeFirstOrThrow()
+      ).id,
+    });
+    expect(lastSecret.statusCode).toBeGreaterThanOrEqual(400);
+    expect(lastSecret.body).toContain('role="alert"');
+    expect((await page("/admin/integrations/int_nope")).statusCode).toBe(404);
+  });
 });

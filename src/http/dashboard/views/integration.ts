@@ -61,8 +61,10 @@ function select(name: string, values: readonly string[], current: string): Html 
 }
 
 function settingsForm({ context, integration, form, errors }: IntegrationPage): Html {
-  const mode = form === null ? integration.mode : text(form, "mode");
-  const description = form === null ? (integration.description ?? "") : text(form, "description");
+  // The form as sent when it was this one; the integration's own when another form was refused.
+  const sent = form !== null && "mode" in form ? form : null;
+  const mode = sent === null ? integration.mode : text(sent, "mode");
+  const description = sent === null ? (integration.description ?? "") : text(sent, "description");
   return html`<h2>Settings</h2>
     <form method="post" action="${integrationPath(integration.id)}/edit" class="stack panel">
       ${csrfField(context.csrfToken)}
