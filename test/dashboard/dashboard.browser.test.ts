@@ -494,6 +494,7 @@ describe.skipIf(!haveBrowser)("admin dashboard in Chromium", () => {
     ["releases", "/admin/releases?product=desktop-app"],
     ["api-keys", "/admin/api-keys"],
     ["webhooks", "/admin/webhooks"],
+    ["integrations", "/admin/integrations"],
     ["audit", "/admin/audit"],
     ["audit-filtered", "/admin/audit?action=license"],
     ["admins", "/admin/admins"],

@@ -1,3 +1,4 @@
+import { type IgnoredPaymentEvents, ignoredPaymentEvents } from "./ignored-events.js";
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../db/schema.js";
 import { isoOrNull, toIso } from "../../lib/time.js";
@@ -62,6 +63,8 @@ export interface Overview {
   atLimit: { items: LicenseView[]; total: number };
   /** Endpoints hearing about the product (or any, for all products) that fail, most failures first. */
   failingEndpoints: FailingEndpoint[];
+  /** The integrations with payment events ignored in the last 7 days, most first. */
+  ignoredPaymentEvents: IgnoredPaymentEvents[];
   /** The product's (or every product's) versions in a rollout, by product, newest first. */
   rollouts: RolloutInProgress[];
   /** The product's usage: machines per app version, update checks; null for all products. */
@@ -114,6 +117,7 @@ export async function overview(
     leasesEndingSoon: await leasesEndingWithin(db, productId, now, 7 * day),
     atLimit: await browseLicenses(db, { ...filter, atLimit: true }, order, now),
     failingEndpoints: await failingEndpoints(db, product?.slug ?? null),
+    ignoredPaymentEvents: await ignoredPaymentEvents(db, productId, now),
     rollouts: await rolloutsInProgress(db, productId, now),
     usage: product ? await usageReport(db, product.slug, overviewDays, now) : null,
   };

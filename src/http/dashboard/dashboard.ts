@@ -15,6 +15,7 @@ import { noticeCookie, takeNotice } from "./notice.js";
 import { adminPages } from "./pages/admins.js";
 import { apiKeyPages } from "./pages/api-keys.js";
 import { webhookPages } from "./pages/webhooks.js";
+import { integrationPages } from "./pages/integrations.js";
 import type { WebhookWorker } from "../webhook-delivery.js";
 import type { MailWorker } from "../email-delivery.js";
 import { emailPages } from "./pages/emails.js";
@@ -77,6 +78,7 @@ export async function dashboard(
     releasePages(pages, db);
     apiKeyPages(pages, db);
     webhookPages(pages, db, signing.masterKey, webhooks);
+    integrationPages(pages, db, signing.masterKey);
     emailPages(pages, db, mail);
     auditPages(pages, db);
     adminPages(pages, db);

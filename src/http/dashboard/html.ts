@@ -40,6 +40,7 @@ export const sections = [
   ["releases", "Releases"],
   ["api-keys", "API Keys"],
   ["webhooks", "Webhooks"],
+  ["integrations", "Integrations"],
   ["emails", "E-mail"],
   ["audit", "Audit log"],
   ["admins", "Admins"],

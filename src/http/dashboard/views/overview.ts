@@ -1,3 +1,4 @@
+import { ignoredEventsDays } from "../../../domain/overview/ignored-events.js";
 import {
   type Overview,
   overviewDays,
@@ -39,8 +40,8 @@ export function overviewView({ context, products, shown }: OverviewPage): Html {
         ["validation", "Validations", "#157f3b"],
         ["validation_refused", "Refused", "#b42318"],
       ])}
-      ${failingEndpoints(shown)} ${rollouts(shown)} ${refusals(shown)} ${atLimit(shown)}
-      ${versionsInUse(shown)}
+      ${ignoredEvents(shown)} ${failingEndpoints(shown)} ${rollouts(shown)} ${refusals(shown)}
+      ${atLimit(shown)} ${versionsInUse(shown)}
     </div>`;
   return layout("Overview", "overview", context, content);
 }
@@ -103,6 +104,32 @@ function chart(
     </figure>
     <ul class="totals">
       ${totals}
+    </ul>
+  </section>`;
+}
+
+/** The payment integrations whose events were ignored lately, each a link to its page; else nothing. */
+function ignoredEvents(shown: Overview): Html | string {
+  const ignored = shown.ignoredPaymentEvents;
+  if (ignored.length === 0) return "";
+  return html`<section class="panel" id="ignored-payment-events">
+    <h2>
+      Ignored payment events <span class="muted">${ignored.reduce((n, i) => n + i.count, 0)}</span>
+    </h2>
+    <p class="alert" role="alert">
+      Payment events were ignored in the last ${ignoredEventsDays} days: their sales made no
+      license. Fix the cause (a price mapping), then replay them.
+    </p>
+    <ul class="attention">
+      ${ignored.map(
+        (i) =>
+          html`<li>
+            <a href="/admin/integrations/${encodeURIComponent(i.integrationId)}"
+              >${i.provider} for ${i.product}</a
+            >
+            <span class="muted">${i.count} ignored ${i.count === 1 ? "event" : "events"}</span>
+          </li>`,
+      )}
     </ul>
   </section>`;
 }
