@@ -19,7 +19,7 @@ import { enqueueLicenseDelivered, enqueuePaymentFailed } from "../domain/email/m
 import { queueMessage } from "./sale-messages.js";
 import { findLicenseView } from "../domain/licenses/license-views.js";
 import { licenseIdOfKey } from "../domain/licenses/license-record.js";
-import { planExpiry, statusAfter } from "../domain/plans/license-from-plan.js";
+import { planExpiry, reactionOf, statusAfter } from "../domain/plans/license-from-plan.js";
 import { findPlanById } from "../domain/plans/plans.js";
 import { emitWebhookEvent } from "../domain/webhooks/events.js";
 import { newId } from "../lib/ids.js";
@@ -215,13 +215,7 @@ export async function refundOrder(
     return processed(`partial refund of order ${order.order_id} noted; nothing changed`);
   if (order.state === "refunded") return processed(`order ${order.order_id} was refunded already`);
   const plan = await findPlanById(trx, order.plan_id);
-  const rule = plan?.onRefund ?? "revoke";
-  const licenses = await applyRule(
-    trx,
-    context,
-    order,
-    plan ? statusAfter(plan, "refund") : "REVOKED",
-  );
+  const licenses = await applyRule(trx, context, order, statusAfter(plan, "refund"));
   await touchOrder(trx, context, order, { state: "refunded" });
   await announce(
     trx,
@@ -231,7 +225,7 @@ export async function refundOrder(
     { ...order, state: "refunded" },
     licenses,
   );
-  return processed(`order ${order.order_id} refunded in full: ${rule}`);
+  return processed(`order ${order.order_id} refunded in full: ${reactionOf(plan, "refund")}`);
 }
 
 /** A chargeback applies the plan's rule (suspend by default); a won dispute reinstates. */
@@ -259,13 +253,7 @@ export async function disputeOrder(
   }
   if (order.state === "disputed") return processed(`order ${order.order_id} is disputed already`);
   const plan = await findPlanById(trx, order.plan_id);
-  const rule = plan?.onChargeback ?? "suspend";
-  const licenses = await applyRule(
-    trx,
-    context,
-    order,
-    plan ? statusAfter(plan, "chargeback") : "SUSPENDED",
-  );
+  const licenses = await applyRule(trx, context, order, statusAfter(plan, "chargeback"));
   await touchOrder(trx, context, order, { state: "disputed" });
   await announce(
     trx,
@@ -275,7 +263,7 @@ export async function disputeOrder(
     { ...order, state: "disputed" },
     licenses,
   );
-  return processed(`order ${order.order_id} disputed: ${rule}`);
+  return processed(`order ${order.order_id} disputed: ${reactionOf(plan, "chargeback")}`);
 }
 
 const waitingFor = (subscriptionId: string): Outcome => ({

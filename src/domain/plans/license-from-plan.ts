@@ -4,7 +4,7 @@ import { ShipkeyError } from "../../errors.js";
 import { limits, planRanges } from "../../contracts/vocabulary.js";
 import { type CreateLicenseInput, createLicense } from "../licenses/manage-licenses.js";
 import type { LicenseView } from "../licenses/license-views.js";
-import { findPlanById, type Plan } from "./plans.js";
+import { defaultReactions, findPlanById, type Plan } from "./plans.js";
 
 const dayMs = 86_400_000;
 
@@ -82,9 +82,15 @@ export function planExpiry(plan: Plan, now: number, periodEndsAt: number | null 
   return plan.durationDays === null ? null : now + plan.durationDays * dayMs;
 }
 
+/** What a full refund or a chargeback does under the plan (no plan: the defaults). */
+export function reactionOf(plan: Plan | null, event: "refund" | "chargeback") {
+  if (plan === null) return defaultReactions[event];
+  return event === "refund" ? plan.onRefund : plan.onChargeback;
+}
+
 /** The license status a full refund or a chargeback leads to under the plan; null: unchanged. */
-export function statusAfter(plan: Plan, event: "refund" | "chargeback") {
-  const reaction = event === "refund" ? plan.onRefund : plan.onChargeback;
+export function statusAfter(plan: Plan | null, event: "refund" | "chargeback") {
+  const reaction = reactionOf(plan, event);
   return reaction === "revoke" ? "REVOKED" : reaction === "suspend" ? "SUSPENDED" : null;
 }
 

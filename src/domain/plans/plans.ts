@@ -20,6 +20,9 @@ import type { Plan } from "../../contracts/plans.js";
 export type { Plan };
 
 /** A plan's settings; every one but slug can change. */
+/** What a full refund and a chargeback do under a plan that names no rule (or under no plan). */
+export const defaultReactions = { refund: "revoke", chargeback: "suspend" } as const;
+
 export interface PlanSettings {
   name?: string;
   edition?: string | null;
@@ -223,8 +226,8 @@ export async function createPlan(
         updates_window_days: input.updatesWindowDays ?? null,
         subscription: subscription ? 1 : 0,
         grace_days: input.graceDays ?? 0,
-        on_refund: input.onRefund ?? "revoke",
-        on_chargeback: input.onChargeback ?? "suspend",
+        on_refund: input.onRefund ?? defaultReactions.refund,
+        on_chargeback: input.onChargeback ?? defaultReactions.chargeback,
         floating_lease_minutes: input.floatingLeaseMinutes ?? null,
         archived_at: null,
         created_at: now,
