@@ -85,6 +85,22 @@ export function productIdsOf(request: FastifyRequest): readonly string[] | null 
   return request.actor?.productIds ?? null;
 }
 
+/**
+ * A preValidation hook for routes that reach every product's data (webhook endpoints, payment
+ * integrations): a key limited to products is refused before its body is read, learning nothing
+ * of these routes' bodies either.
+ */
+export function refuseLimitedKeys(what: string) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (productIdsOf(request) !== null) {
+      throw new ShipkeyError(
+        "PRODUCT_NOT_IN_KEY",
+        `This API key is limited to its products and cannot manage ${what}`,
+      );
+    }
+  };
+}
+
 /** Who acts on an admin route: request.actor, which requireScope set. */
 export function requireActor(request: FastifyRequest): Actor {
   if (!request.actor) throw new Error("admin route without requireScope");

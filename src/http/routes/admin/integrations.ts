@@ -21,21 +21,10 @@ import {
   listIntegrationEvents,
 } from "../../../domain/integrations/event-ledger.js";
 import type { MasterKey } from "../../../domain/signing/key-material.js";
-import { ShipkeyError } from "../../../errors.js";
-import { requireActor, productIdsOf } from "../../admin-auth.js";
+import { refuseLimitedKeys, requireActor } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 import { requestOrigin } from "../../public-origin.js";
 import type { IntegrationOptions } from "../integration-webhook.js";
-
-/** An integration acts on its product's licenses and secrets: a limited key manages none. */
-async function everyProductKey(request: FastifyRequest): Promise<void> {
-  if (productIdsOf(request) !== null) {
-    throw new ShipkeyError(
-      "PRODUCT_NOT_IN_KEY",
-      "This API key is limited to its products and cannot manage payment integrations",
-    );
-  }
-}
 
 export function adminIntegrationRoutes(
   app: App,
@@ -45,7 +34,7 @@ export function adminIntegrationRoutes(
 ): void {
   const route = <S extends ContractSchema>(c: Contract<S>) => ({
     ...adminRoute(db, c),
-    preValidation: everyProductKey,
+    preValidation: refuseLimitedKeys("payment integrations"),
   });
   const origin = (request: FastifyRequest) => requestOrigin(request) ?? "";
 

@@ -7,22 +7,10 @@ import { getWebhookDelivery, listWebhookDeliveries } from "../../../domain/webho
 import { getWebhookEndpoint, listWebhookEndpoints } from "../../../domain/webhooks/endpoints.js";
 import type { MasterKey } from "../../../domain/signing/key-material.js";
 import { actorHoldsScope } from "../../../domain/api-keys/key-authority.js";
-import { ShipkeyError } from "../../../errors.js";
-import { productIdsOf, requireActor } from "../../admin-auth.js";
+import { refuseLimitedKeys, requireActor } from "../../admin-auth.js";
 import { adminRoute, type App } from "../../contract-route.js";
 import type { WebhookWorker } from "../../webhook-delivery.js";
-import type { FastifyRequest } from "fastify";
 import type { Contract, ContractSchema } from "../../../contracts/kit.js";
-
-/** Endpoints hear about every product unless limited: a key limited to products may not manage them. */
-async function everyProductKey(request: FastifyRequest): Promise<void> {
-  if (productIdsOf(request) !== null) {
-    throw new ShipkeyError(
-      "PRODUCT_NOT_IN_KEY",
-      "This API key is limited to its products and cannot manage webhook endpoints",
-    );
-  }
-}
 
 export function adminWebhookRoutes(
   app: App,
@@ -32,8 +20,7 @@ export function adminWebhookRoutes(
 ): void {
   const route = <S extends ContractSchema>(c: Contract<S>) => ({
     ...adminRoute(db, c),
-    // Before validation: such a key learns nothing of these routes' bodies either.
-    preValidation: everyProductKey,
+    preValidation: refuseLimitedKeys("webhook endpoints"),
   });
   const policy = { allowPrivate: worker.allowPrivate };
 
