@@ -10,6 +10,7 @@ import {
   type RateLimitName,
   type RateLimitSettings,
 } from "./http/rate-limits.js";
+import { integrationLimits } from "./contracts/vocabulary.js";
 
 export interface Config {
   port: number;
@@ -96,7 +97,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...mailFrom(env),
     integrationEventBodyMs: integrationEventBodyMsFrom(env),
     emailRetentionMs: emailRetentionMsFrom(env),
-    paddleToleranceSeconds: integerFrom(env, "PADDLE_SIGNATURE_TOLERANCE", 5, 1, 300),
+    paddleToleranceSeconds: integerFrom(
+      env,
+      "PADDLE_SIGNATURE_TOLERANCE",
+      integrationLimits.defaultPaddleToleranceSeconds,
+      1,
+      integrationLimits.maxPaddleToleranceSeconds,
+    ),
   };
 }
 
