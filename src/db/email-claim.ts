@@ -1,10 +1,17 @@
-import { type Kysely, SqliteAdapter } from "kysely";
+import { type ExpressionBuilder, type Kysely, SqliteAdapter } from "kysely";
 import type { DB, EmailMessagesTable } from "./schema.js";
 
 export type ClaimedEmail = Pick<
   EmailMessagesTable,
   "id" | "kind" | "product_id" | "to_address" | "to_name" | "subject" | "text_body" | "html_body"
 > & { attempts: number; claimed_until: number };
+
+/** Due: pending and its time come, or held past its lease by a process that died mid-send. */
+const claimable = (eb: ExpressionBuilder<DB, "email_messages">, now: number) =>
+  eb.or([
+    eb.and([eb("state", "=", "pending"), eb("next_attempt_at", "<=", now)]),
+    eb.and([eb("state", "=", "sending"), eb("claimed_until", "<", now)]),
+  ]);
 
 /**
  * Takes up to `limit` messages for this process, oldest first: the pending ones that are due, and
@@ -23,12 +30,7 @@ export async function claimDueEmails(
   let candidates = db
     .selectFrom("email_messages")
     .select("id")
-    .where((eb) =>
-      eb.or([
-        eb.and([eb("state", "=", "pending"), eb("next_attempt_at", "<=", now)]),
-        eb.and([eb("state", "=", "sending"), eb("claimed_until", "<", now)]),
-      ]),
-    )
+    .where((eb) => claimable(eb, now))
     .orderBy("created_at")
     .orderBy("id")
     .limit(options.limit);
@@ -40,12 +42,7 @@ export async function claimDueEmails(
     .updateTable("email_messages")
     .set({ state: "sending", claimed_until: claimedUntil, updated_at: now })
     .where("id", "in", candidates)
-    .where((eb) =>
-      eb.or([
-        eb.and([eb("state", "=", "pending"), eb("next_attempt_at", "<=", now)]),
-        eb.and([eb("state", "=", "sending"), eb("claimed_until", "<", now)]),
-      ]),
-    )
+    .where((eb) => claimable(eb, now))
     .returning([
       "id",
       "kind",
